@@ -1,0 +1,240 @@
+"""``searchapp ...``: every capability without the browser.
+
+Core errors (SearchAppError) become one line on stderr and exit code 1; no
+traceback. Scripts rely on the forms and JSON shapes documented in the README.
+
+Example:
+    $ searchapp ingest questions.csv --corpus faq --wait
+    $ searchapp search --corpus faq "how do I reset my password" -k 3 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from collections.abc import Callable, Sequence
+
+from searchapp.errors import SearchAppError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _app():
+    from searchapp.context import App
+
+    return App()
+
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def _print_table(rows: list[dict], columns: list[str]) -> None:
+    if not rows:
+        return
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    for r in rows:
+        print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns).rstrip())
+
+
+def _progress_printer(label: str):
+    last = {"line": ""}
+
+    def show(job) -> None:
+        line = f"{label}: {job.status} {job.progress_done}/{job.progress_total}"
+        if line != last["line"]:
+            print(line, file=sys.stderr, flush=True)
+            last["line"] = line
+
+    return show
+
+
+def wait_for_job(app, job_id: int, label: str) -> int:
+    """Work the queue here until the job ends; exit code 0 only if it succeeded."""
+    from searchapp.jobs.worker import run_until_done
+
+    job = run_until_done(app, job_id, _progress_printer(label))
+    if job.status != "succeeded":
+        print(f"error: job {job.id} {job.status}: {job.error or job.message or ''}".rstrip(),
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+# ---- commands -------------------------------------------------------------------
+def cmd_ingest(args: argparse.Namespace) -> int:
+    from searchapp.corpora import upload
+    from searchapp.ingest import read_table
+
+    app = _app()
+    table = read_table(args.path)
+    summary = upload(app, table, args.corpus, args.text_column, args.id_column,
+                     model=args.model)
+    print(summary.describe())
+    if summary.job_id is None:
+        print("Nothing new to embed.")
+        return 0
+    if not args.wait:
+        print(f"Embedding job {summary.job_id} queued; `searchapp worker` runs it.")
+        return 0
+    code = wait_for_job(app, summary.job_id, f"embed job {summary.job_id}")
+    if code == 0:
+        from searchapp.jobs import queue
+
+        result = queue.get(app.db, summary.job_id).result or {}
+        print(f"Embedded and indexed {result.get('embedded', 0)} documents "
+              f"in {result.get('seconds', 0)} s.")
+    return code
+
+
+def cmd_search(args: argparse.Namespace) -> int:
+    from searchapp.search import search
+
+    hits = search(_app(), args.corpus, args.query, k=args.k, min_score=args.min_score)
+    if args.json:
+        _print_json({"results": [{"id": h.id, "text": h.text, "score": h.score} for h in hits]})
+        return 0
+    if not hits:
+        print("No results.")
+    for rank, h in enumerate(hits, start=1):
+        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.text}")
+    return 0
+
+
+def cmd_corpora(args: argparse.Namespace) -> int:
+    from searchapp.corpora import delete
+    from searchapp.store import repo
+
+    app = _app()
+    if args.action == "delete":
+        if not args.name:
+            raise SearchAppError("Say which corpus to delete: searchapp corpora delete NAME")
+        delete(app, args.name)
+        print(f"Deleted corpus {args.name!r}, its embeddings and index files.")
+        return 0
+    with app.db.session() as s:
+        rows = [vars(c) for c in repo.summaries(s)]
+    if args.json:
+        _print_json({"corpora": rows})
+    elif not rows:
+        print("No corpora yet. Add one: searchapp ingest FILE --corpus NAME")
+    else:
+        _print_table(rows, ["name", "model_name", "documents", "embedded"])
+    return 0
+
+
+def cmd_jobs(args: argparse.Namespace) -> int:
+    from searchapp.jobs import queue
+
+    app = _app()
+    if args.action == "cancel":
+        if args.job_id is None:
+            raise SearchAppError("Say which job to cancel: searchapp jobs cancel ID")
+        job = queue.cancel(app.db, args.job_id)
+        print(f"Job {job.id}: {'cancelled' if job.finished else 'cancel requested'}.")
+        return 0
+    jobs = queue.recent(app.db, args.limit)
+    rows = [{"id": j.id, "kind": j.kind, "status": j.status,
+             "progress": f"{j.progress_done}/{j.progress_total}",
+             "created": j.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+             "detail": (j.error or j.message or "")[:70]} for j in jobs]
+    if args.json:
+        _print_json({"jobs": rows})
+    elif not rows:
+        print("No jobs yet.")
+    else:
+        _print_table(rows, ["id", "kind", "status", "progress", "created", "detail"])
+    return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from searchapp.jobs.worker import serve, work
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
+    app = _app()
+    if args.once:
+        print(f"Ran {work(app, stop_when_idle=True)} jobs.")
+        return 0
+    serve(app)
+    return 0
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from searchapp.config import Settings
+    from searchapp.models import list_models
+
+    rows = []
+    for m in list_models(Settings.from_env()):
+        metrics = m.card.get("metrics", {}).get("after", {})
+        rows.append({"name": m.name, "source": m.source,
+                     "base": m.card.get("base_model", ""),
+                     "objective": m.card.get("objective", ""),
+                     "metrics": ", ".join(f"{k}={v}" for k, v in metrics.items()),
+                     "path": str(m.path)})
+    if args.json:
+        _print_json({"models": rows})
+    else:
+        _print_table(rows, ["name", "source", "base", "objective", "metrics"])
+    return 0
+
+
+# ---- parser ---------------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    c = sub.add_parser("ingest", help="upload a CSV/TSV/JSONL/JSON/TXT/Parquet file into a corpus")
+    c.add_argument("path")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("--text-column")
+    c.add_argument("--id-column")
+    c.add_argument("--model", help="model for a new corpus (default: SEARCHAPP_MODEL)")
+    c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
+    c.set_defaults(func=cmd_ingest)
+
+    c = sub.add_parser("search", help="search a corpus by meaning")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("query")
+    c.add_argument("-k", type=int, default=10)
+    c.add_argument("--min-score", type=float)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_search)
+
+    c = sub.add_parser("corpora", help="list corpora; `corpora delete NAME` removes one")
+    c.add_argument("action", nargs="?", choices=["list", "delete"], default="list")
+    c.add_argument("name", nargs="?")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_corpora)
+
+    c = sub.add_parser("jobs", help="list jobs; `jobs cancel ID` cancels one")
+    c.add_argument("action", nargs="?", choices=["list", "cancel"], default="list")
+    c.add_argument("job_id", nargs="?", type=int)
+    c.add_argument("--limit", type=int, default=20)
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_jobs)
+
+    c = sub.add_parser("worker", help="run background jobs until stopped")
+    c.add_argument("--once", action="store_true", help="run what is queued, then exit")
+    c.set_defaults(func=cmd_worker)
+
+    c = sub.add_parser("models", help="list models with their metrics")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_models)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except SearchAppError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130

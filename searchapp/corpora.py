@@ -1,0 +1,90 @@
+"""Corpus operations shared by the CLI and the UI: upload, list, delete.
+
+An upload is one transaction: the documents are stored together or not at all,
+then an ``embed`` job is queued for whatever the corpus' model lacks.
+
+Example:
+    >>> app = App(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
+    >>> summary = upload(app, read_table(b"text\\nhello\\n\\nworld\\n", "a.csv"), "demo")
+    >>> summary.added, summary.skipped_empty, summary.job_id is not None
+    (2, 1, True)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchapp.config import Settings  # noqa: F401 - used in the doctest
+from searchapp.context import App
+from searchapp.errors import ModelError
+from searchapp.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
+from searchapp.jobs import queue
+from searchapp.models import model_path
+from searchapp.store import repo
+
+
+@dataclass(frozen=True)
+class UploadSummary:
+    corpus: str
+    added: int
+    updated: int
+    unchanged: int
+    skipped_empty: int
+    job_id: int | None
+
+    def describe(self) -> str:
+        parts = [f"{self.added} added"]
+        if self.updated:
+            parts.append(f"{self.updated} updated")
+        if self.unchanged:
+            parts.append(f"{self.unchanged} already stored")
+        if self.skipped_empty:
+            parts.append(f"{self.skipped_empty} empty rows skipped")
+        return f"Corpus {self.corpus!r}: " + ", ".join(parts) + "."
+
+
+def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
+           id_column: str | None = None, meta_columns: list[str] | None = None,
+           model: str | None = None) -> UploadSummary:
+    """Store a parsed upload in ``corpus`` (created if new) and queue its embedding."""
+    docs, skipped = to_documents(table, text_column, id_column, meta_columns)
+    with app.db.session() as s:
+        existing = repo.find_corpus(s, corpus)
+        if existing is not None and model and model != existing.model_name:
+            raise ModelError(f"Corpus {corpus!r} uses model {existing.model_name!r}; switch its "
+                             "model from the Models page, or upload into a new corpus.")
+        model_name = existing.model_name if existing else (model or app.settings.model)
+        model_path(model_name, app.settings)  # fail before storing if the model is unknown
+        c = repo.get_or_create_corpus(s, corpus, model_name)
+        result = repo.add_documents(s, c, docs)
+        name = c.name
+    job_id = queue.enqueue(app.db, "embed", {"corpus": name}) if (
+        result.added or result.updated or _needs_embedding(app, name)) else None
+    return UploadSummary(name, result.added, result.updated, result.unchanged, skipped, job_id)
+
+
+def _needs_embedding(app: App, name: str) -> bool:
+    if queue.active_for(app.db, "embed", "corpus", name):
+        return False
+    with app.db.session() as s:
+        c = repo.get_corpus(s, name)
+        model = repo.find_model(s, c.model_name)
+        total = repo.count_documents(s, c.id)
+        return model is None or repo.count_embedded(s, c.id, model.id) < total
+
+
+def delete(app: App, name: str) -> None:
+    """Remove a corpus, its documents, embeddings, stored analyses and index files."""
+    with app.db.session() as s:
+        corpus_id = repo.delete_corpus(s, name).id
+    app.drop_indexes(corpus_id)
+
+
+def corpus_status(app: App, name: str) -> str:
+    """A sentence for a corpus that cannot be searched yet (used in messages)."""
+    job = queue.active_for(app.db, "embed", "corpus", name)
+    if job is None:
+        return "no embedding job is queued; upload the file again to start one."
+    if job.status == "queued":
+        return f"its embedding job {job.id} is queued; is a worker running (`searchapp worker`)?"
+    return f"its embedding job {job.id} is at {job.progress_done} of {job.progress_total}."

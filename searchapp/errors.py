@@ -1,0 +1,84 @@
+"""Errors the core raises, each with a message a user can act on.
+
+The CLI prints ``str(error)`` on one line and exits 1; the UI shows it with
+``st.error``. Neither shows a traceback for these.
+
+Example:
+    >>> from searchapp.errors import CorpusNotFoundError
+    >>> str(CorpusNotFoundError("faq", ["docs", "tickets"]))
+    "No corpus named 'faq'. Existing corpora: docs, tickets."
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+
+class SearchAppError(Exception):
+    """Base class: anything the user can fix by changing input or settings."""
+
+
+class ConfigError(SearchAppError):
+    """A setting from the environment is invalid."""
+
+
+class IngestError(SearchAppError):
+    """An uploaded file cannot be read or does not fit (nothing was stored)."""
+
+
+class TrainingDataError(IngestError):
+    """A file of labelled training pairs is unusable (nothing was started)."""
+
+
+class ModelError(SearchAppError):
+    """A model cannot be found or loaded."""
+
+
+class IndexCorruptError(SearchAppError):
+    """An index file is unreadable; callers rebuild it from the database."""
+
+
+class JobError(SearchAppError):
+    """A job cannot be found, enqueued, or changed as asked."""
+
+
+class JobCancelled(SearchAppError):
+    """Raised inside a running task when the user asked to cancel it."""
+
+
+class InvalidParameterError(SearchAppError):
+    """A parameter (k, threshold, batch size, ...) is out of its valid range."""
+
+
+def _listing(names: Iterable[str]) -> str:
+    names = sorted(names)
+    return ", ".join(names) if names else "(none yet)"
+
+
+class CorpusNotFoundError(SearchAppError):
+    """No corpus of that name; the message lists the ones that exist."""
+
+    def __init__(self, name: str, existing: Iterable[str] = ()):
+        super().__init__(f"No corpus named {name!r}. Existing corpora: {_listing(existing)}.")
+        self.name = name
+
+
+class EmptyCorpusError(SearchAppError):
+    """The corpus has no embedded documents yet."""
+
+    def __init__(self, name: str, detail: str = ""):
+        msg = f"Corpus {name!r} has no embedded documents yet"
+        super().__init__(msg + (f": {detail}" if detail else "."))
+        self.name = name
+
+
+def check_range(name: str, value: float, low: float, high: float) -> float:
+    """Return ``value`` if ``low <= value <= high``, else raise InvalidParameterError.
+
+    Example:
+        >>> check_range("threshold", 0.8, -1.0, 1.0)
+        0.8
+    """
+    if not (low <= value <= high):
+        raise InvalidParameterError(f"{name} must be between {low} and {high}; got {value}.")
+    return value

@@ -1,0 +1,231 @@
+"""The vector index over one (corpus, model): hnswlib, inner product on unit vectors.
+
+Labels are document primary keys. The index is a cache derived from the
+embeddings in the database: ``sync_index`` loads the file when it is readable and
+belongs to this (corpus, model), then adds what the database has and the file
+lacks and deletes what the file has and the database lost. A missing, stale or
+corrupt file therefore ends in the same state as a fresh build.
+
+Files: ``DATA_DIR/indexes/c{corpus}-m{model}.hnsw`` plus ``.json`` metadata
+(format version, model, dimension, count, M, ef_construction, deleted labels),
+each written to a temporary name and renamed into place.
+
+Below ``EXACT_MAX`` live vectors, search is exact (a matrix product over the
+stored vectors) rather than approximate.
+
+Example:
+    >>> import numpy as np
+    >>> idx = VectorIndex(dim=2)
+    >>> idx.add(np.array([7, 8]), np.array([[1.0, 0.0], [0.0, 1.0]], dtype=np.float32))
+    >>> labels, scores = idx.search(np.array([[0.9, 0.1]], dtype=np.float32), k=5)
+    >>> labels.tolist(), len(scores[0])
+    ([[7, 8]], 2)
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import hnswlib
+import numpy as np
+
+from searchapp.errors import IndexCorruptError, InvalidParameterError
+
+FORMAT_VERSION = 1
+EXACT_MAX = 5_000
+DEFAULT_M = 16
+DEFAULT_EF_CONSTRUCTION = 200
+DEFAULT_EF_SEARCH = 128
+
+
+@dataclass(frozen=True)
+class IndexParams:
+    M: int = DEFAULT_M
+    ef_construction: int = DEFAULT_EF_CONSTRUCTION
+    ef_search: int = DEFAULT_EF_SEARCH
+
+
+class VectorIndex:
+    """hnswlib index with deletions tracked, k clamped, and exact search when small."""
+
+    def __init__(self, dim: int, params: IndexParams | None = None, capacity: int = 1024,
+                 _empty: bool = True):
+        self.dim = dim
+        self.params = params or IndexParams()
+        self._hnsw = hnswlib.Index(space="ip", dim=dim)
+        if _empty:  # load() fills it from a file instead
+            self._hnsw.init_index(max_elements=max(capacity, 16),
+                                  ef_construction=self.params.ef_construction, M=self.params.M)
+        self._deleted: set[int] = set()
+        self._exact: tuple[np.ndarray, np.ndarray] | None = None  # (labels, matrix) cache
+        self._lock = threading.RLock()  # hnswlib forbids add/search at the same time
+
+    # ---- size and contents ---------------------------------------------------
+    @property
+    def count(self) -> int:
+        """Live (not deleted) vectors."""
+        return self._hnsw.element_count - len(self._deleted)
+
+    def labels(self) -> np.ndarray:
+        """Live labels, sorted (int64)."""
+        ids = np.asarray(self._hnsw.get_ids_list(), dtype=np.int64)
+        if self._deleted:
+            ids = ids[~np.isin(ids, np.fromiter(self._deleted, dtype=np.int64))]
+        return np.sort(ids)
+
+    def vectors(self, labels: np.ndarray) -> np.ndarray:
+        """Stored vectors for labels, (n, dim) float32."""
+        if len(labels) == 0:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.asarray(self._hnsw.get_items(labels.tolist()), dtype=np.float32)
+
+    # ---- changes ---------------------------------------------------------------
+    def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
+        """Add or replace vectors (n, dim); grows the index first when needed."""
+        if len(labels) == 0:
+            return
+        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        if vectors.shape != (len(labels), self.dim):
+            raise InvalidParameterError(
+                f"Expected vectors of shape ({len(labels)}, {self.dim}); got {vectors.shape}.")
+        with self._lock:
+            revived = [int(x) for x in labels if int(x) in self._deleted]
+            for label in revived:
+                self._hnsw.unmark_deleted(label)
+                self._deleted.discard(label)
+            needed = self._hnsw.element_count + len(labels)
+            if needed > self._hnsw.get_max_elements():
+                self._hnsw.resize_index(max(needed, 2 * self._hnsw.get_max_elements()))
+            self._hnsw.add_items(vectors, np.asarray(labels, dtype=np.int64))
+            self._exact = None
+
+    def delete(self, labels: np.ndarray) -> None:
+        """Mark labels deleted; unknown or already deleted labels are ignored."""
+        with self._lock:
+            known = set(self._hnsw.get_ids_list())
+            for label in (int(x) for x in labels):
+                if label in known and label not in self._deleted:
+                    self._hnsw.mark_deleted(label)
+                    self._deleted.add(label)
+            self._exact = None
+
+    # ---- queries ---------------------------------------------------------------
+    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels and cosine scores for each query (q, dim); k clamped to the count.
+
+        Returns (labels (q, k'), scores (q, k')) with k' = min(k, count), best first.
+        """
+        if k < 1:
+            raise InvalidParameterError(f"k must be at least 1; got {k}.")
+        queries = np.atleast_2d(np.asarray(queries, dtype=np.float32))
+        k = min(k, self.count)
+        if k == 0:
+            empty = np.zeros((len(queries), 0))
+            return empty.astype(np.int64), empty.astype(np.float32)
+        with self._lock:
+            if self.count <= EXACT_MAX:
+                return self._exact_search(queries, k)
+            self._hnsw.set_ef(max(self.params.ef_search, k))
+            labels, distances = self._hnsw.knn_query(queries, k=k)
+        return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
+
+    def _exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+        if self._exact is None:
+            ids = self.labels()
+            self._exact = (ids, self.vectors(ids))
+        ids, matrix = self._exact
+        scores = queries @ matrix.T  # (q, n)
+        top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
+        top_scores = np.take_along_axis(scores, top, axis=1)
+        order = np.argsort(-top_scores, axis=1, kind="stable")
+        top = np.take_along_axis(top, order, axis=1)
+        return ids[top], np.take_along_axis(top_scores, order, axis=1)
+
+    # ---- files -----------------------------------------------------------------
+    def save(self, path: Path, meta: dict) -> None:
+        """Write index and metadata atomically (temporary name, then rename)."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with self._lock:
+            tmp_index = _temp_name(path)
+            self._hnsw.save_index(str(tmp_index))
+            full_meta = {
+                **meta,
+                "format_version": FORMAT_VERSION,
+                "dimension": self.dim,
+                "count": self.count,
+                "element_count": self._hnsw.element_count,
+                "file_size": tmp_index.stat().st_size,
+                "M": self.params.M,
+                "ef_construction": self.params.ef_construction,
+                "deleted": sorted(self._deleted),
+            }
+            os.replace(tmp_index, path)
+        _atomic_write_text(meta_path(path), json.dumps(full_meta))
+
+    @classmethod
+    def load(cls, path: Path, expect: dict) -> VectorIndex:
+        """Load a saved index; IndexCorruptError when missing, unreadable or not ``expect``."""
+        try:
+            meta = json.loads(meta_path(path).read_text(encoding="utf-8"))
+            size = path.stat().st_size
+        except (OSError, ValueError) as exc:
+            raise IndexCorruptError(f"{path}: {exc}") from exc
+        wanted = {"format_version": FORMAT_VERSION, "file_size": size, **expect}
+        wrong = {k: meta.get(k) for k, v in wanted.items() if meta.get(k) != v}
+        if wrong:
+            raise IndexCorruptError(f"{path}: metadata does not match ({wrong}).")
+        params = IndexParams(M=meta["M"], ef_construction=meta["ef_construction"])
+        index = cls(meta["dimension"], params, _empty=False)
+        try:
+            index._hnsw.load_index(str(path), max_elements=meta["element_count"] + 16)
+        except RuntimeError as exc:
+            raise IndexCorruptError(f"{path}: {exc}") from exc
+        if index._hnsw.element_count != meta["element_count"]:
+            raise IndexCorruptError(f"{path}: element count differs from its metadata.")
+        index._deleted = set(meta["deleted"])
+        return index
+
+
+    @staticmethod
+    def stored_fingerprint(path: Path) -> str | None:
+        """The database fingerprint recorded when the file was saved (None if unreadable)."""
+        try:
+            return json.loads(meta_path(path).read_text(encoding="utf-8")).get("fingerprint")
+        except (OSError, ValueError):
+            return None
+
+
+def meta_path(path: Path) -> Path:
+    return path.with_suffix(".json")
+
+
+def _temp_name(path: Path) -> Path:
+    fd, name = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    return Path(name)
+
+
+def _atomic_write_text(path: Path, text: str) -> None:
+    tmp = _temp_name(path)
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def reconcile(index: VectorIndex, db_labels: np.ndarray, fetch_vectors) -> bool:
+    """Make ``index`` hold exactly ``db_labels``; ``fetch_vectors(labels)`` gives missing ones.
+
+    Returns True when anything changed.
+    """
+    have = index.labels()
+    extra = np.setdiff1d(have, db_labels, assume_unique=True)
+    missing = np.setdiff1d(db_labels, have, assume_unique=True)
+    index.delete(extra)
+    for start in range(0, len(missing), 20_000):
+        chunk = missing[start:start + 20_000]
+        index.add(chunk, fetch_vectors(chunk))
+    return bool(len(extra) or len(missing))

@@ -1,0 +1,273 @@
+"""Read uploads (CSV, TSV, JSONL, JSON array, TXT, Parquet) into documents.
+
+Every problem is reported before anything is stored, naming the line or row:
+no text column, duplicate ids, invalid UTF-8 (a BOM is fine), an empty file,
+malformed JSON. Empty texts are skipped and counted. Without an id column each
+document gets a stable id from its text (``sha256(text)[:16]``, with ``-2``,
+``-3`` ... for repeats inside the file), so uploading the same file again adds
+nothing twice.
+
+Example:
+    >>> table = read_table(b"question,answer\\nHow do I log in?,Click Sign in\\n", "faq.csv")
+    >>> guess_text_column(table.frame)
+    'question'
+    >>> docs, skipped = to_documents(table, "question")
+    >>> docs[0].text, docs[0].meta
+    ('How do I log in?', {'answer': 'Click Sign in'})
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from searchapp.errors import IngestError
+from searchapp.store.repo import NewDocument
+
+FORMATS = ("csv", "tsv", "jsonl", "json", "txt", "parquet")
+TEXT_COLUMN_GUESSES = ("text", "question", "sentence", "body", "content", "title", "query",
+                       "document", "passage", "description", "message", "summary", "abstract")
+ID_COLUMN_GUESSES = ("id", "doc_id", "document_id", "qid", "question_id", "external_id", "key")
+MAX_TEXT_CHARS = 100_000
+
+
+@dataclass
+class Table:
+    """A parsed upload: all cells as strings, plus how to name a row in messages."""
+
+    frame: pd.DataFrame
+    format: str
+    row_label: Callable[[int], str]
+
+
+def detect_format(filename: str) -> str:
+    suffixes = [s.lower().lstrip(".") for s in Path(filename).suffixes]
+    suffixes = [s for s in suffixes if s not in ("gz",)]
+    ext = suffixes[-1] if suffixes else ""
+    ext = {"ndjson": "jsonl", "tab": "tsv", "text": "txt", "pq": "parquet"}.get(ext, ext)
+    if ext not in FORMATS:
+        raise IngestError(
+            f"Cannot read {filename!r}: unknown file type {ext or '(none)'!r}. "
+            f"Use one of: {', '.join('.' + f for f in FORMATS)}."
+        )
+    return ext
+
+
+def _decode(raw: bytes, filename: str) -> str:
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise IngestError(
+            f"{filename}: line {line} is not valid UTF-8 (byte {exc.start}). "
+            "Save the file as UTF-8 and upload it again."
+        ) from exc
+    if not text.strip():
+        raise IngestError(f"{filename} is empty: there is nothing to upload.")
+    return text
+
+
+def read_table(source: bytes | str | Path, filename: str | None = None) -> Table:
+    """Parse an upload (bytes or a path) into a Table of strings."""
+    if isinstance(source, str | Path):
+        path = Path(source)
+        filename = filename or path.name
+        try:
+            raw = path.read_bytes()
+        except OSError as exc:
+            raise IngestError(f"Cannot read {path}: {exc.strerror}.") from exc
+    else:
+        raw = source
+    filename = filename or "upload"
+    if filename.lower().endswith(".gz"):
+        import gzip
+
+        try:
+            raw = gzip.decompress(raw)
+        except OSError as exc:
+            raise IngestError(f"{filename} is not a valid gzip file: {exc}.") from exc
+    fmt = detect_format(filename)
+    if not raw:
+        raise IngestError(f"{filename} is empty: there is nothing to upload.")
+    if fmt == "parquet":
+        frame = _read_parquet(raw, filename)
+        return Table(frame, fmt, lambda i: f"row {i + 1}")
+    text = _decode(raw, filename)
+    readers = {"csv": _read_delimited, "tsv": _read_delimited, "jsonl": _read_jsonl,
+               "json": _read_json_array, "txt": _read_txt}
+    frame, row_label = readers[fmt](text, filename, fmt)
+    if frame.empty:
+        raise IngestError(f"{filename} has no rows: there is nothing to upload.")
+    return Table(frame, fmt, row_label)
+
+
+def _read_delimited(text: str, filename: str, fmt: str):
+    sep = "\t" if fmt == "tsv" else ","
+    try:
+        frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
+                            quoting=csv.QUOTE_MINIMAL)
+    except pd.errors.ParserError as exc:
+        raise IngestError(f"{filename}: {exc}. Check the quoting on that line.") from exc
+    except pd.errors.EmptyDataError as exc:
+        raise IngestError(f"{filename} is empty: there is nothing to upload.") from exc
+    frame.columns = [str(c).strip() for c in frame.columns]
+    return frame, lambda i: f"line {i + 2}"
+
+
+def _read_jsonl(text: str, filename: str, _fmt: str):
+    records, lines = [], []
+    for lineno, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{filename}: line {lineno} is not valid JSON ({exc.msg}).") from exc
+        if not isinstance(obj, dict):
+            raise IngestError(f"{filename}: line {lineno} is not a JSON object.")
+        records.append(obj)
+        lines.append(lineno)
+    return _records_frame(records), lambda i: f"line {lines[i]}"
+
+
+def _read_json_array(text: str, filename: str, _fmt: str):
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise IngestError(f"{filename}: not valid JSON at line {exc.lineno} ({exc.msg}).") from exc
+    if isinstance(data, dict):
+        lists = [v for v in data.values() if isinstance(v, list)]
+        data = lists[0] if len(lists) == 1 else data
+    if not isinstance(data, list):
+        raise IngestError(f"{filename}: expected a JSON array of objects (or strings).")
+    if all(isinstance(x, str) for x in data):
+        data = [{"text": x} for x in data]
+    bad = next((i for i, x in enumerate(data) if not isinstance(x, dict)), None)
+    if bad is not None:
+        raise IngestError(f"{filename}: item {bad + 1} of the array is not an object.")
+    return _records_frame(data), lambda i: f"item {i + 1}"
+
+
+def _read_txt(text: str, _filename: str, _fmt: str):
+    lines = text.splitlines()
+    return pd.DataFrame({"text": lines}), lambda i: f"line {i + 1}"
+
+
+def _read_parquet(raw: bytes, filename: str) -> pd.DataFrame:
+    try:
+        frame = pd.read_parquet(io.BytesIO(raw))
+    except Exception as exc:  # pyarrow raises several unrelated types
+        raise IngestError(f"{filename} is not a readable Parquet file: {exc}.") from exc
+    return frame.astype(object).where(frame.notna(), "").astype(str)
+
+
+def _records_frame(records: list[dict]) -> pd.DataFrame:
+    frame = pd.DataFrame.from_records(records)
+    for col in frame.columns:
+        frame[col] = [_cell(v) for v in frame[col]]
+    return frame
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and value != value):
+        return ""
+    if isinstance(value, dict | list):
+        return json.dumps(value, ensure_ascii=False)
+    return str(value)
+
+
+def guess_text_column(frame: pd.DataFrame) -> str:
+    """The likely text column: a well-known name, else the column with the longest texts."""
+    by_lower = {c.lower(): c for c in frame.columns}
+    for name in TEXT_COLUMN_GUESSES:
+        if name in by_lower:
+            return by_lower[name]
+    if len(frame.columns) == 0:
+        raise IngestError("The file has no columns.")
+    lengths = {c: frame[c].astype(str).str.len().mean() for c in frame.columns}
+    return max(lengths, key=lengths.get)
+
+
+def guess_id_column(frame: pd.DataFrame) -> str | None:
+    """A column named like an id whose values are all present and unique, else None."""
+    by_lower = {c.lower(): c for c in frame.columns}
+    for name in ID_COLUMN_GUESSES:
+        col = by_lower.get(name)
+        if col is not None:
+            values = frame[col].astype(str).str.strip()
+            if (values != "").all() and values.is_unique:
+                return col
+    return None
+
+
+def _check_column(frame: pd.DataFrame, column: str, role: str) -> None:
+    if column not in frame.columns:
+        raise IngestError(
+            f"No {role} column {column!r}. "
+            f"Columns in the file: {', '.join(map(str, frame.columns))}."
+        )
+
+
+def to_documents(
+    table: Table,
+    text_column: str | None = None,
+    id_column: str | None = None,
+    meta_columns: list[str] | None = None,
+) -> tuple[list[NewDocument], int]:
+    """Rows → documents; returns (documents, number of rows skipped for empty text).
+
+    Without ``id_column`` a column named like an id (``id``, ``qid``, ...) is used when
+    its values are unique, else ids are generated from the text. Metadata defaults to
+    every column other than the text and id columns.
+    """
+    frame = table.frame
+    text_column = text_column or guess_text_column(frame)
+    _check_column(frame, text_column, "text")
+    if id_column is None:
+        id_column = guess_id_column(frame.drop(columns=[text_column]))
+    if id_column:
+        _check_column(frame, id_column, "id")
+    if meta_columns is None:
+        meta_columns = [c for c in frame.columns if c not in (text_column, id_column)]
+    for col in meta_columns:
+        _check_column(frame, col, "metadata")
+    texts = [str(t).strip() for t in frame[text_column]]
+    ids = [str(x).strip() for x in frame[id_column]] if id_column else _generated_ids(texts)
+    docs, skipped, first_row_of = [], 0, {}
+    meta_rows = frame[meta_columns].to_dict("records") if meta_columns else None
+    for i, (doc_id, text) in enumerate(zip(ids, texts, strict=True)):
+        if not text:
+            skipped += 1
+            continue
+        if len(text) > MAX_TEXT_CHARS:
+            raise IngestError(f"{table.row_label(i)}: the text has {len(text):,} characters; "
+                              f"split documents longer than {MAX_TEXT_CHARS:,}.")
+        if id_column and not doc_id:
+            raise IngestError(f"{table.row_label(i)}: the id column {id_column!r} is empty.")
+        if doc_id in first_row_of:
+            raise IngestError(
+                f"{table.row_label(i)} repeats id {doc_id!r} (first seen at "
+                f"{table.row_label(first_row_of[doc_id])}). Ids must be unique."
+            )
+        first_row_of[doc_id] = i
+        docs.append(NewDocument(doc_id, text, meta_rows[i] if meta_rows else {}))
+    if not docs:
+        raise IngestError(f"Every row has an empty {text_column!r}: nothing to upload.")
+    return docs, skipped
+
+
+def _generated_ids(texts: list[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    out = []
+    for text in texts:
+        base = hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+        seen[base] = seen.get(base, 0) + 1
+        out.append(base if seen[base] == 1 else f"{base}-{seen[base]}")
+    return out

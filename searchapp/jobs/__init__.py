@@ -1,0 +1,1 @@
+"""Background work: the queue (jobs table), the tasks, and the worker process."""

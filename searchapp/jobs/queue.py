@@ -1,0 +1,207 @@
+"""The jobs table as a queue: enqueue, atomic claim, progress, cancel, finish.
+
+Status moves queued → running → succeeded | failed | cancelled. A claim is a
+compare-and-set (``UPDATE ... WHERE id = ? AND status = ?`` must touch one row),
+so two workers never run the same job, on SQLite or any other database.
+
+A running job whose worker died (its heartbeat is older than ``STALE_AFTER``, or
+its worker was a process on this host that no longer exists) is claimable
+again: the task resumes from what the database already holds.
+
+Example:
+    >>> db = Database("sqlite://")
+    >>> job_id = enqueue(db, "embed", {"corpus": "faq"})
+    >>> claim(db, "w1").id == job_id
+    True
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select, update
+
+from searchapp.errors import JobError
+from searchapp.store.db import Database
+from searchapp.store.schema import Job, utcnow
+
+STALE_AFTER = timedelta(seconds=60)
+ACTIVE = ("queued", "running")
+FINISHED = ("succeeded", "failed", "cancelled")
+
+
+@dataclass(frozen=True)
+class JobView:
+    """A detached snapshot of a job row, safe to pass between threads and to the UI."""
+
+    id: int
+    kind: str
+    status: str
+    payload: dict
+    result: dict | None
+    progress_done: int
+    progress_total: int
+    message: str | None
+    error: str | None
+    cancel_requested: bool
+    worker: str | None
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+
+    @property
+    def fraction(self) -> float:
+        if self.status == "succeeded":
+            return 1.0
+        return self.progress_done / self.progress_total if self.progress_total else 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED
+
+
+def _view(job: Job) -> JobView:
+    return JobView(job.id, job.kind, job.status, dict(job.payload or {}), job.result,
+                   job.progress_done, job.progress_total, job.message, job.error,
+                   bool(job.cancel_requested), job.worker, job.created_at, job.started_at,
+                   job.finished_at)
+
+
+def worker_name() -> str:
+    """``host:pid`` of this process: lets a restarted worker spot its dead predecessors."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _worker_dead(worker: str | None) -> bool:
+    host, _, pid = (worker or "").rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return _is_zombie(int(pid))
+
+
+def _is_zombie(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def enqueue(db: Database, kind: str, payload: dict) -> int:
+    """Add a queued job and return its id."""
+    with db.session() as s:
+        job = Job(kind=kind, payload=payload, status="queued")
+        s.add(job)
+        s.flush()
+        return job.id
+
+
+def get(db: Database, job_id: int) -> JobView:
+    with db.session() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+        return _view(job)
+
+
+def recent(db: Database, limit: int = 50) -> list[JobView]:
+    """Newest first."""
+    with db.session() as s:
+        return [_view(j) for j in s.scalars(select(Job).order_by(Job.id.desc()).limit(limit))]
+
+
+def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
+    """A queued or running job of ``kind`` whose payload[key] == value, if any."""
+    with db.session() as s:
+        for job in s.scalars(select(Job).where(Job.kind == kind, Job.status.in_(ACTIVE))):
+            if (job.payload or {}).get(key) == value:
+                return _view(job)
+    return None
+
+
+def claim(db: Database, worker: str, kinds: tuple[str, ...] | None = None) -> JobView | None:
+    """Take the oldest claimable job for ``worker``; None when there is none."""
+    stale_before = utcnow() - STALE_AFTER
+    with db.session() as s:
+        q = select(Job).where(or_(Job.status == "queued", Job.status == "running"))
+        if kinds:
+            q = q.where(Job.kind.in_(kinds))
+        candidates = s.scalars(q.order_by(Job.id)).all()
+    for job in candidates:
+        if job.status == "running":
+            beat = job.heartbeat_at or job.started_at or job.created_at
+            if not (beat < stale_before or _worker_dead(job.worker)):
+                continue
+        if job.status == "queued" and job.cancel_requested:
+            continue
+        with db.session() as s:
+            now = utcnow()
+            taken = s.execute(
+                update(Job)
+                .where(Job.id == job.id, Job.status == job.status,
+                       Job.attempts == job.attempts)  # attempts: the compare-and-set version
+                .values(status="running", worker=worker, heartbeat_at=now,
+                        started_at=job.started_at or now, attempts=Job.attempts + 1)
+            ).rowcount
+        if taken == 1:
+            return get(db, job.id)
+    return None
+
+
+def progress(db: Database, job_id: int, done: int, total: int, message: str | None = None
+             ) -> bool:
+    """Record progress and a heartbeat; returns True when the user asked to cancel."""
+    with db.session() as s:
+        values = {"progress_done": done, "progress_total": total, "heartbeat_at": utcnow()}
+        if message is not None:
+            values["message"] = message
+        s.execute(update(Job).where(Job.id == job_id).values(**values))
+        return bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+
+
+def heartbeat(db: Database, job_id: int) -> None:
+    with db.session() as s:
+        s.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=utcnow()))
+
+
+def finish(db: Database, job_id: int, status: str, *, result: dict | None = None,
+           error: str | None = None, message: str | None = None) -> None:
+    """Mark a job succeeded, failed or cancelled."""
+    if status not in FINISHED:
+        raise JobError(f"Unknown final status {status!r}; use one of: {', '.join(FINISHED)}.")
+    with db.session() as s:
+        values = {"status": status, "finished_at": utcnow(), "result": result, "error": error}
+        if message is not None:
+            values["message"] = message
+        s.execute(update(Job).where(Job.id == job_id).values(**values))
+
+
+def cancel(db: Database, job_id: int) -> JobView:
+    """Cancel a queued job at once; ask a running one to stop at its next progress report."""
+    with db.session() as s:
+        job = s.get(Job, job_id)
+        if job is None:
+            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+        if job.status in FINISHED:
+            raise JobError(f"Job {job_id} has already {job.status}; nothing to cancel.")
+        job.cancel_requested = True
+        if job.status == "queued":
+            job.status, job.finished_at, job.message = "cancelled", utcnow(), "Cancelled."
+    return get(db, job_id)
+
+
+def has_live_worker(db: Database) -> bool:
+    """True when some job is running with a fresh heartbeat (used to avoid double workers)."""
+    with db.session() as s:
+        fresh = utcnow() - STALE_AFTER
+        return bool(s.scalar(select(Job.id).where(
+            Job.status == "running", Job.heartbeat_at >= fresh).limit(1)))

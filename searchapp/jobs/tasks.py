@@ -1,0 +1,57 @@
+"""Task kinds the worker runs, and the context a task reports through.
+
+A task is ``fn(ctx: TaskContext, payload: dict) -> dict`` (the dict is the
+job's result). Tasks must be resumable: started again after a crash they carry
+on from what the database holds. Kinds map to "module:function" and are
+imported on first use, so the worker only loads what it runs.
+
+Example:
+    >>> sorted(TASKS)[:1]
+    ['clusters']
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from searchapp.context import App
+from searchapp.errors import JobCancelled, JobError
+from searchapp.jobs import queue
+
+TASKS: dict[str, str] = {
+    "embed": "searchapp.jobs.embed_task:embed_corpus",
+    "finetune": "searchapp.training.task:finetune",
+    "duplicates": "searchapp.duplicates:duplicates_task",
+    "clusters": "searchapp.clusters:clusters_task",
+}
+
+
+@dataclass
+class TaskContext:
+    """What a running task sees: the App, its job id, and a progress reporter."""
+
+    app: App
+    job_id: int
+    _last_report: float = field(default=0.0, repr=False)
+
+    def progress(self, done: int, total: int, message: str | None = None,
+                 force: bool = False) -> None:
+        """Report progress (at most ~4 times a second); raises JobCancelled on cancel."""
+        now = time.monotonic()
+        if not force and now - self._last_report < 0.25 and done < total:
+            return
+        self._last_report = now
+        if queue.progress(self.app.db, self.job_id, done, total, message):
+            raise JobCancelled("Cancelled by the user.")
+
+
+def resolve(kind: str) -> Callable[[TaskContext, dict], dict]:
+    """The function for a job kind; the error lists the known kinds."""
+    target = TASKS.get(kind)
+    if target is None:
+        raise JobError(f"Unknown job kind {kind!r}; known kinds: {', '.join(sorted(TASKS))}.")
+    module, _, name = target.partition(":")
+    return getattr(importlib.import_module(module), name)

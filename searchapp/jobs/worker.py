@@ -1,0 +1,161 @@
+"""The worker: a separate process that claims jobs and runs them.
+
+``searchapp worker`` runs ``work`` until stopped. The Streamlit app calls
+``ensure_worker`` to start one in the background when none is alive (a pid
+file in the data folder says which process it is). ``run_until_done`` lets the
+CLI's ``--wait`` work the queue in its own process until one job ends, through
+the same claim, so it never races a background worker.
+
+A heartbeat thread keeps a running job fresh while the task is in a long step,
+so only a dead worker's jobs are ever taken over.
+
+Example:
+    >>> app = App(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
+    >>> work(app, stop_when_idle=True)       # nothing queued: returns at once
+    0
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+import traceback
+from pathlib import Path
+
+from searchapp.config import Settings  # noqa: F401 - used in the doctest
+from searchapp.context import App
+from searchapp.errors import JobCancelled, SearchAppError
+from searchapp.jobs import queue
+from searchapp.jobs.tasks import TaskContext, resolve
+
+log = logging.getLogger("searchapp.worker")
+HEARTBEAT_SECONDS = 10.0
+PID_FILE = "worker.pid"
+
+
+def run_job(app: App, job: queue.JobView) -> str:
+    """Run one claimed job to its end; returns its final status."""
+    stop_beat = threading.Event()
+    beat = threading.Thread(target=_heartbeat, args=(app, job.id, stop_beat), daemon=True)
+    beat.start()
+    try:
+        result = resolve(job.kind)(TaskContext(app, job.id), job.payload)
+        queue.finish(app.db, job.id, "succeeded", result=result, message="Done.")
+        return "succeeded"
+    except JobCancelled:
+        queue.finish(app.db, job.id, "cancelled", message="Cancelled.")
+        return "cancelled"
+    except SearchAppError as exc:
+        queue.finish(app.db, job.id, "failed", error=str(exc))
+        return "failed"
+    except Exception as exc:  # a bug: keep the worker alive, keep the trace for the log
+        log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
+        queue.finish(app.db, job.id, "failed", error=f"Internal error: {exc!r}")
+        return "failed"
+    finally:
+        stop_beat.set()
+        beat.join()
+
+
+def _heartbeat(app: App, job_id: int, stop: threading.Event) -> None:
+    while not stop.wait(HEARTBEAT_SECONDS):
+        try:
+            queue.heartbeat(app.db, job_id)
+        except Exception:  # a locked database now and then must not kill the job
+            log.warning("heartbeat for job %s failed", job_id, exc_info=True)
+
+
+def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
+         stop: threading.Event | None = None) -> int:
+    """Claim and run jobs; returns how many ran. Stops when idle if asked, or on ``stop``."""
+    name, ran = queue.worker_name(), 0
+    while stop is None or not stop.is_set():
+        job = queue.claim(app.db, name)
+        if job is None:
+            if stop_when_idle:
+                return ran
+            time.sleep(poll_seconds)
+            continue
+        log.info("job %s (%s) started", job.id, job.kind)
+        status = run_job(app, job)
+        log.info("job %s %s", job.id, status)
+        ran += 1
+    return ran
+
+
+def run_until_done(app: App, job_id: int, on_progress=None, poll_seconds: float = 0.5
+                   ) -> queue.JobView:
+    """Work the queue in this process until job ``job_id`` has finished; return it."""
+    name = queue.worker_name()
+    while True:
+        job = queue.get(app.db, job_id)
+        if on_progress:
+            on_progress(job)
+        if job.finished:
+            return job
+        claimed = queue.claim(app.db, name)
+        if claimed is None:
+            time.sleep(poll_seconds)  # another worker has it: wait for it
+        else:
+            run_job(app, claimed)
+
+
+# ---- the background process ---------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return not queue._is_zombie(pid)
+
+
+def worker_pid(settings) -> int | None:
+    """The pid of a live background worker for this data folder, if any."""
+    pid_file = Path(settings.data_dir) / PID_FILE
+    try:
+        pid = int(pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+    return pid if _pid_alive(pid) else None
+
+
+def ensure_worker(settings) -> int:
+    """Start ``searchapp worker`` in the background unless one is alive; return its pid."""
+    pid = worker_pid(settings)
+    if pid:
+        return pid
+    log_path = Path(settings.data_dir) / "worker.log"
+    env = {**os.environ, "SEARCHAPP_DATA_DIR": str(settings.data_dir),
+           "SEARCHAPP_DATABASE_URL": settings.database_url, "SEARCHAPP_DEVICE": settings.device,
+           "SEARCHAPP_MODEL": settings.model}
+    with open(log_path, "ab") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "searchapp", "worker"], stdout=out, stderr=out,
+            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+        )
+    (Path(settings.data_dir) / PID_FILE).write_text(str(proc.pid))
+    return proc.pid
+
+
+def serve(app: App) -> int:
+    """Entry point of ``searchapp worker``: claim a pid file, work until SIGTERM/SIGINT."""
+    pid_file = app.settings.data_dir / PID_FILE
+    other = worker_pid(app.settings)
+    if other and other != os.getpid():
+        log.info("a worker (pid %s) already serves this data folder; running alongside it", other)
+    else:
+        pid_file.write_text(str(os.getpid()))
+    stop = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stop.set())
+    log.info("worker %s ready (data: %s)", queue.worker_name(), app.settings.data_dir)
+    try:
+        return work(app, stop=stop)
+    finally:
+        if worker_pid(app.settings) == os.getpid():
+            pid_file.unlink(missing_ok=True)

@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy ORM, engine set-up and queries. Never imports torch."""
