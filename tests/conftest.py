@@ -1,0 +1,83 @@
+"""Shared fixtures.
+
+- Every test gets its own data folder (autouse), so nothing touches ``data/``.
+- ``shared_data`` is ``../shared/data`` (CI has it beside the clone); tests that
+  need it skip with a reason where it is absent.
+- ``tiny_bert`` is a randomly initialised 2-layer BERT saved as a model folder,
+  for tests where the real encoder adds nothing but time.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("SEARCHAPP_SHARED_DATA", REPO.parent / "shared" / "data"))
+
+
+@pytest.fixture(autouse=True)
+def data_dir(tmp_path, monkeypatch) -> Path:
+    """A fresh SEARCHAPP_DATA_DIR per test; the database defaults to SQLite inside it."""
+    d = tmp_path / "data"
+    monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(d))
+    monkeypatch.delenv("SEARCHAPP_DATABASE_URL", raising=False)
+    monkeypatch.delenv("SEARCHAPP_MODEL", raising=False)
+    monkeypatch.setenv("SEARCHAPP_DEVICE", "cpu")
+    return d
+
+
+@pytest.fixture
+def app(data_dir):
+    from searchapp.context import App
+
+    a = App()
+    yield a
+    a.db.dispose()
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    if not (SHARED_DATA / "stsb" / "stsbenchmark.tsv.gz").is_file():
+        pytest.skip(f"shared data sets not found at {SHARED_DATA} (CI has them beside the clone)")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def stsb(shared_data):
+    import pandas as pd
+
+    return pd.read_csv(shared_data / "stsb" / "stsbenchmark.tsv.gz", sep="\t",
+                       keep_default_na=False)
+
+
+@pytest.fixture(scope="session")
+def bundled_path() -> Path:
+    from searchapp.models import BUNDLED
+
+    return BUNDLED["all-MiniLM-L6-v2"]()
+
+
+@pytest.fixture(scope="session")
+def bundled_encoder(bundled_path):
+    from searchapp.encoder import SiameseEncoder
+
+    return SiameseEncoder.load(bundled_path, device="cpu")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert(tmp_path_factory, bundled_path) -> Path:
+    """A 2-layer, 32-wide random BERT with the bundled tokenizer, as a model folder."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=30522, hidden_size=32, num_hidden_layers=2,
+                        num_attention_heads=2, intermediate_size=37,
+                        max_position_embeddings=128)
+    folder = tmp_path_factory.mktemp("tiny-bert")
+    BertModel(config).save_pretrained(folder, safe_serialization=True)
+    AutoTokenizer.from_pretrained(bundled_path).save_pretrained(folder)
+    return folder
