@@ -122,7 +122,7 @@ def retrieval_metrics(ranked: Sequence[Sequence], relevant: Sequence[set]) -> di
         r1 += sum(hits[:1]) / len(want)
         r10 += sum(hits) / len(want)
     n = len(ranked)
-    return {"mrr@10": round(100 * mrr / n, 2), "ndcg@10": round(100 * ndcg / n, 2),
+    return {"mrr@10": round(100 * mrr / n, 2), "ndcg@10": round(float(100 * ndcg / n), 2),
             "recall@1": round(100 * r1 / n, 2), "recall@10": round(100 * r10 / n, 2), "n": n}
 
 
