@@ -110,7 +110,7 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
                 page.get_by_text("Embedding 'sentences': done").wait_for(timeout=120_000)
                 page.get_by_role("link", name="Search").click()
                 page.get_by_label("Query").fill(QUERY)
-                page.get_by_label("Query").press("Enter")
+                page.get_by_role("button", name="Search").click()
                 first = page.locator(".st-key-hit-1")
                 first.wait_for(timeout=60_000)
                 page.screenshot(path=str(ARTIFACTS / "browser-search.png"), full_page=True)
