@@ -33,12 +33,15 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 
 
 @contextmanager
-def user_errors() -> Iterator[None]:
-    """Show a SearchAppError as ``st.error`` (its message says what to fix) and go on."""
+def user_errors(prefix: str = "") -> Iterator[None]:
+    """Show a SearchAppError as ``st.error`` (its message says what to fix) and go on.
+
+    ``prefix`` puts context in front of the message, e.g. "Nothing was stored. ".
+    """
     try:
         yield
     except SearchAppError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(f"{prefix}{exc}", icon=":material/error:")
 
 
 def page_app() -> App:
@@ -116,6 +119,8 @@ def progress_text(job: queue.JobView) -> str:
     """One line for a progress bar: status, done of total, the task's message."""
     if job.status == "queued":
         return "Queued: waiting for the background worker."
+    if not job.progress_total and not job.message:
+        return "Starting (loading the model)..."
     count = f"{job.progress_done:,} of {job.progress_total:,}" if job.progress_total else ""
     parts = [job.status.capitalize(), count, job.message or ""]
     return " · ".join(p for p in parts if p)

@@ -14,7 +14,14 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import corpora
-from searchapp.ingest import FORMATS, Table, guess_id_column, guess_text_column, read_table
+from searchapp.ingest import (
+    FORMATS,
+    ID_COLUMN_GUESSES,
+    Table,
+    guess_id_column,
+    guess_text_column,
+    read_table,
+)
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
     CORPUS_KEY,
@@ -104,13 +111,29 @@ def pick_columns(table: Table, key: str) -> tuple[str, str | None]:
         help="Rows with an id already in the corpus replace it when their text changed. "
              "Without an id column, ids are made from the text, so uploading the same file "
              "again adds nothing twice.")
+    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c != text_column]
+    if id_column == NO_ID and unused:
+        st.caption(f"Column {unused[0]!r} is not used as the id: some of its values are empty "
+                   "or repeated. Choose it above to see which row.")
     return text_column, None if id_column == NO_ID else id_column
+
+
+def format_hint(table: Table) -> None:
+    """A CSV read as one column whose name holds tabs or semicolons is probably not a CSV."""
+    columns = [str(c) for c in table.frame.columns]
+    if table.format == "csv" and len(columns) == 1:
+        for sep, name, fix in (("\t", "tabs", "rename it to .tsv"),
+                               (";", "semicolons", "save it with commas")):
+            if sep in columns[0]:
+                st.warning(f"The file has a single column {columns[0]!r}: its values seem "
+                           f"separated by {name}, not commas. Please {fix} and upload it "
+                           "again.", icon=":material/warning:")
 
 
 def pick_corpus(filename: str, key: str) -> str | None:
     """A new corpus name (default: the file's name) or an existing corpus."""
-    mode = st.radio("Add the rows to", [NEW, EXISTING], horizontal=True, key=f"mode-{key}",
-                    disabled=not names)
+    mode = NEW if not names else st.radio("Add the rows to", [NEW, EXISTING],
+                                          horizontal=True, key=f"mode-{key}")
     if mode == EXISTING:
         current = state.get(CORPUS_KEY)
         return st.selectbox("Corpus", names, key=f"existing-{key}",
@@ -138,6 +161,7 @@ if uploaded is not None:
         st.caption(f"{uploaded.name}: {len(frame):,} rows, columns "
                    f"{', '.join(map(str, frame.columns))}. First {PREVIEW_ROWS} rows:")
         st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
+        format_hint(table)
         key = uploaded.file_id
         text_column, id_column = pick_columns(table, key)
         others = [str(c) for c in frame.columns if c not in (text_column, id_column)]
@@ -146,7 +170,8 @@ if uploaded is not None:
         corpus = pick_corpus(uploaded.name, key)
         if st.button("Upload and embed", type="primary", disabled=not corpus,
                      icon=":material/upload:"):
-            with user_errors(), st.spinner("Storing the documents..."):
+            with user_errors(f"Nothing was stored from {uploaded.name}: "), \
+                    st.spinner("Storing the documents..."):
                 remember_upload(corpora.upload(app, table, corpus, text_column, id_column))
 
 # ---- delete ----------------------------------------------------------------------
