@@ -214,6 +214,18 @@ def test_search_while_embedding_shows_progress_instead_of_an_error(app):
     assert not at.text_input, "no search box before anything is embedded"
 
 
+def test_a_cancelled_embedding_can_be_resumed_from_the_search_page(app):
+    summary = store(app, ANIMALS, "animals")
+    queue.cancel(app.db, summary.job_id)
+    at = page("search").run()
+    assert any("4 documents have no vector yet" in w for w in texts(at.warning))
+    button(at, "Embed the remaining documents").click().run()
+    assert not at.exception
+    job = queue.active_for(app.db, "embed", "corpus", "animals")
+    assert job is not None and job.id != summary.job_id
+    assert "Queued" in at.get("progress")[0].proto.text
+
+
 def test_search_problems_are_messages(app):
     store(app, ANIMALS, "animals")
     work(app, stop_when_idle=True)

@@ -116,14 +116,28 @@ def duration(job: queue.JobView) -> str:
 
 
 def progress_text(job: queue.JobView) -> str:
-    """One line for a progress bar: status, done of total, the task's message."""
+    """One line for a progress bar: status, done of total, the task's message.
+
+    Example:
+        "Running · 2,304 of 3,025 (76%)"
+    """
     if job.status == "queued":
         return "Queued: waiting for the background worker."
     if not job.progress_total and not job.message:
         return "Starting (loading the model)..."
-    count = f"{job.progress_done:,} of {job.progress_total:,}" if job.progress_total else ""
-    parts = [job.status.capitalize(), count, job.message or ""]
-    return " · ".join(p for p in parts if p)
+    parts = [job.status.capitalize()]
+    if job.progress_total:
+        parts.append(f"{job.progress_done:,} of {job.progress_total:,} ({job.fraction:.0%})")
+    if job.message and str(job.progress_done) not in job.message:
+        parts.append(job.message)  # a message that does not just repeat the count
+    return " · ".join(parts)
+
+
+def result_text(job: queue.JobView, skip: tuple[str, ...] = ()) -> str:
+    """A finished job's result as 'key: value' pairs (scalars only, not ``skip``)."""
+    items = [(k, v) for k, v in (job.result or {}).items()
+             if k not in skip and isinstance(v, str | int | float | bool)]
+    return " · ".join(f"{k}: {v}" for k, v in items[:8])
 
 
 def job_progress(app: App, job_id: int, label: str = "") -> None:

@@ -6,15 +6,25 @@ and stops refreshing once everything has ended.
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
-from searchapp.ui.common import STATUS_COLORS, ago, duration, page_app, progress_text
+from searchapp.ui.common import (
+    STATUS_COLORS,
+    ago,
+    duration,
+    page_app,
+    progress_text,
+    result_text,
+)
 from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
+FLASH_SECONDS = 8.0  # how long the outcome of a click stays above the list
 TARGET_KEYS = ("corpus", "model", "name")  # payload fields worth showing as the job's target
 
 app = page_app()
@@ -28,11 +38,11 @@ def cancel(app: App, job_id: int) -> None:
     """Button callback: ask the job to stop; the outcome shows above the list."""
     try:
         job = queue.cancel(app.db, job_id)
-        st.session_state["jobs.flash"] = (
-            "success", f"Job {job_id} cancelled." if job.finished else
-            f"Job {job_id} will stop after its current step.")
+        flash = ("success", f"Job {job_id} cancelled." if job.finished else
+                 f"Job {job_id} will stop after its current step.")
     except SearchAppError as exc:
-        st.session_state["jobs.flash"] = ("error", str(exc))
+        flash = ("error", str(exc))
+    st.session_state["jobs.flash"] = (*flash, time.monotonic())
 
 
 def target(job: queue.JobView) -> str:
@@ -49,8 +59,10 @@ def job_row(app: App, job: queue.JobView) -> None:
                           args=(app, job.id), disabled=job.cancel_requested,
                           icon=":material/cancel:")
             st.progress(job.fraction, text=progress_text(job))
-        elif job.status == "succeeded" and job.message:
-            st.caption(job.message)
+        elif job.status == "succeeded" and job.result:
+            st.caption(result_text(job, skip=TARGET_KEYS))
+        elif job.progress_total:
+            st.caption(f"Stopped at {job.progress_done:,} of {job.progress_total:,}.")
         if job.error:
             st.error(job.error, icon=":material/error:")
         times = [f"created {ago(job.created_at)}"]
@@ -64,8 +76,9 @@ def jobs_list(app: App, limit: int, was_active: bool) -> None:
     active = any(not j.finished for j in jobs)
     if was_active and not active:
         st.rerun()  # everything ended: rerun the page so the list stops refreshing
-    if kind_msg := st.session_state.pop("jobs.flash", None):
-        getattr(st, kind_msg[0])(kind_msg[1])
+    flash = st.session_state.get("jobs.flash")
+    if flash and time.monotonic() - flash[2] < FLASH_SECONDS:
+        getattr(st, flash[0])(flash[1])
     if not jobs:
         st.info("No jobs yet. Uploading a file on the Upload page starts an embedding job.",
                 icon=":material/info:")

@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from searchapp.corpora import corpus_status
+from searchapp.jobs import queue
 from searchapp.search import MAX_K, search
 from searchapp.ui.common import (
     active_embed_job,
@@ -44,8 +44,12 @@ if corpus.embedded < corpus.documents:
             st.caption(f"Until it ends, results come from the {corpus.embedded:,} documents "
                        "embedded so far.")
     else:
-        st.warning(f"{corpus.documents - corpus.embedded:,} documents have no vector yet: "
-                   f"{corpus_status(app, corpus.name)}", icon=":material/warning:")
+        st.warning(f"{corpus.documents - corpus.embedded:,} documents have no vector yet "
+                   "(their embedding job was cancelled or failed; the Jobs page says why).",
+                   icon=":material/warning:")
+        if st.button("Embed the remaining documents", icon=":material/play_arrow:"):
+            queue.enqueue(app.db, "embed", {"corpus": corpus.name})
+            st.rerun()
     if corpus.embedded == 0:
         st.stop()
 
