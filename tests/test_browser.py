@@ -2,7 +2,8 @@
 
 Starts the app with ``streamlit run`` on a free port (data folder in tmp),
 drives Debian's Chromium through Playwright, and leaves a screenshot in
-``artifacts/``. The app and the worker it spawned are stopped by pid at the end.
+``artifacts/``. Stopping the app must stop the worker it spawned; both are
+stopped by pid at the end whatever happens.
 Needs /usr/bin/chromium (``apt-get install chromium``); skips without it.
 """
 
@@ -120,9 +121,31 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
                 raise
             finally:
                 browser.close()
+        # Stopping the app stops the worker it started (it has no job left to finish).
+        worker_pid = read_worker_pid(data_dir)
+        assert worker_pid is not None, "the app should have started a worker"
+        stop(app.pid)
+        assert wait_gone(worker_pid, timeout=30), "the worker outlived the app that started it"
     finally:
-        worker_pid_file = data_dir / "worker.pid"
-        worker_pid = int(worker_pid_file.read_text()) if worker_pid_file.exists() else None
+        worker_pid = read_worker_pid(data_dir)
         stop(app.pid)
         stop(worker_pid)
         log.close()
+
+
+def read_worker_pid(data_dir: Path) -> int | None:
+    try:
+        return int((data_dir / "worker.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False

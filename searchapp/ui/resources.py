@@ -14,7 +14,9 @@ class _WorkerKeeper:
     """Starts the background worker for this process's data folder, and again if it dies.
 
     One per Streamlit process (cached below); the lock keeps two sessions that
-    load a page at the same moment from starting two workers.
+    load a page at the same moment from starting two workers. A worker this
+    process started is asked to stop (SIGTERM: it finishes its current job
+    first) when the process exits; one started by someone else is left alone.
     """
 
     def __init__(self) -> None:
@@ -22,14 +24,38 @@ class _WorkerKeeper:
 
         self._lock = threading.Lock()
         self.pid: int | None = None
+        self.started: set[int] = set()
+        self.settings = None
 
     def ensure(self, app: App) -> int:
         from searchapp.jobs import worker
 
         with self._lock:
-            if self.pid is None or worker.worker_pid(app.settings) != self.pid:
+            alive = worker.worker_pid(app.settings)
+            if alive is not None:
+                self.pid = alive
+            else:
                 self.pid = worker.ensure_worker(app.settings)
+                if not self.started:
+                    import atexit
+
+                    atexit.register(self.stop_started)
+                self.started.add(self.pid)
+                self.settings = app.settings
             return self.pid
+
+    def stop_started(self) -> None:
+        """SIGTERM the worker named in the pid file, if this process started it."""
+        import contextlib
+        import os
+        import signal
+
+        from searchapp.jobs import worker
+
+        pid = worker.worker_pid(self.settings) if self.settings else None
+        if pid in self.started:  # never a recycled pid, never someone else's worker
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
 
 
 @st.cache_resource(show_spinner=False)
