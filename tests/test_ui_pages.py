@@ -154,6 +154,18 @@ def test_hints_for_a_tab_separated_csv_and_an_id_column_with_repeats(app):
     assert any("Column 'id' is not used as the id" in c for c in texts(at.caption))
 
 
+def test_a_gzipped_csv_is_previewed_with_guessed_columns(app):
+    from searchapp.sample import SAMPLE_FILE
+
+    at = page("upload").run()
+    at.file_uploader[0].upload("captions.csv.gz", SAMPLE_FILE.read_bytes(),
+                               "application/gzip").run()
+    assert not at.error
+    assert any(c.startswith("captions.csv.gz: 3,025 rows") for c in texts(at.caption))
+    assert [s.value for s in at.selectbox[:2]] == ["text", "id"]
+    assert at.text_input[0].value == "captions"
+
+
 def test_invalid_utf8_is_reported_with_its_line(app):
     at = page("upload").run()
     at.file_uploader[0].upload("latin1.csv", "text\nok\ncaf\xe9\n".encode("latin-1"),
