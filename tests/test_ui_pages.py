@@ -166,6 +166,19 @@ def test_a_gzipped_csv_is_previewed_with_guessed_columns(app):
     assert at.text_input[0].value == "captions"
 
 
+def test_choosing_no_id_column_makes_ids_from_the_text(app):
+    at = page("upload").run()
+    at.file_uploader[0].upload("animals.csv", ANIMALS.encode(), "text/csv").run()
+    at.selectbox[1].set_value("(none: make ids from the text)").run()
+    button(at, "Upload and embed").click().run()
+    assert not at.error
+    with app.db.session() as s:
+        corpus = repo.get_corpus(s, "animals")
+        assert repo.document_by_external_id(s, corpus.id, "a1") is None
+        doc = repo.documents_by_id(s, [1])[1]
+        assert len(doc.external_id) == 16 and doc.meta == {"id": "a1", "kind": "pet"}
+
+
 def test_invalid_utf8_is_reported_with_its_line(app):
     at = page("upload").run()
     at.file_uploader[0].upload("latin1.csv", "text\nok\ncaf\xe9\n".encode("latin-1"),

@@ -13,6 +13,7 @@ import time
 import streamlit as st
 
 from searchapp.jobs import queue
+from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
 from searchapp.search import MAX_K, search
 from searchapp.ui.common import (
     active_embed_job,
@@ -35,6 +36,8 @@ if not summaries:
 corpus = corpus_picker(summaries)
 st.caption(f"{corpus.documents:,} documents, {corpus.embedded:,} embedded with "
            f"{corpus.model_name}.")
+if corpus.name == SAMPLE_CORPUS:
+    st.caption(ATTRIBUTION)
 
 if corpus.embedded < corpus.documents:
     job = active_embed_job(app, corpus.name)

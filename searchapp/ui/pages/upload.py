@@ -51,6 +51,7 @@ def remember_upload(summary: corpora.UploadSummary) -> None:
                             "corpus": summary.corpus}
     state[CORPUS_KEY] = summary.corpus
     state["upload.nonce"] += 1
+    state.pop("upload.parsed", None)
     st.rerun()
 
 
@@ -96,8 +97,11 @@ def parse(uploaded) -> Table:
     return table
 
 
-def pick_columns(table: Table, key: str) -> tuple[str, str | None]:
-    """Text and id column selectboxes, preset to the guesses."""
+def pick_columns(table: Table, key: str) -> tuple[str, str]:
+    """Text and id column selectboxes, preset to the guesses; id "" means none.
+
+    ("" rather than None: ``to_documents`` reads None as "guess one for me".)
+    """
     columns = [str(c) for c in table.frame.columns]
     guess = guess_text_column(table.frame)
     left, right = st.columns(2)
@@ -115,7 +119,7 @@ def pick_columns(table: Table, key: str) -> tuple[str, str | None]:
     if id_column == NO_ID and unused:
         st.caption(f"Column {unused[0]!r} is not used as the id: some of its values are empty "
                    "or repeated. Choose it above to see which row.")
-    return text_column, None if id_column == NO_ID else id_column
+    return text_column, "" if id_column == NO_ID else id_column
 
 
 def format_hint(table: Table) -> None:
