@@ -76,6 +76,8 @@ def test_app_opens_on_upload_and_navigates_to_each_page(fresh_resources):
         at.switch_page(path).run()
         assert not at.exception
         assert at.title[0].value == title
+        if title == "Search":  # no corpus yet: a real link to the Upload page
+            assert [link.proto.label for link in at.get("page_link")] == ["Upload"]
     assert fresh_resources, "a page should make sure a background worker runs"
 
 
@@ -114,6 +116,7 @@ def test_upload_a_csv_through_the_page_then_search_it(app):
     assert work(get_app(), stop_when_idle=True) == 1
     at.run()
     assert any("done" in s for s in texts(at.success))
+    assert "Search 'animals': open it from the sidebar." in texts(at.caption)
 
     search = page("search").run()
     assert not search.exception and not search.error

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from datetime import datetime
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from searchapp.context import App
 from searchapp.errors import SearchAppError
@@ -57,6 +58,17 @@ def page_app() -> App:
     ensure_background_worker(app)
     warm_up(app)
     return app
+
+
+def page_link(path: str, label: str, icon: str | None = None) -> None:
+    """A link to another page of the app (``path`` as given to st.Page in app.py).
+
+    A page run on its own (AppTest of one file) has no navigation; it says where to go.
+    """
+    try:
+        st.page_link(path, label=label, icon=icon)
+    except StreamlitAPIException:
+        st.caption(f"{label}: open it from the sidebar.")
 
 
 def md_escape(text: str) -> str:

@@ -22,6 +22,7 @@ from searchapp.ui.common import (
     job_progress,
     md_escape,
     page_app,
+    page_link,
     user_errors,
 )
 
@@ -31,6 +32,7 @@ summaries = corpus_summaries(app)
 if not summaries:
     st.info("No corpus yet: add one on the Upload page (or load the sample corpus there).",
             icon=":material/info:")
+    page_link("searchapp/ui/pages/upload.py", "Upload", icon=":material/upload_file:")
     st.stop()
 
 corpus = corpus_picker(summaries)

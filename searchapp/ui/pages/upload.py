@@ -22,6 +22,7 @@ from searchapp.ingest import (
     guess_text_column,
     read_table,
 )
+from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
     CORPUS_KEY,
@@ -29,6 +30,7 @@ from searchapp.ui.common import (
     corpus_summaries,
     job_progress,
     page_app,
+    page_link,
     user_errors,
 )
 
@@ -65,6 +67,9 @@ if last and last["corpus"] in names:
         job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}")
     else:
         st.caption("Nothing new to embed.")
+    if last["job_id"] is None or queue.get(app.db, last["job_id"]).status == "succeeded":
+        page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
+                  icon=":material/search:")
 
 # ---- first run: the sample corpus ---------------------------------------------------
 if not summaries:
