@@ -109,7 +109,7 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
                 page.get_by_text("Corpus 'sentences': 12 added.").wait_for(timeout=30_000)
                 # The worker starts (importing torch, loading the model) and embeds.
                 page.get_by_text("Embedding 'sentences': done").wait_for(timeout=120_000)
-                page.get_by_role("link", name="Search").click()
+                page.get_by_role("link", name="Search 'sentences'").click()
                 page.get_by_label("Query").fill(QUERY)
                 page.get_by_role("button", name="Search").click()
                 first = page.locator(".st-key-hit-1")
