@@ -1,0 +1,22 @@
+"""Streamlit entry point: page configuration and navigation, nothing else.
+
+Run with ``make run`` (or ``streamlit run app.py``); each page lives in
+``searchapp/ui/pages/`` and gets the shared App from ``searchapp.ui.resources``.
+"""
+
+import streamlit as st
+
+st.set_page_config(page_title="searchapp", page_icon=":material/manage_search:", layout="wide")
+
+PAGES = [
+    st.Page("searchapp/ui/pages/upload.py", title="Upload", icon=":material/upload_file:",
+            default=True),
+    st.Page("searchapp/ui/pages/search.py", title="Search", icon=":material/search:"),
+    st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
+    # Later pages go here, each a st.Page(...) like the ones above:
+    #   Models      searchapp/ui/pages/models.py      (fine-tuning, model cards)
+    #   Duplicates  searchapp/ui/pages/duplicates.py  (duplicate pairs and groups)
+    #   Clusters    searchapp/ui/pages/clusters.py    (embedding clusters, 2-D map)
+]
+
+st.navigation(PAGES).run()

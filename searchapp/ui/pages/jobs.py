@@ -1,0 +1,93 @@
+"""Jobs page: recent background jobs with status, progress, errors and a cancel button.
+
+The list refreshes itself every two seconds while a job is queued or running,
+and stops refreshing once everything has ended.
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from searchapp.context import App
+from searchapp.errors import SearchAppError
+from searchapp.jobs import queue
+from searchapp.ui.common import (
+    STATUS_COLORS,
+    ago,
+    duration,
+    page_app,
+    progress_text,
+    result_text,
+)
+from searchapp.ui.resources import ensure_background_worker
+
+REFRESH_SECONDS = 2.0
+FLASH_SECONDS = 8.0  # how long the outcome of a click stays above the list
+TARGET_KEYS = ("corpus", "model", "name")  # payload fields worth showing as the job's target
+
+app = page_app()
+st.title("Jobs")
+st.caption(f"Background worker: pid {ensure_background_worker(app)}, log in "
+           f"{app.settings.data_dir / 'worker.log'}.")
+limit = st.sidebar.number_input("Jobs shown", min_value=5, max_value=500, value=30, step=5)
+
+
+def cancel(app: App, job_id: int) -> None:
+    """Button callback: ask the job to stop; the outcome shows above the list."""
+    try:
+        job = queue.cancel(app.db, job_id)
+        flash = ("success", f"Job {job_id} cancelled." if job.finished else
+                 f"Job {job_id} will stop after its current step.")
+    except SearchAppError as exc:
+        flash = ("error", str(exc))
+    st.session_state["jobs.flash"] = (*flash, time.monotonic())
+
+
+def target(job: queue.JobView) -> str:
+    return " · ".join(f"{k} {job.payload[k]!r}" for k in TARGET_KEYS if k in job.payload)
+
+
+def job_row(app: App, job: queue.JobView) -> None:
+    with st.container(border=True):
+        head, status, button = st.columns([6, 2, 2], vertical_alignment="center")
+        head.markdown(f"**Job {job.id}: {job.kind}** {target(job)}")
+        status.badge(job.status, color=STATUS_COLORS.get(job.status, "gray"))
+        if not job.finished:
+            button.button("Cancel", key=f"cancel-{job.id}", on_click=cancel,
+                          args=(app, job.id), disabled=job.cancel_requested,
+                          icon=":material/cancel:")
+            st.progress(job.fraction, text=progress_text(job))
+        elif job.status == "succeeded" and job.result:
+            st.caption(result_text(job, skip=TARGET_KEYS))
+        elif job.progress_total:
+            st.caption(f"Stopped at {job.progress_done:,} of {job.progress_total:,}.")
+        if job.error:
+            st.error(job.error, icon=":material/error:")
+        times = [f"created {ago(job.created_at)}"]
+        if job.started_at:
+            times.append(f"ran {duration(job)}")
+        st.caption(" · ".join(times))
+
+
+def jobs_list(app: App, limit: int, was_active: bool) -> None:
+    jobs = queue.recent(app.db, limit)
+    active = any(not j.finished for j in jobs)
+    if was_active and not active:
+        st.rerun()  # everything ended: rerun the page so the list stops refreshing
+    flash = st.session_state.get("jobs.flash")
+    if flash and time.monotonic() - flash[2] < FLASH_SECONDS:
+        getattr(st, flash[0])(flash[1])
+    if not jobs:
+        st.info("No jobs yet. Uploading a file on the Upload page starts an embedding job.",
+                icon=":material/info:")
+    for job in jobs:
+        job_row(app, job)
+
+
+active_now = any(not j.finished for j in queue.recent(app.db, int(limit)))
+if not active_now:
+    st.button("Refresh", icon=":material/refresh:")
+st.fragment(jobs_list, run_every=REFRESH_SECONDS if active_now else None)(
+    app, int(limit), active_now)

@@ -1,0 +1,203 @@
+"""Upload page: add a file to a new or existing corpus, load the sample, delete a corpus.
+
+The page parses the file (``searchapp.ingest``), stores it in one transaction
+(``searchapp.corpora.upload``), which queues the embedding job, and then shows
+that job's progress. Every problem with the file appears as a message naming
+the row to fix; nothing is stored then.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+from searchapp import corpora
+from searchapp.ingest import (
+    FORMATS,
+    ID_COLUMN_GUESSES,
+    Table,
+    guess_id_column,
+    guess_text_column,
+    read_table,
+)
+from searchapp.jobs import queue
+from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
+from searchapp.ui.common import (
+    CORPUS_KEY,
+    active_embed_job,
+    corpus_summaries,
+    job_progress,
+    page_app,
+    page_link,
+    user_errors,
+)
+
+UPLOAD_TYPES = [*FORMATS, "gz"]
+NO_ID = "(none: make ids from the text)"
+NEW, EXISTING = "A new corpus", "An existing corpus"
+PREVIEW_ROWS = 10
+
+app = page_app()
+st.title("Upload")
+summaries = corpus_summaries(app)
+names = [c.name for c in summaries]
+state = st.session_state
+state.setdefault("upload.nonce", 0)  # bumped after an upload to clear the file picker
+
+
+def remember_upload(summary: corpora.UploadSummary) -> None:
+    """Keep the summary and job for after the rerun, and clear the file picker."""
+    state["upload.last"] = {"message": summary.describe(), "job_id": summary.job_id,
+                            "corpus": summary.corpus}
+    state[CORPUS_KEY] = summary.corpus
+    state["upload.nonce"] += 1
+    state.pop("upload.parsed", None)
+    st.rerun()
+
+
+# ---- what was done last: a deletion, or an upload and its embedding job -------------
+if flash := state.pop("upload.flash", None):
+    st.success(flash, icon=":material/delete:")
+last = state.get("upload.last")
+if last and last["corpus"] in names:
+    st.success(last["message"], icon=":material/task_alt:")
+    if last["job_id"] is not None:
+        job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}")
+    else:
+        st.caption("Nothing new to embed.")
+    if last["job_id"] is None or queue.get(app.db, last["job_id"]).status == "succeeded":
+        page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
+                  icon=":material/search:")
+
+# ---- first run: the sample corpus ---------------------------------------------------
+if not summaries:
+    st.info("No corpus yet. Upload a file below, or start with the sample corpus.",
+            icon=":material/info:")
+    if st.button(f"Load the sample corpus ({SAMPLE_SIZE:,} image captions)", type="primary",
+                 icon=":material/dataset:"):
+        with user_errors(), st.spinner("Storing the sample corpus..."):
+            remember_upload(load_sample(app))
+    st.caption(ATTRIBUTION)
+else:
+    table_rows = [{"corpus": c.name, "documents": c.documents, "embedded": c.embedded,
+                   "ready": c.embedded / c.documents if c.documents else 0.0,
+                   "model": c.model_name} for c in summaries]
+    st.dataframe(pd.DataFrame(table_rows), hide_index=True, width="stretch", column_config={
+        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
+                                                 format="percent")})
+    if SAMPLE_CORPUS in names:
+        st.caption(ATTRIBUTION)
+
+
+# ---- a new file ------------------------------------------------------------------
+def parse(uploaded) -> Table:
+    """Parse the uploaded file once per file (reruns reuse the parsed table)."""
+    cached = state.get("upload.parsed")
+    if cached and cached[0] == uploaded.file_id:
+        return cached[1]
+    table = read_table(uploaded.getvalue(), uploaded.name)
+    state["upload.parsed"] = (uploaded.file_id, table)
+    return table
+
+
+def pick_columns(table: Table, key: str) -> tuple[str, str]:
+    """Text and id column selectboxes, preset to the guesses; id "" means none.
+
+    ("" rather than None: ``to_documents`` reads None as "guess one for me".)
+    """
+    columns = [str(c) for c in table.frame.columns]
+    guess = guess_text_column(table.frame)
+    left, right = st.columns(2)
+    text_column = left.selectbox("Text column (what is searched)", columns,
+                                 index=columns.index(guess), key=f"text-{key}")
+    id_guess = guess_id_column(table.frame.drop(columns=[text_column]))
+    id_options = [NO_ID, *[c for c in columns if c != text_column]]
+    id_column = right.selectbox(
+        "Id column (unique per row)", id_options, key=f"id-{key}-{text_column}",
+        index=id_options.index(id_guess) if id_guess else 0,
+        help="Rows with an id already in the corpus replace it when their text changed. "
+             "Without an id column, ids are made from the text, so uploading the same file "
+             "again adds nothing twice.")
+    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c != text_column]
+    if id_column == NO_ID and unused:
+        st.caption(f"Column {unused[0]!r} is not used as the id: some of its values are empty "
+                   "or repeated. Choose it above to see which row.")
+    return text_column, "" if id_column == NO_ID else id_column
+
+
+def format_hint(table: Table) -> None:
+    """A CSV read as one column whose name holds tabs or semicolons is probably not a CSV."""
+    columns = [str(c) for c in table.frame.columns]
+    if table.format == "csv" and len(columns) == 1:
+        for sep, name, fix in (("\t", "tabs", "rename it to .tsv"),
+                               (";", "semicolons", "save it with commas")):
+            if sep in columns[0]:
+                st.warning(f"The file has a single column {columns[0]!r}: its values seem "
+                           f"separated by {name}, not commas. Please {fix} and upload it "
+                           "again.", icon=":material/warning:")
+
+
+def pick_corpus(filename: str, key: str) -> str | None:
+    """A new corpus name (default: the file's name) or an existing corpus."""
+    mode = NEW if not names else st.radio("Add the rows to", [NEW, EXISTING],
+                                          horizontal=True, key=f"mode-{key}")
+    if mode == EXISTING:
+        current = state.get(CORPUS_KEY)
+        return st.selectbox("Corpus", names, key=f"existing-{key}",
+                            index=names.index(current) if current in names else 0)
+    stem = Path(filename).name.split(".")[0] or "corpus"
+    name = st.text_input("New corpus name", value=stem, key=f"name-{key}", max_chars=200)
+    if name.strip() in names:
+        st.warning(f"A corpus named {name.strip()!r} already exists. Choose "
+                   f"'{EXISTING}' to add these rows to it, or pick another name.",
+                   icon=":material/warning:")
+        return None
+    return name
+
+
+st.subheader("Add a file")
+uploaded = st.file_uploader(
+    "CSV, TSV, JSONL, JSON, TXT (one document per line) or Parquet; also gzipped (.gz)",
+    type=UPLOAD_TYPES, key=f"file-{state['upload.nonce']}")
+if uploaded is not None:
+    table = None
+    with user_errors():
+        table = parse(uploaded)
+    if table is not None:
+        frame = table.frame
+        st.caption(f"{uploaded.name}: {len(frame):,} rows, columns "
+                   f"{', '.join(map(str, frame.columns))}. First {PREVIEW_ROWS} rows:")
+        st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
+        format_hint(table)
+        key = uploaded.file_id
+        text_column, id_column = pick_columns(table, key)
+        others = [str(c) for c in frame.columns if c not in (text_column, id_column)]
+        if others:
+            st.caption(f"Kept with each document as metadata: {', '.join(others)}.")
+        corpus = pick_corpus(uploaded.name, key)
+        if st.button("Upload and embed", type="primary", disabled=not corpus,
+                     icon=":material/upload:"):
+            with user_errors(f"Nothing was stored from {uploaded.name}: "), \
+                    st.spinner("Storing the documents..."):
+                remember_upload(corpora.upload(app, table, corpus, text_column, id_column))
+
+# ---- delete ----------------------------------------------------------------------
+if summaries:
+    with st.expander("Delete a corpus", icon=":material/delete:"):
+        victim = st.selectbox("Corpus to delete", names, key="delete-name")
+        confirm = st.checkbox(f"Yes, delete {victim!r} with its documents, embeddings and "
+                              "index files", key=f"delete-confirm-{victim}")
+        if st.button("Delete", disabled=not confirm, key="delete-button"):
+            job = active_embed_job(app, victim)
+            if job is not None:
+                st.error(f"{victim!r} is being embedded (job {job.id}). Cancel that job on the "
+                         "Jobs page, or wait for it to end, then delete the corpus.",
+                         icon=":material/error:")
+            else:
+                with user_errors():
+                    corpora.delete(app, victim)
+                    state.pop("upload.last", None)
+                    state["upload.flash"] = f"Deleted corpus {victim!r}."
+                    st.rerun()

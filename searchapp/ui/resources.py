@@ -1,0 +1,104 @@
+"""Process-wide resources for the Streamlit app, shared by all sessions."""
+import streamlit as st
+
+from searchapp.context import App
+
+
+@st.cache_resource(show_spinner=False)
+def get_app() -> App:
+    """The one App (database, model and index caches) of this Streamlit process."""
+    return App()
+
+
+class _WorkerKeeper:
+    """Starts the background worker for this process's data folder, and again if it dies.
+
+    One per Streamlit process (cached below); the lock keeps two sessions that
+    load a page at the same moment from starting two workers. A worker this
+    process started is asked to stop (SIGTERM: it finishes its current job
+    first) when the process exits; one started by someone else is left alone.
+    """
+
+    def __init__(self) -> None:
+        import threading
+
+        self._lock = threading.Lock()
+        self.pid: int | None = None
+        self.started: set[int] = set()
+        self.settings = None
+
+    def ensure(self, app: App) -> int:
+        from searchapp.jobs import worker
+
+        with self._lock:
+            alive = worker.worker_pid(app.settings)
+            if alive is not None:
+                self.pid = alive
+            else:
+                self.pid = worker.ensure_worker(app.settings)
+                if not self.started:
+                    import atexit
+
+                    atexit.register(self.stop_started)
+                self.started.add(self.pid)
+                self.settings = app.settings
+            return self.pid
+
+    def stop_started(self) -> None:
+        """SIGTERM the worker named in the pid file, if this process started it."""
+        import contextlib
+        import os
+        import signal
+
+        from searchapp.jobs import worker
+
+        pid = worker.worker_pid(self.settings) if self.settings else None
+        if pid in self.started:  # never a recycled pid, never someone else's worker
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+
+@st.cache_resource(show_spinner=False)
+def _worker_keeper() -> _WorkerKeeper:
+    return _WorkerKeeper()
+
+
+def ensure_background_worker(app: App) -> int:
+    """The pid of the worker serving ``app``'s data folder, starting one when none is alive.
+
+    Cheap enough to call on every rerun: it reads the pid file and signals the pid.
+
+    Example:
+        >>> pid = ensure_background_worker(get_app())   # doctest: +SKIP
+    """
+    return _worker_keeper().ensure(app)
+
+
+@st.cache_resource(show_spinner=False)
+def _warm_up_thread(_app: App):
+    """Load the encoders of the corpora (and the default model) once, in the background."""
+    import threading
+
+    def load() -> None:
+        from searchapp.store import repo
+
+        with _app.db.session() as s:
+            names = {c.model_name for c in repo.summaries(s)} | {_app.settings.model}
+        for name in sorted(names):
+            try:
+                _app.encoder(name)
+            except Exception:  # a broken model shows its error when it is used, not here
+                continue
+
+    thread = threading.Thread(target=load, name="searchapp-warm-up", daemon=True)
+    thread.start()
+    return thread
+
+
+def warm_up(app: App) -> None:
+    """Start loading the models in a background thread, once per process.
+
+    The first search then finds its encoder ready instead of spending seconds
+    (importing torch, reading the weights) inside the page script.
+    """
+    _warm_up_thread(app)

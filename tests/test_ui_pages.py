@@ -1,0 +1,332 @@
+"""The Streamlit pages through ``streamlit.testing.v1.AppTest``, on a real database.
+
+Each test has its own data folder (autouse fixture) and a fresh process-wide
+App (the resource cache is cleared around each test). The background worker
+is not spawned here (``ensure_worker`` is replaced by a recorder), except in
+the one test about spawning it; jobs run inline with ``work``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from searchapp.context import App
+from searchapp.corpora import upload
+from searchapp.ingest import read_table
+from searchapp.jobs import queue
+from searchapp.jobs.worker import work, worker_pid
+from searchapp.store import repo
+from searchapp.ui.resources import get_app
+
+REPO = Path(__file__).resolve().parents[1]
+PAGES = REPO / "searchapp" / "ui" / "pages"
+TIMEOUT = 60  # seconds per script run: the first search loads the bundled model
+ANIMALS = ("id,text,kind\n"
+           "a1,A dog is chasing a ball across the park.,pet\n"
+           "a2,The stock market fell sharply on Monday.,news\n"
+           "a3,A chef is slicing vegetables in the kitchen.,food\n"
+           "a4,Heavy rain flooded the streets of the city.,news\n")
+
+
+@pytest.fixture(autouse=True)
+def fresh_resources(monkeypatch, data_dir):
+    """A new App per test, no worker process, no background model loading."""
+    spawned: list[str] = []
+    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
+                        lambda settings: spawned.append(str(settings.data_dir)) or 0)
+    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
+    st.cache_resource.clear()
+    yield spawned
+    st.cache_resource.clear()
+
+
+def page(name: str) -> AppTest:
+    return AppTest.from_file(PAGES / f"{name}.py", default_timeout=TIMEOUT)
+
+
+def texts(elements) -> list[str]:
+    return [e.value for e in elements]
+
+
+def store(app: App, csv: str, corpus: str, **kw):
+    return upload(app, read_table(csv.encode(), f"{corpus}.csv"), corpus, **kw)
+
+
+def button(at: AppTest, label: str):
+    matches = [b for b in at.button if b.label == label]
+    assert matches, f"no button {label!r}; buttons: {[b.label for b in at.button]}"
+    return matches[0]
+
+
+# ---- navigation ------------------------------------------------------------------
+def test_app_opens_on_upload_and_navigates_to_each_page(fresh_resources):
+    at = AppTest.from_file(REPO / "app.py", default_timeout=TIMEOUT).run()
+    assert not at.exception
+    assert at.title[0].value == "Upload"
+    for path, title in [("searchapp/ui/pages/search.py", "Search"),
+                        ("searchapp/ui/pages/jobs.py", "Jobs")]:
+        at.switch_page(path).run()
+        assert not at.exception
+        assert at.title[0].value == title
+        if title == "Search":  # no corpus yet: a real link to the Upload page
+            assert [link.proto.label for link in at.get("page_link")] == ["Upload"]
+    assert fresh_resources, "a page should make sure a background worker runs"
+
+
+# ---- upload -------------------------------------------------------------------------
+def test_first_run_offers_the_sample_with_its_attribution_and_loads_it(app):
+    at = page("upload").run()
+    assert not at.exception
+    assert any("CC BY-SA 4.0" in c for c in texts(at.caption))
+    button(at, "Load the sample corpus (3,025 image captions)").click().run()
+    assert not at.exception and not at.error
+    with app.db.session() as s:
+        [summary] = repo.summaries(s)
+    assert (summary.name, summary.documents) == ("captions", 3025)
+    assert "Corpus 'captions': 3025 added." in texts(at.success)
+    job = queue.active_for(app.db, "embed", "corpus", "captions")
+    assert job is not None and job.status == "queued"
+    assert "Queued" in at.get("progress")[0].proto.text  # its progress is on the page
+    assert any("CC BY-SA 4.0" in c for c in texts(at.caption)), "attribution stays visible"
+
+
+def test_upload_a_csv_through_the_page_then_search_it(app):
+    at = page("upload").run()
+    at.file_uploader[0].upload("animals.csv", ANIMALS.encode(), "text/csv").run()
+    assert not at.exception and not at.error
+    assert at.dataframe[0].value.shape == (4, 3)  # the preview
+    assert [s.value for s in at.selectbox[:2]] == ["text", "id"]  # guessed columns
+    assert at.text_input[0].value == "animals"  # the corpus name comes from the file name
+    assert any("metadata: kind" in c for c in texts(at.caption))
+    button(at, "Upload and embed").click().run()
+    assert not at.exception and not at.error
+    assert "Corpus 'animals': 4 added." in texts(at.success)
+    assert not at.file_uploader[0].value, "the file picker is cleared after an upload"
+
+    # The embed job, with the bundled model, run here through the pages' own App (so the
+    # model is loaded once for the job and the search).
+    assert work(get_app(), stop_when_idle=True) == 1
+    at.run()
+    assert any("done" in s for s in texts(at.success))
+    assert "Search 'animals': open it from the sidebar." in texts(at.caption)
+
+    search = page("search").run()
+    assert not search.exception and not search.error
+    search.text_input[0].input("a puppy runs after a ball")
+    search.button[0].click().run()  # the form's submit button
+    assert not search.exception and not search.error
+    first = search.markdown[0].value  # "**1.** <text>" inside the first result box
+    assert first.startswith("**1.**") and "dog is chasing a ball" in first
+    assert any("id a1" in c and "kind: pet" in c for c in texts(search.caption))
+
+
+@pytest.mark.parametrize(("content", "id_column", "expected"), [
+    ("id,text\n1,first\n2,second\n1,third\n", "id",
+     "line 4 repeats id '1' (first seen at line 2). Ids must be unique."),
+    ("", None, "bad.csv is empty: there is nothing to upload."),
+    ("id,text\n1,\n2, \n", None, "Every row has an empty 'text': nothing to upload."),
+    ('text\n"never closed\nnext\n', None, "Check the quoting"),
+])
+def test_a_bad_file_shows_what_to_fix_and_stores_nothing(app, content, id_column, expected):
+    at = page("upload").run()
+    at.file_uploader[0].upload("bad.csv", content.encode(), "text/csv").run()
+    if not at.error:  # this problem shows when the rows become documents
+        if id_column:
+            at.selectbox[1].set_value(id_column).run()
+        button(at, "Upload and embed").click().run()
+    assert not at.exception
+    assert any(expected in e for e in texts(at.error)), texts(at.error)
+    with app.db.session() as s:
+        assert repo.summaries(s) == []
+
+
+def test_hints_for_a_tab_separated_csv_and_an_id_column_with_repeats(app):
+    at = page("upload").run()
+    at.file_uploader[0].upload("tabs.csv", b"id\ttext\n1\thello\n", "text/csv").run()
+    assert any("separated by tabs" in w and ".tsv" in w for w in texts(at.warning))
+    at.file_uploader[0].set_value(("ids.csv", b"id,text\n1,a\n1,b\n", "text/csv")).run()
+    assert at.selectbox[1].value.startswith("(none")
+    assert any("Column 'id' is not used as the id" in c for c in texts(at.caption))
+
+
+def test_a_gzipped_csv_is_previewed_with_guessed_columns(app):
+    from searchapp.sample import SAMPLE_FILE
+
+    at = page("upload").run()
+    at.file_uploader[0].upload("captions.csv.gz", SAMPLE_FILE.read_bytes(),
+                               "application/gzip").run()
+    assert not at.error
+    assert any(c.startswith("captions.csv.gz: 3,025 rows") for c in texts(at.caption))
+    assert [s.value for s in at.selectbox[:2]] == ["text", "id"]
+    assert at.text_input[0].value == "captions"
+
+
+def test_choosing_no_id_column_makes_ids_from_the_text(app):
+    at = page("upload").run()
+    at.file_uploader[0].upload("animals.csv", ANIMALS.encode(), "text/csv").run()
+    at.selectbox[1].set_value("(none: make ids from the text)").run()
+    button(at, "Upload and embed").click().run()
+    assert not at.error
+    with app.db.session() as s:
+        corpus = repo.get_corpus(s, "animals")
+        assert repo.document_by_external_id(s, corpus.id, "a1") is None
+        doc = repo.documents_by_id(s, [1])[1]
+        assert len(doc.external_id) == 16 and doc.meta == {"id": "a1", "kind": "pet"}
+
+
+def test_invalid_utf8_is_reported_with_its_line(app):
+    at = page("upload").run()
+    at.file_uploader[0].upload("latin1.csv", "text\nok\ncaf\xe9\n".encode("latin-1"),
+                               "text/csv").run()
+    assert any("line 3 is not valid UTF-8" in e for e in texts(at.error))
+
+
+def test_rows_are_added_to_an_existing_corpus(app):
+    store(app, ANIMALS, "animals")
+    at = page("upload").run()
+    more = "id,text,kind\na1,A dog is chasing a ball across the park.,pet\na5,A cat sleeps.,pet\n"
+    at.file_uploader[0].upload("animals.csv", more.encode(), "text/csv").run()
+    # Same name as an existing corpus while "A new corpus" is chosen: a warning, no upload.
+    assert any("already exists" in w for w in texts(at.warning))
+    assert button(at, "Upload and embed").disabled
+    at.radio[0].set_value("An existing corpus").run()
+    assert at.selectbox[2].value == "animals"
+    button(at, "Upload and embed").click().run()
+    assert not at.error
+    assert "Corpus 'animals': 1 added, 1 already stored." in texts(at.success)
+    with app.db.session() as s:
+        assert [(c.name, c.documents) for c in repo.summaries(s)] == [("animals", 5)]
+
+
+def test_delete_asks_for_confirmation_and_waits_for_the_embedding_job(app):
+    summary = store(app, ANIMALS, "animals")
+    at = page("upload").run()
+    assert button(at, "Delete").disabled  # not confirmed yet
+    at.checkbox[0].check().run()
+    button(at, "Delete").click().run()
+    assert any("is being embedded (job" in e for e in texts(at.error))
+    queue.cancel(app.db, summary.job_id)
+    at.checkbox[0].check().run()
+    button(at, "Delete").click().run()
+    assert not at.exception and not at.error
+    assert "Deleted corpus 'animals'." in texts(at.success)
+    with app.db.session() as s:
+        assert repo.summaries(s) == []
+    assert at.button[0].label.startswith("Load the sample corpus")
+
+
+# ---- search ----------------------------------------------------------------------
+def test_search_without_a_corpus_points_to_upload(app):
+    at = page("search").run()
+    assert not at.exception and not at.error
+    assert "Upload page" in at.info[0].value
+    assert not at.text_input
+
+
+def test_search_while_embedding_shows_progress_instead_of_an_error(app):
+    summary = store(app, ANIMALS, "animals")
+    queue.claim(app.db, "test-worker")
+    queue.progress(app.db, summary.job_id, 0, 4, "Embedding 4 documents")
+    at = page("search").run()
+    assert not at.exception and not at.error
+    [bar] = at.get("progress")
+    assert "Embedding 'animals'" in bar.proto.text and "0 of 4" in bar.proto.text
+    assert not at.text_input, "no search box before anything is embedded"
+
+
+def test_a_cancelled_embedding_can_be_resumed_from_the_search_page(app):
+    summary = store(app, ANIMALS, "animals")
+    queue.cancel(app.db, summary.job_id)
+    at = page("search").run()
+    assert any("4 documents have no vector yet" in w for w in texts(at.warning))
+    button(at, "Embed the remaining documents").click().run()
+    assert not at.exception
+    job = queue.active_for(app.db, "embed", "corpus", "animals")
+    assert job is not None and job.id != summary.job_id
+    assert "Queued" in at.get("progress")[0].proto.text
+
+
+def test_search_problems_are_messages(app):
+    store(app, ANIMALS, "animals")
+    work(app, stop_when_idle=True)
+    at = page("search").run()
+    at.button[0].click().run()  # an empty query
+    assert "The query is empty: type what you are looking for." in texts(at.error)
+    at.text_input[0].input("weather")
+    at.slider[0].set_value(0.99)
+    at.button[0].click().run()
+    assert not at.error
+    assert any("No result scores 0.99 or more" in i for i in texts(at.info))
+
+
+# ---- jobs ---------------------------------------------------------------------------
+def test_jobs_page_without_jobs(app):
+    at = page("jobs").run()
+    assert not at.exception
+    assert "No jobs yet" in at.info[0].value
+
+
+def test_jobs_are_listed_with_status_error_and_a_cancel_button(app):
+    failed = queue.enqueue(app.db, "embed", {"corpus": "gone"})
+    queue.claim(app.db, "test-worker")
+    queue.finish(app.db, failed, "failed", error="No corpus named 'gone'.")
+    waiting = queue.enqueue(app.db, "embed", {"corpus": "animals"})
+    at = page("jobs").run()
+    assert not at.exception
+    headings = [m.value for m in at.markdown if m.value.startswith("**Job")]
+    assert headings == [f"**Job {waiting}: embed** corpus 'animals'",
+                        f"**Job {failed}: embed** corpus 'gone'"]
+    assert "No corpus named 'gone'." in texts(at.error)
+    [cancel] = [b for b in at.button if b.label == "Cancel"]  # only the queued job has one
+    cancel.click().run()
+    assert not at.exception
+    assert queue.get(app.db, waiting).status == "cancelled"
+    assert f"Job {waiting} cancelled." in texts(at.success)
+    assert not [b for b in at.button if b.label == "Cancel"]
+
+
+def test_a_running_job_is_asked_to_stop(app):
+    job_id = queue.enqueue(app.db, "embed", {"corpus": "animals"})
+    queue.claim(app.db, "test-worker")
+    at = page("jobs").run()
+    button(at, "Cancel").click().run()
+    assert f"Job {job_id} will stop after its current step." in texts(at.success)
+    job = queue.get(app.db, job_id)
+    assert job.cancel_requested and job.status == "running"
+    assert button(at, "Cancel").disabled
+
+
+# ---- the background worker ------------------------------------------------------------
+def test_pages_start_one_worker_and_a_new_one_when_it_dies(monkeypatch, data_dir):
+    monkeypatch.undo()  # the real ensure_worker: spawn `python -m searchapp worker`
+    monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(data_dir))
+    monkeypatch.setenv("SEARCHAPP_DEVICE", "cpu")
+    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    pids = []
+    try:
+        at = page("jobs").run()
+        first = worker_pid(App().settings)
+        pids.append(first)
+        at.run()
+        assert first is not None and worker_pid(App().settings) == first  # not a second one
+        os.kill(first, signal.SIGKILL)
+        deadline = time.monotonic() + 10
+        while worker_pid(App().settings) == first and time.monotonic() < deadline:
+            time.sleep(0.1)
+        at.run()
+        second = worker_pid(App().settings)
+        pids.append(second)
+        assert second not in (None, first)
+    finally:
+        for pid in filter(None, pids):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
