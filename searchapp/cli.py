@@ -91,6 +91,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return code
 
 
+def cmd_embed(args: argparse.Namespace) -> int:
+    from searchapp.corpora import embed
+
+    app = _app()
+    job_id = embed(app, args.corpus)
+    if job_id is None:
+        print(f"Every document of {args.corpus!r} is embedded already.")
+        return 0
+    if not args.wait:
+        print(f"Embedding job {job_id} queued; `searchapp worker` runs it.")
+        return 0
+    return wait_for_job(app, job_id, f"embed job {job_id}")
+
+
 def cmd_search(args: argparse.Namespace) -> int:
     from searchapp.search import search
 
@@ -195,6 +209,11 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--model", help="model for a new corpus (default: SEARCHAPP_MODEL)")
     c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
     c.set_defaults(func=cmd_ingest)
+
+    c = sub.add_parser("embed", help="embed the documents of a corpus that lack a vector")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
+    c.set_defaults(func=cmd_embed)
 
     c = sub.add_parser("search", help="search a corpus by meaning")
     c.add_argument("--corpus", required=True)

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
-from searchapp.errors import ModelError
+from searchapp.errors import JobError, ModelError
 from searchapp.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
 from searchapp.jobs import queue
+from searchapp.jobs.tasks import TASKS
 from searchapp.models import model_path
 from searchapp.store import repo
 
@@ -39,7 +40,8 @@ class UploadSummary:
         if self.unchanged:
             parts.append(f"{self.unchanged} already stored")
         if self.skipped_empty:
-            parts.append(f"{self.skipped_empty} empty rows skipped")
+            rows = "row" if self.skipped_empty == 1 else "rows"
+            parts.append(f"{self.skipped_empty} empty {rows} skipped")
         return f"Corpus {self.corpus!r}: " + ", ".join(parts) + "."
 
 
@@ -58,14 +60,11 @@ def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
         c = repo.get_or_create_corpus(s, corpus, model_name)
         result = repo.add_documents(s, c, docs)
         name = c.name
-    job_id = queue.enqueue(app.db, "embed", {"corpus": name}) if (
-        result.added or result.updated or _needs_embedding(app, name)) else None
+    job_id = embed(app, name, new_rows=bool(result.added or result.updated))
     return UploadSummary(name, result.added, result.updated, result.unchanged, skipped, job_id)
 
 
 def _needs_embedding(app: App, name: str) -> bool:
-    if queue.active_for(app.db, "embed", "corpus", name):
-        return False
     with app.db.session() as s:
         c = repo.get_corpus(s, name)
         model = repo.find_model(s, c.model_name)
@@ -74,17 +73,46 @@ def _needs_embedding(app: App, name: str) -> bool:
 
 
 def delete(app: App, name: str) -> None:
-    """Remove a corpus, its documents, embeddings, stored analyses and index files."""
+    """Remove a corpus, its documents, embeddings, stored analyses and index files.
+
+    Refused while a job works on the corpus: it would write vectors for deleted rows.
+    """
+    busy = active_jobs(app, name)
+    if busy:
+        ids = ", ".join(str(j.id) for j in busy)
+        raise JobError(f"Corpus {name!r} is in use by job {ids}; wait for it or cancel it "
+                       f"(searchapp jobs cancel {busy[0].id}), then delete the corpus.")
     with app.db.session() as s:
         corpus_id = repo.delete_corpus(s, name).id
     app.drop_indexes(corpus_id)
+
+
+def active_jobs(app: App, name: str) -> list[queue.JobView]:
+    """Queued or running jobs of any kind whose payload names this corpus."""
+    return [j for kind in TASKS if (j := queue.active_for(app.db, kind, "corpus", name))]
+
+
+def embed(app: App, name: str, new_rows: bool = False) -> int | None:
+    """Queue an embed job for documents of ``name`` still without a vector; its id, or None.
+
+    Example: after a cancelled embedding, ``embed(app, "faq")`` picks up the rest.
+    """
+    active = queue.active_for(app.db, "embed", "corpus", name)
+    if active and (active.status == "queued" or not new_rows):
+        return active.id  # a running job may have passed its last batch: queue another
+    with app.db.session() as s:
+        repo.get_corpus(s, name)
+    if new_rows or _needs_embedding(app, name):
+        return queue.enqueue(app.db, "embed", {"corpus": name})
+    return None
 
 
 def corpus_status(app: App, name: str) -> str:
     """A sentence for a corpus that cannot be searched yet (used in messages)."""
     job = queue.active_for(app.db, "embed", "corpus", name)
     if job is None:
-        return "no embedding job is queued; upload the file again to start one."
+        return ("no embedding job is queued; start one with `searchapp embed --corpus "
+                f"{name}` or from the Search page.")
     if job.status == "queued":
         return f"its embedding job {job.id} is queued; is a worker running (`searchapp worker`)?"
     return f"its embedding job {job.id} is at {job.progress_done} of {job.progress_total}."

@@ -109,7 +109,9 @@ def read_table(source: bytes | str | Path, filename: str | None = None) -> Table
 
 
 def _read_delimited(text: str, filename: str, fmt: str):
-    sep = "\t" if fmt == "tsv" else ","
+    header = text.split("\n", 1)[0]
+    # A tab-separated file saved as .csv is common: trust the header line over the name.
+    sep = "\t" if fmt == "tsv" or ("\t" in header and "," not in header) else ","
     try:
         frame = pd.read_csv(io.StringIO(text), sep=sep, dtype=str, keep_default_na=False,
                             quoting=csv.QUOTE_MINIMAL)
@@ -223,8 +225,9 @@ def to_documents(
 ) -> tuple[list[NewDocument], int]:
     """Rows → documents; returns (documents, number of rows skipped for empty text).
 
-    Without ``id_column`` a column named like an id (``id``, ``qid``, ...) is used when
-    its values are unique, else ids are generated from the text. Metadata defaults to
+    With ``id_column=None`` a column named like an id (``id``, ``qid``, ...) is used when
+    its values are unique, else ids are generated from the text; ``id_column=""``
+    means "no id column": always generate. Metadata defaults to
     every column other than the text and id columns.
     """
     frame = table.frame
@@ -232,6 +235,7 @@ def to_documents(
     _check_column(frame, text_column, "text")
     if id_column is None:
         id_column = guess_id_column(frame.drop(columns=[text_column]))
+    id_column = id_column or None
     if id_column:
         _check_column(frame, id_column, "id")
     if meta_columns is None:

@@ -152,25 +152,28 @@ def result_text(job: queue.JobView, skip: tuple[str, ...] = ()) -> str:
     return " · ".join(f"{k}: {v}" for k, v in items[:8])
 
 
-def job_progress(app: App, job_id: int, label: str = "") -> None:
+def job_progress(app: App, job_id: int, label: str = "", on_success=None) -> None:
     """A progress bar for one job, refreshed every second until it ends.
 
     When the job ends the whole page reruns, so what depends on it (counts,
-    the search box) appears without a click.
+    the search box) appears without a click; ``on_success()`` renders right under
+    the "done" line (e.g. a link to the next step).
     """
     job = queue.get(app.db, job_id)
     run_every = None if job.finished else POLL_SECONDS
     st.fragment(_job_panel, run_every=run_every, key=f"job-panel-{job_id}")(
-        app, job_id, label, job.finished)
+        app, job_id, label, job.finished, on_success)
 
 
-def _job_panel(app: App, job_id: int, label: str, was_finished: bool) -> None:
+def _job_panel(app: App, job_id: int, label: str, was_finished: bool, on_success) -> None:
     job = queue.get(app.db, job_id)
     if job.finished and not was_finished:
         st.rerun()
     title = label or f"Job {job.id} ({job.kind})"
     if job.status == "succeeded":
         st.success(f"{title}: done in {duration(job)}.", icon=":material/check_circle:")
+        if on_success is not None:
+            on_success()
     elif job.status == "failed":
         st.error(f"{title} failed: {job.error}", icon=":material/error:")
     elif job.status == "cancelled":

@@ -12,7 +12,7 @@ import time
 
 import streamlit as st
 
-from searchapp.jobs import queue
+from searchapp import corpora
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
 from searchapp.search import MAX_K, search
 from searchapp.ui.common import (
@@ -53,7 +53,7 @@ if corpus.embedded < corpus.documents:
                    "(their embedding job was cancelled or failed; the Jobs page says why).",
                    icon=":material/warning:")
         if st.button("Embed the remaining documents", icon=":material/play_arrow:"):
-            queue.enqueue(app.db, "embed", {"corpus": corpus.name})
+            corpora.embed(app, corpus.name)
             st.rerun()
     if corpus.embedded == 0:
         st.stop()

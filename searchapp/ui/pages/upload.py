@@ -22,7 +22,6 @@ from searchapp.ingest import (
     guess_text_column,
     read_table,
 )
-from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
     CORPUS_KEY,
@@ -63,13 +62,16 @@ if flash := state.pop("upload.flash", None):
 last = state.get("upload.last")
 if last and last["corpus"] in names:
     st.success(last["message"], icon=":material/task_alt:")
-    if last["job_id"] is not None:
-        job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}")
-    else:
-        st.caption("Nothing new to embed.")
-    if last["job_id"] is None or queue.get(app.db, last["job_id"]).status == "succeeded":
+
+    def link_to_search() -> None:
         page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
                   icon=":material/search:")
+
+    if last["job_id"] is not None:
+        job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}", link_to_search)
+    else:
+        st.caption("Nothing new to embed.")
+        link_to_search()
 
 # ---- first run: the sample corpus ---------------------------------------------------
 if not summaries:
