@@ -58,3 +58,22 @@ def test_run_until_done_returns_the_finished_job(app):
     job_id = queue.enqueue(app.db, "embed", {"corpus": "missing"})
     job = run_until_done(app, job_id)
     assert job.status == "failed" and "No corpus named 'missing'" in job.error
+
+
+def test_a_stopping_worker_puts_its_job_back_in_the_queue(app, monkeypatch):
+    from searchapp.jobs import tasks
+
+    def slow(ctx, payload):
+        tasks.STOPPING.set()  # as the SIGTERM handler does
+        ctx.progress(1, 2, force=True)
+        return {}
+
+    monkeypatch.setitem(TASKS, "slow", "tests.test_jobs:_slow")
+    globals()["_slow"] = slow
+    job_id = queue.enqueue(app.db, "slow", {})
+    try:
+        assert work(app, stop_when_idle=True) == 1
+    finally:
+        tasks.STOPPING.clear()
+    job = queue.get(app.db, job_id)
+    assert job.status == "queued" and "resumes" in job.message

@@ -185,6 +185,13 @@ def finish(db: Database, job_id: int, status: str, *, result: dict | None = None
         s.execute(update(Job).where(Job.id == job_id).values(**values))
 
 
+def requeue(db: Database, job_id: int, message: str) -> None:
+    """Put a running job back in the queue (its worker is stopping); it resumes later."""
+    with db.session() as s:
+        s.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(
+            status="queued", worker=None, message=message))
+
+
 def cancel(db: Database, job_id: int) -> JobView:
     """Cancel a queued job at once; ask a running one to stop at its next progress report."""
     with db.session() as s:

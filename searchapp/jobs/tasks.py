@@ -13,6 +13,7 @@ Example:
 from __future__ import annotations
 
 import importlib
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +30,15 @@ TASKS: dict[str, str] = {
 }
 
 
+# Set when the worker process is asked to stop (SIGTERM): the running task stops at its
+# next progress report and its job goes back to the queue, to resume later.
+STOPPING = threading.Event()
+
+
+class WorkerStopping(Exception):
+    """Raised inside a task when the worker shuts down; the job is queued again."""
+
+
 @dataclass
 class TaskContext:
     """What a running task sees: the App, its job id, and a progress reporter."""
@@ -39,7 +49,12 @@ class TaskContext:
 
     def progress(self, done: int, total: int, message: str | None = None,
                  force: bool = False) -> None:
-        """Report progress (at most ~4 times a second); raises JobCancelled on cancel."""
+        """Report progress (at most ~4 times a second); raises JobCancelled on cancel.
+
+        Raises WorkerStopping when the worker is shutting down.
+        """
+        if STOPPING.is_set():
+            raise WorkerStopping()
         now = time.monotonic()
         if not force and now - self._last_report < 0.25 and done < total:
             return

@@ -31,7 +31,7 @@ from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError
 from searchapp.jobs import queue
-from searchapp.jobs.tasks import TaskContext, resolve
+from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, resolve
 
 log = logging.getLogger("searchapp.worker")
 HEARTBEAT_SECONDS = 10.0
@@ -50,6 +50,9 @@ def run_job(app: App, job: queue.JobView) -> str:
     except JobCancelled:
         queue.finish(app.db, job.id, "cancelled", message="Cancelled.")
         return "cancelled"
+    except WorkerStopping:
+        queue.requeue(app.db, job.id, "Worker stopped; the job resumes with the next worker.")
+        return "queued"
     except SearchAppError as exc:
         queue.finish(app.db, job.id, "failed", error=str(exc))
         return "failed"
@@ -74,7 +77,7 @@ def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
          stop: threading.Event | None = None) -> int:
     """Claim and run jobs; returns how many ran. Stops when idle if asked, or on ``stop``."""
     name, ran = queue.worker_name(), 0
-    while stop is None or not stop.is_set():
+    while not STOPPING.is_set() and (stop is None or not stop.is_set()):
         job = queue.claim(app.db, name)
         if job is None:
             if stop_when_idle:
@@ -143,7 +146,11 @@ def ensure_worker(settings) -> int:
 
 
 def serve(app: App) -> int:
-    """Entry point of ``searchapp worker``: claim a pid file, work until SIGTERM/SIGINT."""
+    """Entry point of ``searchapp worker``: claim a pid file, work until SIGTERM/SIGINT.
+
+    On a signal the running job is put back in the queue at its next progress
+    report, so stopping the app never waits for a long job to end.
+    """
     pid_file = app.settings.data_dir / PID_FILE
     other = worker_pid(app.settings)
     if other and other != os.getpid():
@@ -151,8 +158,13 @@ def serve(app: App) -> int:
     else:
         pid_file.write_text(str(os.getpid()))
     stop = threading.Event()
+
+    def on_signal(*_) -> None:
+        stop.set()
+        STOPPING.set()  # the running task stops at its next progress report
+
     for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda *_: stop.set())
+        signal.signal(sig, on_signal)
     log.info("worker %s ready (data: %s)", queue.worker_name(), app.settings.data_dir)
     try:
         return work(app, stop=stop)
