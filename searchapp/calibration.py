@@ -9,9 +9,9 @@ precision-recall curve and the best-F1 threshold with ``searchapp.evaluation``;
 ``threshold_for`` finds it from then on.
 
 Example:
-    >>> pairs = read_labelled_pairs(b"sentence1\\tsentence2\\tlabel\\na\\tb\\t1\\n", "p.tsv")
-    >>> pairs.labels.tolist(), len(pairs)
-    ([1], 1)
+    >>> pairs = read_labelled_pairs(b"sentence1,sentence2,label\\na,b,1\\nc,d,0\\n", "p.csv")
+    >>> pairs.labels.tolist(), pairs.first
+    ([1, 0], ['a', 'c'])
 """
 
 from __future__ import annotations

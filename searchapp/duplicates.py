@@ -192,7 +192,7 @@ def knn_pairs(index: VectorIndex, floor: float, k: int, on_progress=None, ef: in
         >>> idx.add(np.array([1, 2, 3]),
         ...         np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32))
         >>> a, b, s = knn_pairs(idx, floor=0.7, k=2)
-        >>> list(zip(a.tolist(), b.tolist())), s.round(2).tolist()
+        >>> list(zip(a.tolist(), b.tolist())), [round(float(x), 2) for x in s]
         ([(1, 2)], [0.8])
     """
     total, done = index.count, 0
