@@ -233,13 +233,26 @@ def _short(text: str, width: int = 40) -> str:
 def cmd_duplicates_check(args: argparse.Namespace) -> int:
     from searchapp.duplicates import check
 
-    matches = check(_app(), args.corpus, args.question, args.threshold)
+    app = _app()
+    matches = check(app, args.corpus, args.question, args.threshold)
+    added = None
+    if args.add:
+        from searchapp.duplicates import add_question
+
+        summary = add_question(app, args.corpus, args.question, args.id)
+        added = {"added": summary.added, "job_id": summary.job_id}
     if args.json:
-        _print_json({"matches": [m.as_dict() for m in matches]})
-    elif not matches:
+        _print_json({"matches": [m.as_dict() for m in matches]}
+                    | ({"added": added} if added else {}))
+        return 0
+    if not matches:
         print("No likely duplicates above the threshold.")
-    for m in [] if args.json else matches:
+    for m in matches:
         print(f"{m.score:.3f}{' exact' if m.exact else ''}  [{m.id}]  {m.text}")
+    if added:
+        print(f"Added to {args.corpus!r}; embedding job {added['job_id']} queued "
+              "(`searchapp worker` runs it)." if added["job_id"] else
+              f"Already in {args.corpus!r}: nothing added.")
     return 0
 
 
@@ -323,6 +336,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--corpus", required=True)
     a.add_argument("question")
     a.add_argument("--threshold", type=float)
+    a.add_argument("--add", action="store_true", help="then add the question to the corpus")
+    a.add_argument("--id", help="id for the added question (default: from its text)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_duplicates_check)
     a = actions.add_parser("calibrate", help="AP and best-F1 threshold on labelled pairs")

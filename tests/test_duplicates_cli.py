@@ -66,8 +66,14 @@ def test_check_json_and_threshold(cli_app, capsys):
     code, out, _ = run(capsys, "duplicates", "check", "--corpus", "faq",
                        "How can I reset my password?", "--threshold", "0.995", "--json")
     assert json.loads(out) == {"matches": []}
-    code, out, _ = run(capsys, "duplicates", "check", "--corpus", "faq", "Penguins?")
-    assert code == 0 and "No likely duplicates" in out
+    code, out, _ = run(capsys, "duplicates", "check", "--corpus", "faq", "Penguins?", "--add",
+                       "--id", "n1")
+    assert code == 0 and "No likely duplicates" in out and "embedding job" in out
+    from searchapp.store import repo
+
+    with cli_app.db.session() as s:
+        corpus = repo.get_corpus(s, "faq")
+        assert repo.document_by_external_id(s, corpus.id, "n1").text == "Penguins?"
 
 
 def test_errors_exit_1(cli_app, capsys):

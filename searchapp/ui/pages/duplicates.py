@@ -232,7 +232,7 @@ initial = float(round(default, 2))
 
 left, right = st.columns([3, 1])
 chosen = left.slider(
-    "Threshold (cosine)", min_value=0.3, max_value=1.0, value=initial,
+    "Threshold (cosine)", min_value=0.4, max_value=1.0, value=initial,
     step=0.01, key=slider_key,
     help="Pairs at or above this cosine count as duplicates (exact duplicates always do).")
 k_value = right.number_input("Neighbours per document (k)", min_value=1, max_value=dup.MAX_K,
