@@ -14,12 +14,13 @@ rounded down to a multiple of 0.05. Any later request with the same k and a
 threshold at or above a stored floor is answered by filtering, without mining
 again, until the corpus or its model changes (the fingerprint differs).
 
-Groups join pairs into connected components (union-find); each component gets
-a representative, the member with the highest mean cosine to the others, and
-keeps only members within the threshold of it (or with the same normalised
-text). Members that fall out are grouped again among themselves. This stops a
-chain a≈b≈c≈…≈z from putting a and z, which may mean different things, in one
-group.
+Groups are stars, not whole connected components: the document with the
+highest summed cosine to its pair partners becomes a representative and takes
+its partners (cosine ≥ threshold to it, or the same normalised text), then the
+next unassigned one, and so on (see ``group_pairs``). Every member is thus within
+the threshold of its representative, so a chain a≈b≈c≈…≈z, which union-find
+would join into one group, cannot put a and z, which may mean different
+things, together.
 
 Example:
     >>> report = find_duplicates(app, "faq", threshold=0.85)          # doctest: +SKIP
@@ -41,7 +42,6 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 from scipy.sparse import coo_matrix
-from scipy.sparse.csgraph import connected_components
 
 from searchapp.calibration import resolve_threshold
 from searchapp.context import App
@@ -257,49 +257,79 @@ def mine(index: VectorIndex, keys: dict[int, str] | None, floor: float, k: int,
                  round(time.monotonic() - started, 3))
 
 
-def group_pairs(a: np.ndarray, b: np.ndarray, vectors_of, threshold: float,
-                keys: dict[int, str] | None = None) -> list[tuple[int, np.ndarray, np.ndarray]]:
+def group_pairs(a: np.ndarray, b: np.ndarray, scores: np.ndarray, vectors_of,
+                threshold: float, keys: dict[int, str] | None = None
+                ) -> list[tuple[int, np.ndarray, np.ndarray]]:
     """Duplicate groups from pairs: ``[(representative, members, cosine to it), ...]``.
 
-    Connected components of the pair graph, each cut down to the members within
-    ``threshold`` of its representative (the member with the highest mean cosine
-    to the others) or with its normalised text; members left out are grouped
-    again among themselves. ``vectors_of(labels)`` gives unit vectors (m, dim).
-    Biggest groups first.
+    A star around each representative, not a whole connected component: documents
+    are taken in order of their summed pair scores (the one most similar to the
+    most others first); an unassigned one becomes a representative and takes its
+    unassigned pair partners, i.e. those with cosine ≥ threshold to it (or the same
+    normalised text). A document whose partners were all taken joins the group of
+    its best partner if it is within the threshold of that group's representative.
+    So every member is within the threshold of its representative, and a chain
+    a≈b≈…≈z cannot join a and z. ``vectors_of(labels)`` gives unit vectors (m, dim).
+    Runs in O(pairs); biggest groups first.
     """
     if len(a) == 0:
         return []
     nodes, inverse = np.unique(np.r_[a, b], return_inverse=True)
-    m = len(nodes)
-    edges = coo_matrix((np.ones(len(a)), (inverse[:len(a)], inverse[len(a):])), shape=(m, m))
-    graph = (edges + edges.T).tocsr()
-    vectors = vectors_of(nodes)  # (m, dim)
-    node_keys = np.array([(keys or {}).get(int(x), "") for x in nodes], dtype=object)
-    groups = []
-    _, component = connected_components(graph, directed=False)
-    pending = [np.flatnonzero(component == c) for c in np.unique(component)]
-    while pending:
-        members = pending.pop()
-        if len(members) < 2:
+    m, u, v = len(nodes), inverse[:len(a)], inverse[len(a):]
+    weights = np.asarray(scores, np.float64)
+    graph = coo_matrix((np.r_[weights, weights], (np.r_[u, v], np.r_[v, u])), shape=(m, m)).tocsr()
+    strength = np.asarray(graph.sum(axis=1)).ravel()  # (m,) summed cosine to partners
+    owner = np.full(m, -1)  # the representative (local index) each node belongs to
+    for i in np.argsort(-np.round(strength, 5), kind="stable"):  # ties: the lowest id first
+        if owner[i] >= 0:
             continue
-        vecs = vectors[members]  # (c, dim)
-        mean_sim = (vecs @ vecs.sum(axis=0) - (vecs * vecs).sum(axis=1)) / (len(members) - 1)
-        rep = int(np.argmax(np.round(mean_sim, 5)))  # ties (float noise): the lowest id
-        sim = vecs @ vecs[rep]  # (c,)
-        same_text = (node_keys[members] == node_keys[members[rep]]) & (node_keys[members] != "")
-        inside = (sim >= threshold) | same_text
-        inside[rep] = True
-        if inside.sum() >= 2:
-            order = np.argsort(-np.where(np.arange(len(members)) == rep, np.inf, sim),
-                               kind="stable")
-            order = order[inside[order]]
-            groups.append((int(nodes[members[rep]]), nodes[members[order]], sim[order]))
-        rest = members[~inside]
-        if len(rest) >= 2:  # regroup the left-out members by the pairs among themselves
-            _, sub = connected_components(graph[rest][:, rest], directed=False)
-            pending += [rest[sub == c] for c in np.unique(sub)]
-    groups.sort(key=lambda g: (-len(g[1]), -float(np.mean(g[2][1:])), g[0]))
-    return groups
+        partners = graph.indices[graph.indptr[i]:graph.indptr[i + 1]]
+        free = partners[owner[partners] < 0]
+        if len(free):
+            owner[i], owner[free] = i, i
+    _attach_leftovers(graph, owner, nodes, vectors_of, threshold, keys or {})
+    return _finish_groups(graph, owner, nodes, vectors_of)
+
+
+def _attach_leftovers(graph, owner: np.ndarray, nodes: np.ndarray, vectors_of,
+                      threshold: float, keys: dict[int, str]) -> None:
+    """Put each unassigned node in its best partner's group when close enough to that rep."""
+    left = np.flatnonzero(owner < 0)
+    if not len(left):
+        return
+    reps = np.array([owner[graph.indices[graph.indptr[i]:graph.indptr[i + 1]][
+        np.argmax(graph.data[graph.indptr[i]:graph.indptr[i + 1]])]] for i in left])
+    cosine = np.einsum("ij,ij->i", vectors_of(nodes[left]), vectors_of(nodes[reps]))
+    same_text = np.array([bool(keys.get(int(x))) and keys.get(int(x)) == keys.get(int(r))
+                          for x, r in zip(nodes[left], nodes[reps], strict=True)])
+    ok = (cosine >= threshold) | same_text
+    owner[left[ok]] = reps[ok]
+
+
+def _finish_groups(graph, owner: np.ndarray, nodes: np.ndarray, vectors_of):
+    """[(rep, members, cosine to rep)] in labels: rep first, then by cosine; biggest first."""
+    m = len(owner)
+    sims = np.full(m, np.nan)
+    coo = graph.tocoo()
+    to_rep = owner[coo.row] == coo.col  # edges from a member to its representative
+    sims[coo.row[to_rep]] = coo.data[to_rep]
+    is_rep = owner == np.arange(m)
+    sims[is_rep] = np.inf  # sorts first
+    attached = np.isnan(sims) & (owner >= 0)  # leftovers attached by cosine, not partners
+    if attached.any():
+        sims[attached] = np.einsum("ij,ij->i", vectors_of(nodes[attached]),
+                                   vectors_of(nodes[owner[attached]]))
+    grouped = np.flatnonzero(owner >= 0)
+    g_owner, g_sims = owner[grouped], sims[grouped]
+    size = np.bincount(g_owner, minlength=m)  # (m,) members per representative
+    total = np.bincount(g_owner, np.where(np.isinf(g_sims), 0.0, g_sims), minlength=m)
+    mean = total / np.maximum(size - 1, 1)
+    order = np.lexsort((-g_sims, nodes[g_owner], -np.round(mean[g_owner], 6), -size[g_owner]))
+    grouped, g_owner, g_sims = grouped[order], g_owner[order], g_sims[order]
+    cuts = np.flatnonzero(np.diff(g_owner)) + 1
+    g_sims[np.isinf(g_sims)] = 1.0
+    return [(int(nodes[o[0]]), nodes[mem], sim) for mem, o, sim in zip(
+        np.split(grouped, cuts), np.split(g_owner, cuts), np.split(g_sims, cuts), strict=True)]
 
 
 # ---- the corpus: stored results, jobs ------------------------------------------------
@@ -388,7 +418,8 @@ def build_report(app: App, handle: CorpusHandle, mined: Mined, threshold: float,
     groups = [DuplicateGroup(docs[rep][0], [docs[x][0] for x in members.tolist()],
                              [round(float(v), 4) for v in sims],
                              [docs[x][1] for x in members.tolist()])
-              for rep, members, sims in group_pairs(a, b, handle.index.vectors, threshold, keys)]
+              for rep, members, sims in group_pairs(a, b, score, handle.index.vectors, threshold,
+                                                    keys)]
     return DuplicateReport(handle.name, handle.model.name, threshold, mined.k, mined.method,
                            handle.index.count, pairs, groups, mined.seconds, reused)
 

@@ -167,15 +167,32 @@ def test_chain_guard_splits_a_long_chain():
     index = VectorIndex(dim=2)
     labels = np.arange(1, 8)
     index.add(labels, vectors)
-    a, b, _ = dup.knn_pairs(index, floor=0.85, k=3)
+    a, b, s = dup.knn_pairs(index, floor=0.85, k=3)
     assert sorted(zip(a.tolist(), b.tolist(), strict=True)) == [(i, i + 1) for i in range(1, 7)]
-    groups = dup.group_pairs(a, b, index.vectors, threshold=0.85)
-    # union-find alone would give one group of 7; the guard keeps members within
-    # 0.85 of the representative: the middle (4) with 3 and 5, then 1-2 and 6-7.
+    groups = dup.group_pairs(a, b, s, index.vectors, threshold=0.85)
+    # union-find alone would give one group of 7 whose ends are opposite (cos -0.4);
+    # the guard keeps members within 0.85 of the representative: 2 with 1 and 3,
+    # then 4 with 5, then 6 with 7.
     assert [(rep, sorted(m.tolist())) for rep, m, _ in groups] == \
-        [(4, [3, 4, 5]), (1, [1, 2]), (6, [6, 7])]
+        [(2, [1, 2, 3]), (4, [4, 5]), (6, [6, 7])]
     for rep, members, sims in groups:
         assert members[0] == rep and (sims >= 0.85 - 1e-6).all()
+        assert (index.vectors(members) @ index.vectors(np.array([rep]))[0] >= 0.85 - 1e-6).all()
+
+
+def test_a_document_whose_partners_are_taken_joins_a_close_group():
+    # 1 is the hub (pairs with 2, 3, 4); 5 pairs only with 2 but is close to 1 too.
+    vectors = {1: [1.0, 0.0], 2: [0.96, 0.28], 3: [0.96, -0.28], 4: [0.97, 0.24],
+               5: [0.9, 0.43]}
+    def of(labels):
+        return np.array([vectors[int(x)] for x in labels], dtype=np.float32)
+    a, b = np.array([1, 1, 1, 2]), np.array([2, 3, 4, 5])
+    s = np.array([(of([x]) @ of([y]).T).item() for x, y in zip(a, b, strict=True)])
+    [(rep, members, sims)] = dup.group_pairs(a, b, s, of, threshold=0.85)
+    assert rep == 1 and sorted(members.tolist()) == [1, 2, 3, 4, 5]
+    assert sims[members.tolist().index(5)] == pytest.approx(0.9)
+    assert dup.group_pairs(a, b, s, of, threshold=0.95)[0][0] == 1  # 5 is then left out
+    assert 5 not in dup.group_pairs(a, b, s, of, threshold=0.95)[0][1]
 
 
 def test_groups_keep_a_tight_cluster_whole():
@@ -187,7 +204,7 @@ def test_groups_keep_a_tight_cluster_whole():
     index.add(np.arange(6), vectors.astype(np.float32))
     a, b, s = dup.knn_pairs(index, floor=0.9, k=5)
     assert len(a) == 15 and (a < b).all() and (s >= 0.9).all()
-    [(rep, members, _)] = dup.group_pairs(a, b, index.vectors, threshold=0.9)
+    [(rep, members, _)] = dup.group_pairs(a, b, s, index.vectors, threshold=0.9)
     assert sorted(members.tolist()) == list(range(6)) and members[0] == rep
 
 
