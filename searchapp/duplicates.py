@@ -55,6 +55,7 @@ KIND = "duplicates"
 DEFAULT_K = 10
 MAX_K = 100
 CHECK_K = 20  # neighbours looked at when checking a new question
+MAX_EXPANDED_K = 1000  # a document with more partners than k is asked again, up to this
 FLOOR_STEP = 0.05
 EXACT_CLIQUE_MAX = 50  # more identical texts than this are paired with the first one only
 INLINE_MAX = EXACT_MAX  # the CLI mines corpora up to this size in-process, larger ones as a job
@@ -183,9 +184,13 @@ def floor_for(threshold: float) -> float:
     return round(math.floor(round(threshold / FLOOR_STEP, 6)) * FLOOR_STEP, 2)
 
 
-def knn_pairs(index: VectorIndex, floor: float, k: int, on_progress=None, ef: int | None = None
-              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def knn_pairs(index: VectorIndex, floor: float, k: int, on_progress=None, ef: int | None = None,
+              max_k: int = MAX_EXPANDED_K) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Unordered pairs (a < b) of the k-NN graph with cosine ≥ floor: (a, b, score) arrays.
+
+    A document whose k-th neighbour still scores ≥ floor may have more partners
+    than k shows (a question asked 30 times), so those few are asked again with
+    4k, 16k, ... neighbours (up to ``max_k``) until their list ends below the floor.
 
     Example:
         >>> idx = VectorIndex(dim=2)
@@ -196,25 +201,38 @@ def knn_pairs(index: VectorIndex, floor: float, k: int, on_progress=None, ef: in
         ([(1, 2)], [0.8])
     """
     total, done = index.count, 0
-    parts_a, parts_b, parts_s = [], [], []
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    saturated: list[np.ndarray] = []
     for labels, found, scores in index.iter_neighbours(k, ef=ef):
-        keep = scores >= floor  # (batch, k)
-        rows = np.broadcast_to(labels[:, None], found.shape)[keep]
-        cols = found[keep]
-        parts_a.append(np.minimum(rows, cols))
-        parts_b.append(np.maximum(rows, cols))
-        parts_s.append(scores[keep])
+        parts.append(_above(labels, found, scores, floor))
+        saturated.append(labels[scores[:, -1] >= floor] if scores.shape[1] else labels[:0])
         done += len(labels)
         if on_progress:
             on_progress(done, total, f"Nearest neighbours of {done:,} of {total:,} documents")
-    a, b, s = (np.concatenate(p) if p else np.zeros(0, t)
-               for p, t in ((parts_a, np.int64), (parts_b, np.int64), (parts_s, np.float32)))
+    todo, wider = np.concatenate(saturated) if saturated else np.zeros(0, np.int64), k
+    while len(todo) and wider < min(max_k, total - 1):
+        wider = min(4 * wider, max_k, total - 1)
+        next_todo = []
+        for labels, found, scores in index.iter_neighbours(wider, ef=ef, labels=todo):
+            parts.append(_above(labels, found, scores, floor))
+            next_todo.append(labels[scores[:, -1] >= floor])
+        todo = np.concatenate(next_todo)
+    a, b, s = (np.concatenate([p[i] for p in parts]) if parts else np.zeros(0, t)
+               for i, t in ((0, np.int64), (1, np.int64), (2, np.float32)))
     if len(a) == 0:
         return a, b, s
     order = np.lexsort((-s, b, a))  # for each (a, b), its highest score first
     a, b, s = a[order], b[order], s[order]
     first = np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])]
     return a[first], b[first], s[first]
+
+
+def _above(labels: np.ndarray, found: np.ndarray, scores: np.ndarray, floor: float):
+    """The (a < b, score) pairs of one batch of neighbour lists that reach the floor."""
+    keep = scores >= floor  # (batch, k)
+    rows = np.broadcast_to(labels[:, None], found.shape)[keep]
+    cols = found[keep]
+    return np.minimum(rows, cols), np.maximum(rows, cols), scores[keep]
 
 
 def exact_pairs(keys: dict[int, str]) -> tuple[np.ndarray, np.ndarray]:

@@ -134,8 +134,9 @@ class VectorIndex:
             labels, distances = self._hnsw.knn_query(queries, k=k)
         return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
 
-    def iter_neighbours(self, k: int, batch_size: int = 8192, ef: int | None = None):
-        """The k nearest *other* items of every live item, in batches (the k-NN graph).
+    def iter_neighbours(self, k: int, batch_size: int = 8192, ef: int | None = None,
+                        labels: np.ndarray | None = None):
+        """The k nearest *other* items of every live item (or of ``labels``), in batches.
 
         Yields ``(labels (b,), neighbours (b, k'), scores (b, k'))`` with
         k' = min(k, count - 1), best first, the item itself left out. Exact below
@@ -151,8 +152,8 @@ class VectorIndex:
         """
         if k < 1:
             raise InvalidParameterError(f"k must be at least 1; got {k}.")
-        ids = self.labels()
-        k = min(k, len(ids) - 1)
+        ids = self.labels() if labels is None else np.asarray(labels, dtype=np.int64)
+        k = min(k, self.count - 1)
         if k < 1:
             return
         for start in range(0, len(ids), batch_size):

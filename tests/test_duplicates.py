@@ -245,3 +245,23 @@ def test_iter_neighbours_exact_and_hnsw_agree_with_brute_force(monkeypatch):
         agree = np.mean([len(set(got[a].tolist()) & set(w.tolist())) / 5
                          for a, w in zip(labels[1:].tolist(), want, strict=True)])
         assert agree == 1.0 if exact_max > 300 else agree > 0.95
+
+
+def test_documents_with_more_partners_than_k_are_expanded(monkeypatch):
+    rng = np.random.default_rng(2)
+    centre = rng.normal(size=16)
+    tight = centre + 0.05 * rng.normal(size=(40, 16))  # 40 near-copies: 39 partners each
+    spread = rng.normal(size=(200, 16))
+    vectors = np.concatenate([tight, spread])
+    vectors = (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+    truth = {(i, j) for i in range(240) for j in range(i + 1, 240)
+             if vectors[i] @ vectors[j] >= 0.9}
+    for exact_max in (10_000, 10):  # exact path, then the hnswlib path
+        monkeypatch.setattr("searchapp.index.EXACT_MAX", exact_max)
+        index = VectorIndex(dim=16)
+        index.add(np.arange(240), vectors)
+        a, b, _ = dup.knn_pairs(index, floor=0.9, k=5)
+        found = set(zip(a.tolist(), b.tolist(), strict=True))
+        assert len(truth) >= 780 and found == truth  # k=5 alone would find at most 5 per doc
+        a, b, _ = dup.knn_pairs(index, floor=0.9, k=5, max_k=5)
+        assert len(a) < len(truth)
