@@ -349,8 +349,8 @@ def write(results: dict) -> None:
     merged.update(results)
     path.write_text(json.dumps(merged, indent=2) + "\n")
     lines = ["# Duplicate mining benchmark", "",
-             f"Machine: {os.cpu_count()} CPU cores (shared), torch threads "
-             f"{torch.get_num_threads()}. Written by benchmarks/duplicates_mining.py.", ""]
+             f"Machine: {os.cpu_count()} CPU cores shared with other jobs (load 8-14 during "
+             "these runs). Written by benchmarks/duplicates_mining.py.", ""]
     for part, values in merged.items():
         lines += [f"## {part}", "", "| metric | value |", "|---|---|"]
         lines += [f"| {k} | {v} |" for k, v in values.items()]
