@@ -12,10 +12,11 @@ PAGES = [
     st.Page("searchapp/ui/pages/upload.py", title="Upload", icon=":material/upload_file:",
             default=True),
     st.Page("searchapp/ui/pages/search.py", title="Search", icon=":material/search:"),
+    st.Page("searchapp/ui/pages/duplicates.py", title="Duplicates",
+            icon=":material/content_copy:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
     # Later pages go here, each a st.Page(...) like the ones above:
     #   Models      searchapp/ui/pages/models.py      (fine-tuning, model cards)
-    #   Duplicates  searchapp/ui/pages/duplicates.py  (duplicate pairs and groups)
     #   Clusters    searchapp/ui/pages/clusters.py    (embedding clusters, 2-D map)
 ]
 

@@ -16,6 +16,7 @@ import logging
 import os
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 from searchapp.errors import SearchAppError
 
@@ -196,6 +197,105 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_duplicates(args: argparse.Namespace) -> int:
+    from searchapp import duplicates as dup
+    from searchapp.search import open_corpus
+
+    if not args.corpus:
+        raise SearchAppError("Say which corpus: searchapp duplicates --corpus NAME")
+    app = _app()
+    report = dup.find_duplicates(app, args.corpus, args.threshold, args.k, compute=False)
+    if report is None and open_corpus(app, args.corpus).index.count <= dup.INLINE_MAX:
+        report = dup.find_duplicates(app, args.corpus, args.threshold, args.k)
+    elif report is None:
+        job_id = dup.request_mining(app, args.corpus, args.threshold, args.k)
+        if wait_for_job(app, job_id, f"duplicates job {job_id}") != 0:
+            return 1
+        report = dup.find_duplicates(app, args.corpus, args.threshold, args.k, compute=False)
+    if args.json:
+        _print_json(report.as_dict())
+        return 0
+    if args.out:
+        out = Path(args.out)
+        groups_out = out.with_name(out.stem + "-groups.csv")
+        dup.pairs_frame(report).to_csv(out, index=False)
+        dup.groups_frame(report).to_csv(groups_out, index=False)
+        print(f"Wrote {len(report.pairs)} pairs to {out} and {len(report.groups)} groups "
+              f"to {groups_out}.")
+        return 0
+    exact = sum(p.exact for p in report.pairs)
+    how = "stored result" if report.reused else f"mined in {report.seconds:.2f} s"
+    print(f"Corpus {report.corpus!r} ({report.documents} documents, {report.model}), threshold "
+          f"{report.threshold:.3f}, k={report.k} ({report.method}, {how}): "
+          f"{len(report.pairs)} pairs ({exact} exact), {len(report.groups)} groups.")
+    _print_table([{"score": f"{p.score:.3f}", "exact": "yes" if p.exact else "",
+                   "a": p.a, "b": p.b, "a_text": _short(p.a_text), "b_text": _short(p.b_text)}
+                  for p in report.pairs[:args.limit]],
+                 ["score", "exact", "a", "b", "a_text", "b_text"])
+    for g in report.groups[:args.limit]:
+        print(f"group of {g.size}, representative [{g.representative}] {_short(g.texts[0], 60)}")
+        for member, score, text in list(zip(g.members, g.scores, g.texts, strict=True))[1:]:
+            print(f"    {score:.3f}  [{member}]  {_short(text, 60)}")
+    return 0
+
+
+def _short(text: str, width: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def cmd_duplicates_check(args: argparse.Namespace) -> int:
+    from searchapp.duplicates import check
+
+    app = _app()
+    matches = check(app, args.corpus, args.question, args.threshold)
+    added = None
+    if args.add:
+        from searchapp.duplicates import add_question
+
+        summary = add_question(app, args.corpus, args.question, args.id)
+        added = {"added": summary.added, "job_id": summary.job_id}
+    if args.json:
+        _print_json({"matches": [m.as_dict() for m in matches]}
+                    | ({"added": added} if added else {}))
+        return 0
+    if not matches:
+        print("No likely duplicates above the threshold.")
+    for m in matches:
+        print(f"{m.score:.3f}{' exact' if m.exact else ''}  [{m.id}]  {m.text}")
+    if added:
+        print(f"Added to {args.corpus!r}; embedding job {added['job_id']} queued "
+              "(`searchapp worker` runs it)." if added["job_id"] else
+              f"Already in {args.corpus!r}: nothing added.")
+    return 0
+
+
+def cmd_duplicates_calibrate(args: argparse.Namespace) -> int:
+    from searchapp.calibration import Calibration, read_labelled_pairs, save_threshold
+    from searchapp.jobs import queue
+
+    app = _app()
+    model = args.model or app.settings.model
+    path = Path(args.pairs).expanduser().resolve()
+    pairs = read_labelled_pairs(path)  # fails here, before a job, on a bad file
+    job_id = queue.enqueue(app.db, "calibrate", {"model": model, "path": str(path),
+                                                 "filename": path.name})
+    if wait_for_job(app, job_id, f"calibrate job {job_id}") != 0:
+        return 1
+    cal = Calibration(**queue.get(app.db, job_id).result)
+    if args.save:
+        save_threshold(app, cal)
+    if args.json:
+        _print_json({k: v for k, v in cal.as_dict().items() if k != "curve"} | {"saved": args.save})
+        return 0
+    print(f"{model} on {len(pairs):,} labelled pairs ({cal.positives:,} duplicates) from "
+          f"{path.name}: AP {cal.ap:.2f}, best F1 {cal.f1:.2f} at threshold {cal.threshold:.3f} "
+          f"(precision {cal.precision:.2f}, recall {cal.recall:.2f}).")
+    print(f"Saved {cal.threshold:.3f} as the duplicate threshold of {model}." if args.save else
+          "Use it as the model's duplicate threshold: add --save.")
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
@@ -239,6 +339,32 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("worker", help="run background jobs until stopped")
     c.add_argument("--once", action="store_true", help="run what is queued, then exit")
     c.set_defaults(func=cmd_worker)
+
+    c = sub.add_parser("duplicates", help="duplicate pairs and groups of a corpus; "
+                       "`duplicates check` tests a new question, `duplicates calibrate` a model")
+    c.add_argument("--corpus")
+    c.add_argument("--threshold", type=float, help="cosine threshold (default: the model's)")
+    c.add_argument("--k", type=int, default=10, help="nearest neighbours per document")
+    c.add_argument("--limit", type=int, default=20, help="pairs and groups printed")
+    out = c.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true")
+    out.add_argument("--out", metavar="FILE.csv", help="write pairs (and FILE-groups.csv)")
+    c.set_defaults(func=cmd_duplicates)
+    actions = c.add_subparsers(dest="action", metavar="ACTION")
+    a = actions.add_parser("check", help="likely duplicates of a new question")
+    a.add_argument("--corpus", required=True)
+    a.add_argument("question")
+    a.add_argument("--threshold", type=float)
+    a.add_argument("--add", action="store_true", help="then add the question to the corpus")
+    a.add_argument("--id", help="id for the added question (default: from its text)")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_duplicates_check)
+    a = actions.add_parser("calibrate", help="AP and best-F1 threshold on labelled pairs")
+    a.add_argument("--model", help="model name (default: SEARCHAPP_MODEL)")
+    a.add_argument("--pairs", required=True, help="CSV/TSV(.gz) with sentence1, sentence2, label")
+    a.add_argument("--save", action="store_true", help="store the threshold for the model")
+    a.add_argument("--json", action="store_true")
+    a.set_defaults(func=cmd_duplicates_calibrate)
 
     c = sub.add_parser("models", help="list models with their metrics")
     c.add_argument("--json", action="store_true")

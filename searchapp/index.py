@@ -134,6 +134,40 @@ class VectorIndex:
             labels, distances = self._hnsw.knn_query(queries, k=k)
         return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
 
+    def iter_neighbours(self, k: int, batch_size: int = 8192, ef: int | None = None,
+                        labels: np.ndarray | None = None):
+        """The k nearest *other* items of every live item (or of ``labels``), in batches.
+
+        Yields ``(labels (b,), neighbours (b, k'), scores (b, k'))`` with
+        k' = min(k, count - 1), best first, the item itself left out. Exact below
+        ``EXACT_MAX``; above it one batched hnswlib query per batch (it runs on all
+        cores), with ``ef`` (default ``max(2k, 32)``) trading speed for recall.
+
+        Example:
+            >>> idx = VectorIndex(dim=2)
+            >>> idx.add(np.array([1, 2, 3]),
+            ...         np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32))
+            >>> [(a.tolist(), n.tolist()) for a, n, _ in idx.iter_neighbours(k=1)]
+            [([1, 2, 3], [[2], [1], [2]])]
+        """
+        if k < 1:
+            raise InvalidParameterError(f"k must be at least 1; got {k}.")
+        ids = self.labels() if labels is None else np.asarray(labels, dtype=np.int64)
+        k = min(k, self.count - 1)
+        if k < 1:
+            return
+        for start in range(0, len(ids), batch_size):
+            batch = ids[start:start + batch_size]
+            with self._lock:
+                queries = self.vectors(batch)  # (b, dim)
+                if self.count <= EXACT_MAX:
+                    found, scores = self._exact_search(queries, k + 1)
+                else:
+                    self._hnsw.set_ef(max(ef or 2 * k, k + 1, 32))
+                    found, distances = self._hnsw.knn_query(queries, k=k + 1)
+                    found, scores = found.astype(np.int64), (1.0 - distances).astype(np.float32)
+            yield (batch, *_drop_self(batch, found, scores))
+
     def _exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self._exact is None:
             ids = self.labels()
@@ -198,6 +232,15 @@ class VectorIndex:
             return json.loads(meta_path(path).read_text(encoding="utf-8")).get("fingerprint")
         except (OSError, ValueError):
             return None
+
+
+def _drop_self(labels: np.ndarray, found: np.ndarray, scores: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Remove each row's own label from its k+1 results (or its last one when absent)."""
+    keep = found != labels[:, None]  # (b, k+1): False where the item found itself
+    keep[keep.all(axis=1), -1] = False  # an identical twin may push the item out of its list
+    width = found.shape[1] - 1
+    return found[keep].reshape(-1, width), scores[keep].reshape(-1, width)
 
 
 def meta_path(path: Path) -> Path:

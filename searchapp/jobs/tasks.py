@@ -6,8 +6,8 @@ on from what the database holds. Kinds map to "module:function" and are
 imported on first use, so the worker only loads what it runs.
 
 Example:
-    >>> sorted(TASKS)[:1]
-    ['clusters']
+    >>> sorted(TASKS)[:2]
+    ['calibrate', 'clusters']
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ TASKS: dict[str, str] = {
     "embed": "searchapp.jobs.embed_task:embed_corpus",
     "finetune": "searchapp.training.task:finetune",
     "duplicates": "searchapp.duplicates:duplicates_task",
+    "calibrate": "searchapp.calibration:calibrate_task",
     "clusters": "searchapp.clusters:clusters_task",
 }
 

@@ -159,6 +159,24 @@ def documents_by_id(s: Session, ids: list[int]) -> dict[int, Document]:
     return out
 
 
+def document_texts(s: Session, corpus_id: int, ids: list[int] | None = None
+                   ) -> dict[int, tuple[str, str]]:
+    """{id: (external_id, text)} for the given documents of a corpus, or for all of them.
+
+    Two columns only, no ORM objects: fast enough for every document of a large corpus.
+    """
+    q = select(Document.id, Document.external_id, Document.text).where(
+        Document.corpus_id == corpus_id)
+    if ids is None:
+        return {i: (e, t) for i, e, t in s.execute(q).all()}
+    out: dict[int, tuple[str, str]] = {}
+    wanted = [int(i) for i in ids]
+    for start in range(0, len(wanted), 900):  # stay under SQLite's variable limit
+        chunk = wanted[start:start + 900]
+        out.update({i: (e, t) for i, e, t in s.execute(q.where(Document.id.in_(chunk))).all()})
+    return out
+
+
 def document_by_external_id(s: Session, corpus_id: int, external_id: str) -> Document | None:
     return s.scalar(select(Document).where(
         Document.corpus_id == corpus_id, Document.external_id == external_id))
@@ -181,6 +199,16 @@ def get_or_create_model(s: Session, name: str, dimension: int, **fields) -> Mode
             f"Model {name!r} is registered with dimension {model.dimension}, but the folder "
             f"now gives {dimension}. Register it under a new name."
         )
+    return model
+
+
+def update_model_info(s: Session, name: str, **fields) -> Model:
+    """Merge ``fields`` into a registered model's ``info`` JSON (e.g. a calibrated threshold)."""
+    model = find_model(s, name)
+    if model is None:
+        raise ModelError(f"Model {name!r} is not registered yet; use it for a corpus first.")
+    model.info = {**(model.info or {}), **fields}  # a new dict, so the JSON column is saved
+    s.flush()
     return model
 
 
@@ -257,6 +285,13 @@ def get_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_ke
     return s.scalar(select(Analysis).where(
         Analysis.corpus_id == corpus_id, Analysis.model_id == model_id,
         Analysis.kind == kind, Analysis.params_key == params_key))
+
+
+def analyses(s: Session, corpus_id: int, model_id: int, kind: str) -> list[Analysis]:
+    """Every stored result of ``kind`` for (corpus, model), newest first."""
+    return list(s.scalars(select(Analysis).where(
+        Analysis.corpus_id == corpus_id, Analysis.model_id == model_id, Analysis.kind == kind
+    ).order_by(Analysis.created_at.desc(), Analysis.id.desc())))
 
 
 def save_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_key: str,

@@ -1,0 +1,172 @@
+"""The duplicate threshold of a model: a default, or one calibrated on labelled pairs.
+
+A cosine threshold means different things for different encoders, so each model
+has its own. Without labelled data the app uses ``DEFAULT_THRESHOLDS`` (see the
+README for why 0.80 for all-MiniLM-L6-v2). With a file of labelled pairs
+(sentence1, sentence2, label 0/1) ``calibrate`` computes average precision, the
+precision-recall curve and the best-F1 threshold with ``searchapp.evaluation``;
+``save_threshold`` stores that threshold in the model's ``info`` JSON, where
+``threshold_for`` finds it from then on.
+
+Example:
+    >>> pairs = read_labelled_pairs(b"sentence1,sentence2,label\\na,b,1\\nc,d,0\\n", "p.csv")
+    >>> pairs.labels.tolist(), pairs.first
+    ([1, 0], ['a', 'c'])
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from searchapp.context import App
+from searchapp.errors import InvalidParameterError, TrainingDataError, check_range
+from searchapp.evaluation import encode_pairs, pair_metrics, precision_recall_curve
+from searchapp.ingest import read_table
+from searchapp.store import repo
+
+DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2": 0.80}
+FALLBACK_THRESHOLD = 0.80  # models without a default or a calibration
+INFO_KEY = "duplicate_threshold"  # models.info[INFO_KEY] = {"threshold": ..., "ap": ..., ...}
+FIRST_COLUMNS = ("sentence1", "question1", "text1", "s1", "premise", "a")
+SECOND_COLUMNS = ("sentence2", "question2", "text2", "s2", "hypothesis", "b")
+LABEL_COLUMNS = ("label", "is_duplicate", "is_paraphrase", "duplicate", "paraphrase")
+CURVE_POINTS = 400  # the stored precision-recall curve is thinned to about this many points
+
+
+@dataclass(frozen=True)
+class LabelledPairs:
+    """Text pairs with a 0/1 duplicate label each."""
+
+    first: list[str]
+    second: list[str]
+    labels: np.ndarray  # (n,) int
+
+    def __len__(self) -> int:
+        return len(self.labels)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A model's scores on labelled pairs: AP, best-F1 threshold, and the PR curve (×100)."""
+
+    model: str
+    threshold: float
+    ap: float
+    f1: float
+    precision: float
+    recall: float
+    pairs: int
+    positives: int
+    curve: dict  # {"precision": [...], "recall": [...], "threshold": [...]}, ×1, high → low
+    source: str = ""
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def _pick(columns: list[str], names: tuple[str, ...], role: str) -> str:
+    by_lower = {c.lower(): c for c in columns}
+    for name in names:
+        if name in by_lower:
+            return by_lower[name]
+    raise TrainingDataError(
+        f"No {role} column. Name it one of: {', '.join(names)}. "
+        f"Columns in the file: {', '.join(columns)}.")
+
+
+def read_labelled_pairs(source: bytes | str | Path, filename: str | None = None
+                        ) -> LabelledPairs:
+    """Read a CSV/TSV/JSONL (optionally .gz) of (sentence1, sentence2, label 0/1) rows.
+
+    Column names are matched case-insensitively (``question1``/``question2``/
+    ``is_duplicate`` as in Quora, ``is_paraphrase`` as in MRPC also work).
+    """
+    frame = read_table(source, filename).frame
+    columns = [str(c) for c in frame.columns]
+    first = _pick(columns, FIRST_COLUMNS, "first-sentence")
+    second = _pick(columns, SECOND_COLUMNS, "second-sentence")
+    label = _pick(columns, LABEL_COLUMNS, "label")
+    raw = frame[label].astype(str).str.strip()
+    bad = raw[~raw.isin(["0", "1", "0.0", "1.0"])]
+    if len(bad):
+        raise TrainingDataError(
+            f"Labels must be 0 or 1; row {bad.index[0] + 1} has {bad.iloc[0]!r}.")
+    labels = raw.astype(float).astype(int).to_numpy()
+    if labels.sum() == 0 or labels.sum() == len(labels):
+        raise TrainingDataError("Calibration needs pairs of both labels (some 1, some 0).")
+    return LabelledPairs(frame[first].astype(str).tolist(), frame[second].astype(str).tolist(),
+                         labels)
+
+
+def calibrate(app: App, model_name: str, pairs: LabelledPairs, source: str = "") -> Calibration:
+    """Score the pairs with the model; AP, best-F1 threshold and PR curve.
+
+    Example:
+        >>> cal = calibrate(app, "all-MiniLM-L6-v2", read_labelled_pairs("mrpc.tsv.gz"))
+        ... # doctest: +SKIP
+        >>> cal.ap, cal.threshold                                      # doctest: +SKIP
+        (85.5, 0.5733)
+    """
+    started = time.monotonic()
+    sims = encode_pairs(app.encoder(model_name), pairs.first, pairs.second)  # (n,)
+    metrics = pair_metrics(sims, pairs.labels)
+    precision, recall, thresholds = precision_recall_curve(sims, pairs.labels)
+    step = max(1, len(thresholds) // CURVE_POINTS)
+    keep = np.r_[np.arange(0, len(thresholds), step), len(thresholds) - 1]
+    curve = {"precision": np.round(precision[keep], 4).tolist(),
+             "recall": np.round(recall[keep], 4).tolist(),
+             "threshold": np.round(thresholds[keep], 4).tolist()}
+    return Calibration(model_name, metrics["threshold"], metrics["ap"], metrics["f1"],
+                       metrics["precision"], metrics["recall"], metrics["n"],
+                       int(pairs.labels.sum()), curve, source,
+                       round(time.monotonic() - started, 2))
+
+
+def save_threshold(app: App, calibration: Calibration) -> None:
+    """Make the calibrated threshold the model's duplicate threshold (stored in models.info)."""
+    app.model_ref(calibration.model)  # registers the model on first use
+    with app.db.session() as s:
+        repo.update_model_info(s, calibration.model, **{INFO_KEY: calibration.as_dict()})
+
+
+def stored_calibration(app: App, model_name: str) -> dict | None:
+    """The calibration saved for a model (a Calibration as a dict), if any."""
+    with app.db.session() as s:
+        model = repo.find_model(s, model_name)
+        return (model.info or {}).get(INFO_KEY) if model else None
+
+
+def threshold_for(app: App, model_name: str) -> tuple[float, str]:
+    """The model's duplicate threshold and where it comes from ("calibrated" or "default")."""
+    stored = stored_calibration(app, model_name)
+    if stored:
+        return float(stored["threshold"]), "calibrated"
+    return DEFAULT_THRESHOLDS.get(model_name, FALLBACK_THRESHOLD), "default"
+
+
+def resolve_threshold(app: App, model_name: str, threshold: float | None) -> float:
+    """``threshold`` checked to lie in [0, 1], or the model's own when None."""
+    if threshold is None:
+        return threshold_for(app, model_name)[0]
+    try:
+        return float(check_range("threshold", float(threshold), 0.0, 1.0))
+    except (TypeError, ValueError) as exc:
+        raise InvalidParameterError(f"threshold must be a number; got {threshold!r}.") from exc
+
+
+def calibrate_task(ctx, payload: dict) -> dict:
+    """Worker task ``calibrate``: payload {"model", "path", "filename", "save": bool}."""
+    path = Path(payload["path"])
+    pairs = read_labelled_pairs(path, payload.get("filename") or path.name)
+    ctx.progress(0, len(pairs), f"Scoring {len(pairs)} labelled pairs", force=True)
+    calibration = calibrate(ctx.app, payload["model"], pairs,
+                            source=payload.get("filename") or path.name)
+    if payload.get("save"):
+        save_threshold(ctx.app, calibration)
+    ctx.progress(len(pairs), len(pairs), "Done", force=True)
+    return calibration.as_dict()

@@ -1,0 +1,256 @@
+"""Duplicates page: the duplicate pairs and groups of a corpus, a check for a new question,
+and the threshold (calibrated on labelled pairs when the user has some).
+
+Mining and calibration run as worker jobs; the page enqueues them and polls.
+A stored mining result is filtered here for any threshold at or above the one it
+was mined at, so moving the slider up needs no job. Checking one question is an
+encoder pass and an index query, fast enough to run in the page.
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import streamlit as st
+
+from searchapp import calibration as cal
+from searchapp import duplicates as dup
+from searchapp.errors import SearchAppError
+from searchapp.jobs import queue
+from searchapp.jobs import worker as jobs_worker
+from searchapp.store import repo
+from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
+from searchapp.ui.resources import get_app
+
+SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
+SHOWN_GROUPS = 100
+CAL_JOB = "dup-calibrate-job"
+CHECKED = "dup-checked"
+
+
+def start_worker() -> None:
+    """Make sure a background worker runs what was just queued."""
+    jobs_worker.ensure_worker(app.settings)
+
+
+def job_panel(job_id: int, label: str) -> None:
+    """A progress bar, refreshed every second; the page reruns when the job ends."""
+
+    @st.fragment(run_every=1.0)
+    def panel() -> None:
+        job = queue.get(app.db, job_id)
+        if job.finished:
+            st.rerun()
+        detail = f"{job.progress_done:,} of {job.progress_total:,}" if job.progress_total \
+            else "waiting for the background worker"
+        st.progress(job.fraction, text=f"{label}: {job.status} · {detail}")
+
+    panel()
+
+
+def last_job(kind: str, corpus: str) -> queue.JobView | None:
+    return next((j for j in queue.recent(app.db, 50)
+                 if j.kind == kind and j.payload.get("corpus") == corpus), None)
+
+
+def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None) -> None:
+    exact = sum(p.exact for p in report.pairs)
+    cols = st.columns(4)
+    cols[0].metric("Pairs", f"{len(report.pairs):,}")
+    cols[1].metric("Exact duplicates", f"{exact:,}")
+    cols[2].metric("Groups", f"{len(report.groups):,}")
+    cols[3].metric("Documents", f"{report.documents:,}")
+    how = "stored result" if report.reused else "just mined"
+    st.caption(f"k = {report.k} nearest neighbours per document, {report.method} search, "
+               f"{how} (mining took {report.seconds:.2f} s).")
+    if not report.pairs:
+        st.info("No pair reaches this threshold. Lower it to see weaker candidates.")
+        return
+    pairs = dup.pairs_frame(report)
+    groups = dup.groups_frame(report)
+    left, right = st.columns(2)
+    left.download_button("Download pairs (CSV)", pairs.to_csv(index=False),
+                         file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
+                         icon=":material/download:")
+    right.download_button("Download groups (CSV)", groups.to_csv(index=False),
+                          file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
+                          icon=":material/download:")
+    st.plotly_chart(score_histogram(pairs["score"], report.threshold, calibrated),
+                    width="stretch")
+    st.subheader("Pairs")
+    if len(pairs) > SHOWN_PAIRS:
+        st.caption(f"The {SHOWN_PAIRS} best of {len(pairs):,}; the CSV has them all.")
+    st.dataframe(
+        pairs.head(SHOWN_PAIRS)[["score", "exact", "a_text", "b_text", "a", "b"]],
+        hide_index=True, width="stretch",
+        column_config={
+            "score": st.column_config.NumberColumn("Score", format="%.3f"),
+            "exact": st.column_config.CheckboxColumn("Exact", help="same normalised text"),
+            "a_text": st.column_config.TextColumn("Question A", width="large"),
+            "b_text": st.column_config.TextColumn("Question B", width="large"),
+            "a": "id A", "b": "id B"})
+    st.subheader("Groups")
+    st.caption("Each group keeps only members within the threshold of its representative "
+               "(the member closest to all the others), so a chain of near-duplicates "
+               "cannot pull in unrelated questions.")
+    for n, group in enumerate(report.groups[:SHOWN_GROUPS], start=1):
+        with st.expander(f"{group.size} questions · {group.texts[0][:100]}"):
+            st.dataframe(groups[groups["group"] == n][["member", "score", "text"]],
+                         hide_index=True, width="stretch",
+                         column_config={"score": st.column_config.NumberColumn(
+                             "Cosine to representative", format="%.3f")})
+
+
+def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -> None:
+    try:
+        report = dup.find_duplicates(app, corpus, threshold, k, compute=False)
+    except SearchAppError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return
+    if report is not None:
+        show_pairs_and_groups(report, calibrated)
+        return
+    job = queue.active_for(app.db, dup.KIND, "corpus", corpus)
+    if job is not None:
+        job_panel(job.id, f"Finding duplicates in {corpus!r}")
+        return
+    failed = last_job(dup.KIND, corpus)
+    if failed is not None and failed.status == "failed":
+        st.error(f"The last run failed: {failed.error}", icon=":material/error:")
+    st.info(f"{corpus!r} has not been mined for k = {k} at this threshold yet (or it changed "
+            "since). Mining runs in the background; results are kept until the corpus changes.")
+    if st.button("Find duplicates", type="primary", icon=":material/content_copy:"):
+        try:
+            dup.request_mining(app, corpus, threshold, k)
+            start_worker()
+        except SearchAppError as exc:
+            st.error(str(exc), icon=":material/error:")
+            return
+        st.rerun()
+
+
+def check_tab(corpus: str, threshold: float) -> None:
+    question = st.text_area("New question", key="dup-question",
+                            placeholder="Paste a question to see whether it was asked before")
+    if st.button("Check", icon=":material/search:"):
+        try:
+            matches = dup.check(app, corpus, question, threshold)
+        except SearchAppError as exc:
+            st.error(str(exc), icon=":material/error:")
+            return
+        st.session_state[CHECKED] = (corpus, question, threshold, matches)
+    checked = st.session_state.get(CHECKED)
+    if not checked or checked[:3] != (corpus, question, threshold):
+        return
+    matches = checked[3]
+    if matches:
+        st.warning(f"{len(matches)} likely duplicate(s) at cosine ≥ {threshold:.2f}.",
+                   icon=":material/content_copy:")
+        st.dataframe([m.as_dict() | {"exact": m.exact} for m in matches], hide_index=True,
+                     width="stretch",
+                     column_config={"score": st.column_config.NumberColumn(format="%.3f"),
+                                    "text": st.column_config.TextColumn(width="large")})
+    else:
+        st.success(f"No question in {corpus!r} reaches cosine {threshold:.2f}: it looks new.",
+                   icon=":material/check_circle:")
+    if st.button("Add it to the corpus", icon=":material/add:"):
+        try:
+            summary = dup.add_question(app, corpus, question)
+        except SearchAppError as exc:
+            st.error(str(exc), icon=":material/error:")
+            return
+        if summary.job_id is not None:
+            start_worker()
+            st.success(f"Added; embedding job {summary.job_id} is queued.")
+        else:
+            st.info("That exact question is already stored.")
+
+
+def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
+    if stored:
+        st.markdown(f"**Calibrated threshold of {model}: {stored['threshold']:.3f}** "
+                    f"(best F1 {stored['f1']:.1f}, AP {stored['ap']:.1f}, "
+                    f"{stored['pairs']:,} pairs from {stored.get('source') or 'a file'}).")
+        st.plotly_chart(precision_recall_figure(stored["curve"], stored["threshold"], threshold),
+                        width="stretch", key="stored-curve")
+    st.caption("Upload labelled pairs (columns sentence1, sentence2, label 0/1; CSV, TSV or "
+               "JSONL, optionally .gz) to measure average precision and the precision-recall "
+               "curve, and find the threshold with the best F1 for this model.")
+    upload = st.file_uploader("Labelled pairs", type=["csv", "tsv", "jsonl", "gz"])
+    if upload is not None and st.button("Compute AP and threshold", icon=":material/tune:"):
+        path = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{Path(upload.name).name}"
+        path.write_bytes(upload.getvalue())
+        try:
+            cal.read_labelled_pairs(path, upload.name)  # a bad file fails here, not in the job
+        except SearchAppError as exc:
+            path.unlink(missing_ok=True)
+            st.error(str(exc), icon=":material/error:")
+            return
+        job_id = queue.enqueue(app.db, "calibrate",
+                               {"model": model, "path": str(path), "filename": upload.name})
+        start_worker()
+        st.session_state[CAL_JOB] = job_id
+    job_id = st.session_state.get(CAL_JOB)
+    if job_id is None:
+        return
+    job = queue.get(app.db, job_id)
+    if not job.finished:
+        job_panel(job_id, "Scoring the labelled pairs")
+    elif job.status != "succeeded":
+        st.error(f"Calibration {job.status}: {job.error or ''}", icon=":material/error:")
+    else:
+        result = cal.Calibration(**job.result)
+        st.markdown(f"On **{result.pairs:,} pairs** ({result.positives:,} duplicates) from "
+                    f"{result.source}: AP **{result.ap:.2f}**, best F1 **{result.f1:.2f}** "
+                    f"at threshold **{result.threshold:.3f}** (precision {result.precision:.1f}, "
+                    f"recall {result.recall:.1f}).")
+        st.plotly_chart(precision_recall_figure(result.curve, result.threshold, threshold),
+                        width="stretch", key="new-curve")
+        if st.button(f"Use {result.threshold:.3f} as the threshold of {result.model}",
+                     type="primary"):
+            cal.save_threshold(app, result)
+            st.session_state.pop(CAL_JOB, None)
+            st.rerun()
+
+
+app = get_app()
+st.title("Duplicates")
+with app.db.session() as session:
+    summaries = repo.summaries(session)
+if not summaries:
+    st.info("No corpus yet: add one on the Upload page.", icon=":material/info:")
+    st.stop()
+
+names = [c.name for c in summaries]
+corpus_name = st.selectbox("Corpus", names, key="dup-corpus")
+model_name = summaries[names.index(corpus_name)].model_name
+default, source = cal.threshold_for(app, model_name)
+calibration = cal.stored_calibration(app, model_name)
+slider_key = f"dup-threshold-{model_name}-{default:.4f}"  # a new calibration resets it
+initial = float(round(default, 2))
+
+left, right = st.columns([3, 1])
+chosen = left.slider(
+    "Threshold (cosine)", min_value=0.4, max_value=1.0, value=initial,
+    step=0.01, key=slider_key,
+    help="Pairs at or above this cosine count as duplicates (exact duplicates always do).")
+k_value = right.number_input("Neighbours per document (k)", min_value=1, max_value=dup.MAX_K,
+                             value=dup.DEFAULT_K, step=1, key="dup-k")
+marker = f"{source} threshold of {model_name}: **{default:.3f}**"
+if calibration is None:
+    marker += " (calibrate it on labelled pairs in the last tab)"
+left.caption(f"▲ {marker}")
+if abs(chosen - initial) > 1e-9:
+    left.button(f"Back to {initial:.2f}", key="dup-reset",
+                on_click=lambda: st.session_state.update({slider_key: initial}))
+
+pairs_view, check_view, calibrate_view = st.tabs(
+    ["Pairs and groups", "Check a new question", "Threshold calibration"])
+with pairs_view:
+    pairs_tab(corpus_name, float(chosen), int(k_value),
+              calibration["threshold"] if calibration else None)
+with check_view:
+    check_tab(corpus_name, float(chosen))
+with calibrate_view:
+    calibrate_tab(model_name, float(chosen), calibration)
