@@ -32,6 +32,7 @@ def fresh_resources(monkeypatch, data_dir):
     spawned: list[str] = []
     monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
                         lambda settings: spawned.append(str(settings.data_dir)) or 0)
+    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
     st.cache_resource.clear()
     yield spawned
     st.cache_resource.clear()

@@ -18,35 +18,15 @@ from searchapp import calibration as cal
 from searchapp import duplicates as dup
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
-from searchapp.jobs import worker as jobs_worker
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.resources import get_app
+from searchapp.ui.common import job_progress, page_app
+from searchapp.ui.resources import ensure_background_worker
 
 SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
 SHOWN_GROUPS = 100
 CAL_JOB = "dup-calibrate-job"
 CHECKED = "dup-checked"
-
-
-def start_worker() -> None:
-    """Make sure a background worker runs what was just queued."""
-    jobs_worker.ensure_worker(app.settings)
-
-
-def job_panel(job_id: int, label: str) -> None:
-    """A progress bar, refreshed every second; the page reruns when the job ends."""
-
-    @st.fragment(run_every=1.0)
-    def panel() -> None:
-        job = queue.get(app.db, job_id)
-        if job.finished:
-            st.rerun()
-        detail = f"{job.progress_done:,} of {job.progress_total:,}" if job.progress_total \
-            else "waiting for the background worker"
-        st.progress(job.fraction, text=f"{label}: {job.status} · {detail}")
-
-    panel()
 
 
 def last_job(kind: str, corpus: str) -> queue.JobView | None:
@@ -113,7 +93,7 @@ def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -
         return
     job = queue.active_for(app.db, dup.KIND, "corpus", corpus)
     if job is not None:
-        job_panel(job.id, f"Finding duplicates in {corpus!r}")
+        job_progress(app, job.id, f"Finding duplicates in {corpus!r}")
         return
     failed = last_job(dup.KIND, corpus)
     if failed is not None and failed.status == "failed":
@@ -123,7 +103,7 @@ def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -
     if st.button("Find duplicates", type="primary", icon=":material/content_copy:"):
         try:
             dup.request_mining(app, corpus, threshold, k)
-            start_worker()
+            ensure_background_worker(app)
         except SearchAppError as exc:
             st.error(str(exc), icon=":material/error:")
             return
@@ -161,7 +141,7 @@ def check_tab(corpus: str, threshold: float) -> None:
             st.error(str(exc), icon=":material/error:")
             return
         if summary.job_id is not None:
-            start_worker()
+            ensure_background_worker(app)
             st.success(f"Added; embedding job {summary.job_id} is queued.")
         else:
             st.info("That exact question is already stored.")
@@ -189,14 +169,14 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
             return
         job_id = queue.enqueue(app.db, "calibrate",
                                {"model": model, "path": str(path), "filename": upload.name})
-        start_worker()
+        ensure_background_worker(app)
         st.session_state[CAL_JOB] = job_id
     job_id = st.session_state.get(CAL_JOB)
     if job_id is None:
         return
     job = queue.get(app.db, job_id)
     if not job.finished:
-        job_panel(job_id, "Scoring the labelled pairs")
+        job_progress(app, job_id, "Scoring the labelled pairs")
     elif job.status != "succeeded":
         st.error(f"Calibration {job.status}: {job.error or ''}", icon=":material/error:")
     else:
@@ -214,7 +194,7 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
             st.rerun()
 
 
-app = get_app()
+app = page_app()
 st.title("Duplicates")
 with app.db.session() as session:
     summaries = repo.summaries(session)
