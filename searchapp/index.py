@@ -134,6 +134,36 @@ class VectorIndex:
             labels, distances = self._hnsw.knn_query(queries, k=k)
         return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
 
+    def knn_graph(self, k: int, batch: int = 4096) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest other items of every live item, rows in ``labels()`` order.
+
+        Returns (labels (n, k'), scores (n, k')) with k' = min(k, count - 1), best
+        first; an item is never its own neighbour. Exact or HNSW as ``search`` is.
+
+        Example:
+            >>> idx = VectorIndex(dim=2)
+            >>> idx.add(np.array([1, 2, 3]),
+            ...         np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32))
+            >>> idx.knn_graph(1)[0].tolist()
+            [[2], [1], [2]]
+        """
+        ids = self.labels()
+        k = min(k, len(ids) - 1)
+        if k < 1:
+            empty = np.zeros((len(ids), 0))
+            return empty.astype(np.int64), empty.astype(np.float32)
+        out_labels = np.empty((len(ids), k), dtype=np.int64)
+        out_scores = np.empty((len(ids), k), dtype=np.float32)
+        for start in range(0, len(ids), batch):
+            own = ids[start:start + batch]
+            labels, scores = self.search(self.vectors(own), k + 1)  # (b, k+1), self included
+            # Drop each row's own label; where HNSW missed it, drop the last column instead.
+            keep = labels != own[:, None]
+            keep[keep.all(axis=1), -1] = False
+            out_labels[start:start + len(own)] = labels[keep].reshape(len(own), k)
+            out_scores[start:start + len(own)] = scores[keep].reshape(len(own), k)
+        return out_labels, out_scores
+
     def _exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self._exact is None:
             ids = self.labels()

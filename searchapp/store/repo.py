@@ -159,6 +159,13 @@ def documents_by_id(s: Session, ids: list[int]) -> dict[int, Document]:
     return out
 
 
+def document_texts(s: Session, corpus_id: int) -> dict[int, tuple[str, str]]:
+    """Every document of a corpus as id → (external id, text), in one light query."""
+    q = select(Document.id, Document.external_id, Document.text).where(
+        Document.corpus_id == corpus_id)
+    return {i: (ext, text) for i, ext, text in s.execute(q).tuples()}
+
+
 def document_by_external_id(s: Session, corpus_id: int, external_id: str) -> Document | None:
     return s.scalar(select(Document).where(
         Document.corpus_id == corpus_id, Document.external_id == external_id))
