@@ -9,7 +9,8 @@ Three methods, all on the corpus' unit vectors:
   pairs, so it scales to corpora of any size. A centre whose k neighbours all
   pass the threshold asks the index for more.
 - ``hdbscan``: scikit-learn's HDBSCAN on a 5-D UMAP reduction (as BERTopic
-  does; PCA when the map is PCA).
+  does; PCA when the map is PCA); documents isolated in the original space
+  (see ``lonely``) stay outliers.
 - ``kmeans``: k-means with a chosen k.
 
 Documents that belong nowhere are outliers (cluster -1), never forced into a
@@ -229,6 +230,24 @@ def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
     return far_members(vectors, model.fit_predict(vectors).astype(np.int64))
 
 
+def lonely(scores: np.ndarray, m: int, z: float = 4.0) -> np.ndarray:
+    """Rows whose m-th neighbour is far less similar than is typical (a boolean mask).
+
+    ``scores`` (n, k) are k-NN cosines in the original space, best first. This
+    is HDBSCAN's core distance, taken before any reduction: a low-dimensional
+    map squeezes isolated documents together, so HDBSCAN there can see a
+    "cluster" of them; here they stay apart.
+
+    Example:
+        >>> lonely(np.array([[.9, .8], [.9, .85], [.8, .8], [.85, .8], [.9, .8], [.2, .1]]), 2)
+        array([False, False, False, False, False,  True])
+    """
+    core = scores[:, min(m, scores.shape[1]) - 1]  # (n,) cosine to the m-th neighbour
+    median = np.median(core)
+    spread = max(1.4826 * np.median(np.abs(core - median)), 0.01)
+    return core < median - z * spread
+
+
 def far_members(vectors: np.ndarray, assign: np.ndarray, z: float = 4.0) -> np.ndarray:
     """Mark as outliers (-1) the members far less similar to their cluster than is typical.
 
@@ -416,7 +435,7 @@ def compute(index: VectorIndex, texts: list[str], params: ClusterParams,
         clock = now
 
     vectors = index.vectors(ids)  # (n, dim), unit length
-    need_graph = params.method == "community" or params.projection == "umap"
+    need_graph = params.method != "kmeans" or params.projection == "umap"
     neighbours = scores = None
     if need_graph:
         report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
@@ -434,7 +453,9 @@ def compute(index: VectorIndex, texts: list[str], params: ClusterParams,
     else:
         reduced, _ = reduce(vectors, 5, params.projection, neighbours, scores, min_dist=0.0)
         lap("reduce_5d")
-        assign = far_members(vectors, hdbscan_clusters(reduced, params.min_size))
+        assign = hdbscan_clusters(reduced, params.min_size)
+        assign[lonely(scores, min(params.min_size, 15))] = -1
+        assign = far_members(vectors, assign)
     assign = by_size(assign)
     lap("cluster")
     report(3, STEPS, f"Drawing the map ({params.projection})")
@@ -543,3 +564,80 @@ def clusters_task(ctx, payload: dict) -> dict:
     return {"corpus": result.corpus, "documents": len(result.ids),
             "clusters": len(result.clusters), "outliers": result.outliers,
             "seconds": result.seconds.get("total")}
+
+
+def active_job(app: App, corpus: str, params: ClusterParams) -> queue.JobView | None:
+    """The queued or running job computing (corpus, params), if any."""
+    return queue.active_for(app.db, KIND, "key", _job_key(corpus, params.validated()))
+
+
+# ---- views: what the map and the cluster list show ------------------------------------
+MAP_MAX_POINTS = 20_000  # more than this and a browser draws the scatter slowly
+SAMPLE_FLOOR = 50  # every cluster keeps at least this many points (or all it has)
+
+
+def sample_evenly(cluster: np.ndarray, max_points: int, seed: int = 0) -> np.ndarray:
+    """Sorted rows to draw: all if few enough, else the same share of every cluster.
+
+    Each cluster (and the outliers) keeps about ``max_points / n`` of its
+    documents, and at least ``SAMPLE_FLOOR``, so the map keeps its shape and
+    small clusters stay visible.
+
+    Example:
+        >>> rows = sample_evenly(np.repeat([0, 1, -1], [900, 90, 10]), 200)
+        >>> np.bincount(np.repeat([0, 1, -1], [900, 90, 10])[rows] + 1).tolist()
+        [10, 180, 50]
+    """
+    n = len(cluster)
+    if n <= max_points:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    share = max_points / n
+    keep = []
+    for c in np.unique(cluster):
+        members = np.flatnonzero(cluster == c)
+        take = min(len(members), max(SAMPLE_FLOOR, round(len(members) * share)))
+        keep.append(rng.choice(members, size=take, replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters (for hover boxes)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def _texts(app: App, doc_ids) -> dict[int, str]:
+    with app.db.session() as s:
+        return {i: d.text for i, d in repo.documents_by_id(s, [int(x) for x in doc_ids]).items()}
+
+
+def map_frame(app: App, result: ClusterResult, max_points: int = MAP_MAX_POINTS,
+              highlight: list[str] | tuple = ()):
+    """The points to draw: an even sample per cluster plus every highlighted document.
+
+    Returns a DataFrame (doc_id, id, cluster, label, x, y, text, highlight);
+    ``len(result.ids)`` tells how many there are in all.
+    """
+    frame = result.frame()
+    rows = sample_evenly(frame.cluster.to_numpy(), max_points)
+    marked = frame.id.isin(list(highlight))
+    frame = frame[frame.index.isin(rows) | marked].copy()
+    frame["highlight"] = frame.id.isin(list(highlight))
+    texts = _texts(app, frame.doc_id)
+    frame["text"] = [shorten(texts.get(i, "")) for i in frame.doc_id]
+    return frame.reset_index(drop=True)
+
+
+def cluster_members(app: App, result: ClusterResult, cluster_id: int, limit: int = 1000):
+    """Documents of one cluster (-1: the outliers), nearest its centre on the map first."""
+    import pandas as pd
+
+    rows = [i for i, c in enumerate(result.cluster) if c == cluster_id]
+    xy = np.array([[result.x[i], result.y[i]] for i in rows]).reshape(-1, 2)
+    centre = xy.mean(axis=0) if len(rows) else np.zeros(2)
+    order = [rows[j] for j in np.argsort(((xy - centre) ** 2).sum(axis=1), kind="stable")]
+    order = order[:limit]
+    texts = _texts(app, [result.doc_ids[i] for i in order])
+    return pd.DataFrame({"id": [result.ids[i] for i in order],
+                         "text": [texts.get(result.doc_ids[i], "") for i in order]})

@@ -1,0 +1,153 @@
+"""Small helpers the pages share: errors as messages, corpus choice, job progress.
+
+They only arrange Streamlit elements around core calls; the work itself lives
+in the core (``searchapp.corpora``, ``searchapp.search``, ``searchapp.jobs``).
+
+Example (inside a page script):
+    >>> app = page_app()                                   # doctest: +SKIP
+    >>> with user_errors():                                # doctest: +SKIP
+    ...     hits = search(app, corpus, query)
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+
+import streamlit as st
+
+from searchapp.context import App
+from searchapp.errors import SearchAppError
+from searchapp.jobs import queue
+from searchapp.store import repo
+from searchapp.store.schema import utcnow
+from searchapp.ui.resources import ensure_background_worker, get_app, warm_up
+
+POLL_SECONDS = 1.0
+CORPUS_KEY = "searchapp.corpus"  # the corpus last chosen or uploaded, shared by the pages
+STATUS_COLORS = {"queued": "gray", "running": "blue", "succeeded": "green",
+                 "failed": "red", "cancelled": "orange"}
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+
+
+@contextmanager
+def user_errors() -> Iterator[None]:
+    """Show a SearchAppError as ``st.error`` (its message says what to fix) and go on."""
+    try:
+        yield
+    except SearchAppError as exc:
+        st.error(str(exc), icon=":material/error:")
+
+
+def page_app() -> App:
+    """The shared App, with a background worker alive and the models loading in the background.
+
+    Stops the page with a message when the settings are invalid.
+    """
+    try:
+        app = get_app()
+    except SearchAppError as exc:
+        st.error(f"The app cannot start: {exc}", icon=":material/error:")
+        st.stop()
+    ensure_background_worker(app)
+    warm_up(app)
+    return app
+
+
+def md_escape(text: str) -> str:
+    """User text → markdown that shows it literally (no links, emphasis, colours, LaTeX).
+
+    Example:
+        >>> md_escape("*not bold* $5")
+        '\\\\*not bold\\\\* \\\\$5'
+    """
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def corpus_summaries(app: App) -> list[repo.CorpusSummary]:
+    """Every corpus with its document and embedded counts, by name."""
+    with app.db.session() as s:
+        return repo.summaries(s)
+
+
+def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus"
+                  ) -> repo.CorpusSummary:
+    """A selectbox of corpora that remembers the choice across pages."""
+    names = [c.name for c in corpora]
+    current = st.session_state.get(CORPUS_KEY)
+    index = names.index(current) if current in names else 0
+    name = st.selectbox(label, names, index=index, format_func=lambda n: _corpus_label(
+        corpora[names.index(n)]))
+    st.session_state[CORPUS_KEY] = name
+    return corpora[names.index(name)]
+
+
+def _corpus_label(c: repo.CorpusSummary) -> str:
+    if c.documents and c.embedded < c.documents:
+        return f"{c.name} ({c.documents:,} documents, {c.embedded:,} embedded)"
+    return f"{c.name} ({c.documents:,} documents)"
+
+
+def ago(moment: datetime | None) -> str:
+    """'12 s ago', '5 min ago', '3 h ago' or the date, for a naive UTC time."""
+    if moment is None:
+        return ""
+    seconds = max(0, int((utcnow() - moment).total_seconds()))
+    if seconds < 60:
+        return f"{seconds} s ago"
+    if seconds < 3600:
+        return f"{seconds // 60} min ago"
+    if seconds < 86400:
+        return f"{seconds // 3600} h ago"
+    return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def duration(job: queue.JobView) -> str:
+    """How long a job ran (or has been running), e.g. '42 s' or '3 min 5 s'."""
+    if job.started_at is None:
+        return ""
+    seconds = int(((job.finished_at or utcnow()) - job.started_at).total_seconds())
+    return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
+
+
+def progress_text(job: queue.JobView) -> str:
+    """One line for a progress bar: status, done of total, the task's message."""
+    if job.status == "queued":
+        return "Queued: waiting for the background worker."
+    count = f"{job.progress_done:,} of {job.progress_total:,}" if job.progress_total else ""
+    parts = [job.status.capitalize(), count, job.message or ""]
+    return " · ".join(p for p in parts if p)
+
+
+def job_progress(app: App, job_id: int, label: str = "") -> None:
+    """A progress bar for one job, refreshed every second until it ends.
+
+    When the job ends the whole page reruns, so what depends on it (counts,
+    the search box) appears without a click.
+    """
+    job = queue.get(app.db, job_id)
+    run_every = None if job.finished else POLL_SECONDS
+    st.fragment(_job_panel, run_every=run_every, key=f"job-panel-{job_id}")(
+        app, job_id, label, job.finished)
+
+
+def _job_panel(app: App, job_id: int, label: str, was_finished: bool) -> None:
+    job = queue.get(app.db, job_id)
+    if job.finished and not was_finished:
+        st.rerun()
+    title = label or f"Job {job.id} ({job.kind})"
+    if job.status == "succeeded":
+        st.success(f"{title}: done in {duration(job)}.", icon=":material/check_circle:")
+    elif job.status == "failed":
+        st.error(f"{title} failed: {job.error}", icon=":material/error:")
+    elif job.status == "cancelled":
+        st.warning(f"{title} was cancelled.", icon=":material/cancel:")
+    else:
+        st.progress(job.fraction, text=f"{title}: {progress_text(job)}")
+
+
+def active_embed_job(app: App, corpus: str) -> queue.JobView | None:
+    """The queued or running embedding job of a corpus, if any."""
+    return queue.active_for(app.db, "embed", "corpus", corpus)
