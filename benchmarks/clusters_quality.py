@@ -103,7 +103,7 @@ def main() -> None:
     # truths, against the peer with as many clusters as they found.
     for params in (ClusterParams("hdbscan", projection="umap"),
                    ClusterParams("community", projection="pca"),
-                   ClusterParams("community", threshold=0.4, projection="pca")):
+                   ClusterParams("community", threshold=0.55, projection="pca")):
         started = time.perf_counter()
         out = compute(index, texts, params)
         seconds = time.perf_counter() - started

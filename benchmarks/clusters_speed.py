@@ -17,6 +17,8 @@ community step over the HNSW k-NN graph; their agreement (ARI) shows that the
 shortcut finds the same communities.
 
 Run: PYTHONPATH=. nice python benchmarks/clusters_speed.py [sentences] [synthetic] [--peer]
+(``--cached-only`` takes only the sentences already embedded in the cache, when
+embedding all of them cannot finish in time.) Results are written after each job.
 Writes benchmarks/results/clusters_speed.json.
 """
 
@@ -35,7 +37,7 @@ DATA = HERE / ".cache" / "speed-data"
 os.environ["SEARCHAPP_DATA_DIR"] = str(DATA)
 os.environ.setdefault("SEARCHAPP_DEVICE", "cpu")
 
-from sentence_cache import all_vectors  # noqa: E402
+from sentence_cache import all_sentences, all_vectors  # noqa: E402
 from sklearn.metrics import adjusted_rand_score  # noqa: E402
 from sqlalchemy import delete  # noqa: E402
 
@@ -174,10 +176,11 @@ def peer_community(app: App, name: str, vectors: np.ndarray, ours_params: dict,
             "ari_job_vs_peer": round(float(adjusted_rand_score(peer_rows, ours_rows)), 4)}
 
 
-def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool) -> dict:
+def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool, save) -> dict:
     setup = store_corpus(app, name, texts, vectors)
     print(f"{name}: {len(texts):,} documents stored and indexed in {setup:.0f} s", flush=True)
     out = {"documents": len(texts), "setup_seconds": round(setup, 1), "jobs": []}
+    save(name, out)
     for params in methods:
         run = run_job(app, name, params)
         result = run.pop("assign")
@@ -192,6 +195,7 @@ def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool) -> di
             run["peer"] = peer_community(app, name, vectors, run["params"], rows)
             print(name, "peer", json.dumps(run["peer"]), flush=True)
         out["jobs"].append(run)
+        save(name, out)  # partial results survive an interrupted run
     return out
 
 
@@ -200,20 +204,27 @@ def main(argv: list[str]) -> None:
     peer = "--peer" in argv
     app = App()
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {}
+
+    def save(name: str, out: dict) -> None:
+        results[name] = out
+        results["cpu"] = (f"{os.cpu_count()} cores shared with other jobs; nice, "
+                          f"OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}")
+        results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        RESULTS.parent.mkdir(exist_ok=True)
+        RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+
     results["numba_compile_seconds"] = round(warm_numba(), 1)
-    methods = [ClusterParams("community"), ClusterParams("hdbscan"),
-               ClusterParams("kmeans", k=20, projection="pca")]
+    fast = ClusterParams("kmeans", k=20, projection="pca")
     if "sentences" in which:
-        frame, vectors = all_vectors(log=lambda m: print(m, flush=True))
-        results["sentences"] = bench(app, "sentences", frame.text.tolist(), vectors, None,
-                                     methods, peer)
+        frame, vectors = all_vectors(log=lambda m: print(m, flush=True),
+                                     cached_only="--cached-only" in argv)
+        name = "sentences" if len(frame) == len(all_sentences()) else f"sentences-{len(frame)}"
+        bench(app, name, frame.text.tolist(), vectors, None,
+              [ClusterParams("community"), fast, ClusterParams("hdbscan")], peer, save)
     if "synthetic" in which:
         texts, vectors, truth = synthetic()
-        results["synthetic"] = bench(app, "synthetic", texts, vectors, truth, methods, peer)
-    results["cpu"] = f"{os.cpu_count()} cores, shared with other jobs (nice)"
-    results["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    RESULTS.parent.mkdir(exist_ok=True)
-    RESULTS.write_text(json.dumps(results, indent=2) + "\n")
+        bench(app, "synthetic", texts, vectors, truth,
+              [ClusterParams("community"), fast, ClusterParams("hdbscan")], peer, save)
     print(json.dumps(results, indent=2))
 
 

@@ -67,8 +67,13 @@ def all_sentences() -> pd.DataFrame:
     return out.drop_duplicates("text").reset_index(drop=True)
 
 
-def cached_vectors(name: str, texts: list[str], log=print) -> np.ndarray:
-    """Embeddings (n, 384) of ``texts`` with the bundled model, cached chunk by chunk."""
+def cached_vectors(name: str, texts: list[str], log=print, cached_only: bool = False
+                   ) -> np.ndarray:
+    """Embeddings (n, 384) of ``texts`` with the bundled model, cached chunk by chunk.
+
+    With ``cached_only`` nothing is embedded: the vectors of the leading chunks
+    already cached are returned (possibly fewer than ``texts``).
+    """
     digest = hashlib.sha1("\n".join(texts).encode()).hexdigest()[:12]
     folder = CACHE / f"{name}-{digest}"
     folder.mkdir(parents=True, exist_ok=True)
@@ -78,6 +83,8 @@ def cached_vectors(name: str, texts: list[str], log=print) -> np.ndarray:
     for i, start in enumerate(range(0, len(texts), CHUNK)):
         path = folder / f"{i:04d}.npy"
         if not path.is_file():
+            if cached_only:
+                break
             if encoder is None:
                 from searchapp.config import Settings
                 from searchapp.models import load_encoder
@@ -98,14 +105,19 @@ def stsb_vectors(log=print) -> tuple[pd.DataFrame, np.ndarray]:
     return frame, cached_vectors("stsb", frame.text.tolist(), log)
 
 
-def all_vectors(log=print) -> tuple[pd.DataFrame, np.ndarray]:
-    """All ~60,000 sentences and their vectors; the STSb part reuses the STSb cache."""
+def all_vectors(log=print, cached_only: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
+    """All ~60,000 sentences and their vectors; the STSb part reuses the STSb cache.
+
+    With ``cached_only``, only the leading sentences already embedded (see
+    ``cached_vectors``).
+    """
     frame = all_sentences()
     n_stsb = int((frame.source == "stsb").sum())  # STSb rows come first, in the same order
     _, head = stsb_vectors(log)
     assert len(head) == n_stsb
-    tail = cached_vectors("rest", frame.text.iloc[n_stsb:].tolist(), log)
-    return frame, np.concatenate([head, tail])
+    tail = cached_vectors("rest", frame.text.iloc[n_stsb:].tolist(), log, cached_only)
+    vectors = np.concatenate([head, tail])
+    return frame.iloc[:len(vectors)].reset_index(drop=True), vectors
 
 
 if __name__ == "__main__":

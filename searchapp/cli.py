@@ -253,7 +253,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--method", choices=["community", "hdbscan", "kmeans"], default="community")
     c.add_argument("--k", type=int, help="number of clusters for kmeans (default: from size)")
     c.add_argument("--min-size", type=int, help="smallest cluster (community, hdbscan)")
-    c.add_argument("--threshold", type=float, help="cosine for community (default 0.55)")
+    c.add_argument("--threshold", type=float, help="cosine for community (default 0.4)")
     c.add_argument("--projection", choices=["umap", "pca"], default="umap",
                    help="2-D map: umap (default) or pca (fast)")
     c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
