@@ -56,6 +56,9 @@ UMAP_MIN_DOCUMENTS = 30  # below this UMAP is unreliable: PCA instead
 TOP_TERMS = 10
 LABEL_TERMS = 4
 STEPS = 6
+# What the label tokenizer leaves of "don't", "we'll", ...: not words worth a label.
+CONTRACTION_PARTS = frozenset({"don", "doesn", "didn", "isn", "wasn", "aren", "weren", "haven",
+                               "hasn", "couldn", "wouldn", "shouldn", "won", "ll", "ve", "re"})
 
 Progress = Callable[[int, int, str], None]
 
@@ -112,6 +115,10 @@ class ClusterParams:
         k-means: k ≈ √n / 4 within [2, 30]; HDBSCAN: min_size ≈ n / 200 within
         [5, 500]; community: min_size ≈ n / 1000 within [3, 25].
         """
+        if n < MIN_DOCUMENTS:
+            raise InvalidParameterError(
+                f"Clustering needs at least {MIN_DOCUMENTS} embedded documents; there "
+                f"{'is' if n == 1 else 'are'} {n}. Add documents first.")
         p = self.validated()
         if p.method == "kmeans" and p.k is None:
             p = replace(p, k=int(min(30, max(2, round(math.sqrt(n) / 4)))))
@@ -352,13 +359,14 @@ def ctfidf_terms(texts: list[str], assign: np.ndarray, top_n: int = TOP_TERMS
         ...              np.array([0, 0, 1, 1]), top_n=1)
         {0: ['apple'], 1: ['car']}
     """
-    from sklearn.feature_extraction.text import CountVectorizer
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
 
     ids = [int(c) for c in np.unique(assign) if c >= 0]
     docs = [" ".join(texts[i] for i in np.flatnonzero(assign == c)) for c in ids]
     if not ids:
         return {}
-    vectorizer = CountVectorizer(stop_words="english", token_pattern=r"(?u)\b[^\W\d_]{2,}\b")
+    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | CONTRACTION_PARTS),
+                                 token_pattern=r"(?u)\b[^\W\d_]{2,}\b")
     try:
         counts = vectorizer.fit_transform(docs).astype(np.float64).tocsr()  # (clusters, V)
     except ValueError:  # nothing but stop words
@@ -420,10 +428,6 @@ def compute(index: VectorIndex, texts: list[str], params: ClusterParams,
     report = progress or (lambda done, total, message: None)
     ids = index.labels()
     n = len(ids)
-    if n < MIN_DOCUMENTS:
-        raise InvalidParameterError(
-            f"Clustering needs at least {MIN_DOCUMENTS} embedded documents; there "
-            f"{'is' if n == 1 else 'are'} {n}. Add documents first.")
     params = params.resolved(n)
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
@@ -470,8 +474,8 @@ def compute(index: VectorIndex, texts: list[str], params: ClusterParams,
                  "terms": terms[c], "size": int(sizes[c]), "example_row": central[c]}
                 for c in sorted(central)]
     return {"params": asdict(params), "projection": projection, "clusters": clusters,
-            "rows": assign.tolist(), "x": np.round(coords[:, 0], 4).tolist(),
-            "y": np.round(coords[:, 1], 4).tolist(), "seconds": seconds}
+            "rows": assign.tolist(), "x": np.round(coords[:, 0].astype(float), 4).tolist(),
+            "y": np.round(coords[:, 1].astype(float), 4).tolist(), "seconds": seconds}
 
 
 # ---- stored results, jobs ------------------------------------------------------------
@@ -506,10 +510,13 @@ def request_clusters(app: App, corpus: str, params: ClusterParams
     Example:
         >>> result, job_id = request_clusters(app, "faq", ClusterParams())   # doctest: +SKIP
     """
+    from searchapp.search import open_corpus
+
     params = params.validated()
     result = _stored(app, corpus, params)
     if result is not None:
         return result, None
+    params.resolved(open_corpus(app, corpus).index.count)  # too few documents: say so now
     key = _job_key(corpus, params)
     job = queue.active_for(app.db, KIND, "key", key)
     if job is not None:

@@ -187,11 +187,29 @@ def test_empty_and_one_document_corpora_give_clear_messages(app):
         compute_and_store(app, "one", ClusterParams(projection="pca"))
 
 
-def test_job_failure_on_a_one_document_corpus_says_why(app):
+def test_impossible_requests_fail_before_a_job_is_queued(app):
+    from searchapp.jobs import queue
+
     make_corpus(app, "one", ["just one"], np.ones((1, 384), np.float32) / np.sqrt(384))
-    _, job_id = request_clusters(app, "one", ClusterParams(projection="pca"))
+    with pytest.raises(InvalidParameterError, match="at least 3 embedded documents"):
+        request_clusters(app, "one", ClusterParams(projection="pca"))
+    vectors, _, texts = planted()
+    make_corpus(app, "planted", texts, vectors)
+    with pytest.raises(InvalidParameterError, match="Choose k between 2 and 120"):
+        request_clusters(app, "planted", ClusterParams("kmeans", k=200))
+    assert queue.recent(app.db) == []
+
+
+def test_a_job_for_a_corpus_that_shrank_fails_with_the_reason(app):
+    vectors, _, texts = planted()
+    make_corpus(app, "planted", texts[:4], vectors[:4])
+    _, job_id = request_clusters(app, "planted", ClusterParams("kmeans", k=3, projection="pca"))
+    with app.db.session() as s:  # two documents lose their vectors before the job runs
+        corpus = repo.get_corpus(s, "planted")
+        s.execute(repo.delete(repo.Embedding).where(repo.Embedding.document_id.in_(
+            [repo.document_by_external_id(s, corpus.id, f"d{i}").id for i in (0, 1)])))
     job = run_until_done(app, job_id)
-    assert job.status == "failed" and "at least 3 embedded documents" in job.error
+    assert job.status == "failed" and "at least 3 embedded documents; there are 2" in job.error
 
 
 # ---- stored results and the job ----------------------------------------------------------
