@@ -17,8 +17,10 @@ community step over the HNSW k-NN graph; their agreement (ARI) shows that the
 shortcut finds the same communities.
 
 Run: PYTHONPATH=. nice python benchmarks/clusters_speed.py [sentences] [synthetic] [--peer]
-(``--cached-only`` takes only the sentences already embedded in the cache, when
-embedding all of them cannot finish in time.) Results are written after each job.
+``--methods=community,kmeans`` runs only those (earlier results of the others
+are kept); ``--cached-only`` takes only the sentences already embedded in the
+cache, when embedding all of them cannot finish in time. Results are written
+after each job.
 Writes benchmarks/results/clusters_speed.json.
 """
 
@@ -43,6 +45,7 @@ from sqlalchemy import delete  # noqa: E402
 
 from searchapp.clusters import (  # noqa: E402
     KIND,
+    METHODS,
     ClusterParams,
     cached_clusters,
     community_detection,
@@ -176,10 +179,14 @@ def peer_community(app: App, name: str, vectors: np.ndarray, ours_params: dict,
             "ari_job_vs_peer": round(float(adjusted_rand_score(peer_rows, ours_rows)), 4)}
 
 
-def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool, save) -> dict:
+def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool, save,
+          previous: dict) -> dict:
+    """Time each method's job on one corpus (jobs of other methods from earlier runs kept)."""
     setup = store_corpus(app, name, texts, vectors)
     print(f"{name}: {len(texts):,} documents stored and indexed in {setup:.0f} s", flush=True)
-    out = {"documents": len(texts), "setup_seconds": round(setup, 1), "jobs": []}
+    out = {"documents": len(texts), "setup_seconds": round(setup, 1),
+           "jobs": [j for j in previous.get(name, {}).get("jobs", [])
+                    if j["params"]["method"] not in {p.method for p in methods}]}
     save(name, out)
     for params in methods:
         run = run_job(app, name, params)
@@ -215,16 +222,18 @@ def main(argv: list[str]) -> None:
 
     results["numba_compile_seconds"] = round(warm_numba(), 1)
     fast = ClusterParams("kmeans", k=20, projection="pca")
+    chosen = next((a.split("=", 1)[1].split(",") for a in argv if a.startswith("--methods=")),
+                  list(METHODS))
+    methods = [p for p in (ClusterParams("community"), fast, ClusterParams("hdbscan"))
+               if p.method in chosen]
     if "sentences" in which:
         frame, vectors = all_vectors(log=lambda m: print(m, flush=True),
                                      cached_only="--cached-only" in argv)
         name = "sentences" if len(frame) == len(all_sentences()) else f"sentences-{len(frame)}"
-        bench(app, name, frame.text.tolist(), vectors, None,
-              [ClusterParams("community"), fast, ClusterParams("hdbscan")], peer, save)
+        bench(app, name, frame.text.tolist(), vectors, None, methods, peer, save, results)
     if "synthetic" in which:
         texts, vectors, truth = synthetic()
-        bench(app, "synthetic", texts, vectors, truth,
-              [ClusterParams("community"), fast, ClusterParams("hdbscan")], peer, save)
+        bench(app, "synthetic", texts, vectors, truth, methods, peer, save, results)
     print(json.dumps(results, indent=2))
 
 

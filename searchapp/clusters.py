@@ -104,7 +104,9 @@ class ClusterParams:
             return replace(self, min_size=None, threshold=None)
         if self.method == "hdbscan":
             return replace(self, k=None, threshold=None)
-        return replace(self, k=None)
+        # The default threshold is part of the key: a new default never reuses old results.
+        return replace(self, k=None, threshold=DEFAULT_THRESHOLD if self.threshold is None
+                       else self.threshold)
 
     def key(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
@@ -125,8 +127,7 @@ class ClusterParams:
         if p.method == "hdbscan" and p.min_size is None:
             p = replace(p, min_size=int(min(500, max(5, n // 200))))
         if p.method == "community":
-            p = replace(p, min_size=p.min_size or int(min(25, max(3, n // 1000))),
-                        threshold=p.threshold if p.threshold is not None else DEFAULT_THRESHOLD)
+            p = replace(p, min_size=p.min_size or int(min(25, max(3, n // 1000))))
         if p.method == "kmeans" and p.k >= n:
             raise InvalidParameterError(
                 f"k={p.k} needs more than {p.k} documents; the corpus has {n}. "
