@@ -119,7 +119,8 @@ def run_job(app: App, name: str, params: ClusterParams) -> dict:
     """Drop any stored result, run the job as the worker would, and time it."""
     params = params.validated()
     with app.db.session() as s:
-        s.execute(delete(Analysis).where(Analysis.kind == KIND,
+        s.execute(delete(Analysis).where(Analysis.corpus_id == repo.get_corpus(s, name).id,
+                                         Analysis.kind == KIND,
                                          Analysis.params_key == params.key()))
     started = time.perf_counter()
     _, job_id = request_clusters(app, name, params)

@@ -617,7 +617,7 @@ def shorten(text: str, limit: int = 160) -> str:
 
 def _texts(app: App, doc_ids) -> dict[int, str]:
     with app.db.session() as s:
-        return {i: d.text for i, d in repo.documents_by_id(s, [int(x) for x in doc_ids]).items()}
+        return repo.texts_by_id(s, [int(x) for x in doc_ids])
 
 
 def map_frame(app: App, result: ClusterResult, max_points: int = MAP_MAX_POINTS,

@@ -41,7 +41,7 @@ def cluster_map(frame, sizes: dict[int, int], title: str | None = None) -> go.Fi
             x=part.x, y=part.y, mode="markers", name=name,
             marker={"size": 4 if cid < 0 else 6, "color": colour(int(cid)),
                     "opacity": 0.5 if cid < 0 else 0.8},
-            customdata=list(zip(part.id, part.text, part.label, strict=True)),
+            customdata=part[["id", "text", "label"]].to_numpy(),  # (n, 3): hover fields
             hovertemplate=HOVER))
     hits = frame[frame.highlight]
     if len(hits):
@@ -49,7 +49,7 @@ def cluster_map(frame, sizes: dict[int, int], title: str | None = None) -> go.Fi
             x=hits.x, y=hits.y, mode="markers", name="search hits",
             marker={"size": 13, "color": "rgba(0,0,0,0)", "line": {"width": 2, "color": "black"},
                     "symbol": "circle"},
-            customdata=list(zip(hits.id, hits.text, hits.label, strict=True)),
+            customdata=hits[["id", "text", "label"]].to_numpy(),
             hovertemplate=HOVER))
     fig.update_layout(
         title=title, height=620, margin={"l": 10, "r": 10, "t": 40 if title else 10, "b": 10},
