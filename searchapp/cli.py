@@ -296,6 +296,37 @@ def cmd_duplicates_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_clusters(args: argparse.Namespace) -> int:
+    from searchapp.clusters import ClusterParams, cached_clusters, request_clusters
+
+    if args.json and args.out:
+        raise SearchAppError("Choose one output: --json or --out FILE.csv.")
+    app = _app()
+    params = ClusterParams(method=args.method, k=args.k, min_size=args.min_size,
+                           threshold=args.threshold, projection=args.projection).validated()
+    result, job_id = request_clusters(app, args.corpus, params)
+    if result is None:
+        code = wait_for_job(app, job_id, f"clusters job {job_id}")
+        if code:
+            return code
+        result = cached_clusters(app, args.corpus, params)
+        if result is None:
+            raise SearchAppError(f"Corpus {args.corpus!r} changed while its clusters were "
+                                 "computed; run the command again.")
+    if args.json:
+        _print_json(result.summary())
+        return 0
+    if args.out:
+        frame = result.frame().drop(columns=["doc_id"])
+        frame.to_csv(args.out, index=False)
+        print(f"Wrote {len(frame)} assignments to {args.out}.")
+    rows = [{k: c[k] for k in ("id", "size", "label", "example")} for c in result.clusters]
+    _print_table(rows, ["id", "size", "label", "example"])
+    print(f"{len(result.clusters)} clusters; {result.outliers} outliers "
+          f"({result.outlier_share:.1%} of {len(result.ids)} documents).")
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
@@ -335,6 +366,18 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--limit", type=int, default=20)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_jobs)
+
+    c = sub.add_parser("clusters", help="the groups of a corpus, named, with a 2-D map")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("--method", choices=["community", "hdbscan", "kmeans"], default="community")
+    c.add_argument("--k", type=int, help="number of clusters for kmeans (default: from size)")
+    c.add_argument("--min-size", type=int, help="smallest cluster (community, hdbscan)")
+    c.add_argument("--threshold", type=float, help="cosine for community (default 0.4)")
+    c.add_argument("--projection", choices=["umap", "pca"], default="umap",
+                   help="2-D map: umap (default) or pca (fast)")
+    c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
+    c.add_argument("--out", metavar="FILE.csv", help="write id, cluster, label, x, y to a CSV")
+    c.set_defaults(func=cmd_clusters)
 
     c = sub.add_parser("worker", help="run background jobs until stopped")
     c.add_argument("--once", action="store_true", help="run what is queued, then exit")

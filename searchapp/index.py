@@ -168,6 +168,25 @@ class VectorIndex:
                     found, scores = found.astype(np.int64), (1.0 - distances).astype(np.float32)
             yield (batch, *_drop_self(batch, found, scores))
 
+    def knn_graph(self, k: int, batch: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+        """The k nearest other items of every live item, rows in ``labels()`` order.
+
+        Returns (labels (n, k'), scores (n, k')) with k' = min(k, count - 1), best
+        first; an item is never its own neighbour (``iter_neighbours``, gathered).
+
+        Example:
+            >>> idx = VectorIndex(dim=2)
+            >>> idx.add(np.array([1, 2, 3]),
+            ...         np.array([[1, 0], [0.8, 0.6], [0, 1]], dtype=np.float32))
+            >>> idx.knn_graph(1)[0].tolist()
+            [[2], [1], [2]]
+        """
+        parts = list(self.iter_neighbours(k, batch_size=batch))
+        if not parts:
+            empty = np.zeros((self.count, 0))
+            return empty.astype(np.int64), empty.astype(np.float32)
+        return np.vstack([p[1] for p in parts]), np.vstack([p[2] for p in parts])
+
     def _exact_search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         if self._exact is None:
             ids = self.labels()

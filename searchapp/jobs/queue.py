@@ -28,7 +28,9 @@ from searchapp.errors import JobError
 from searchapp.store.db import Database
 from searchapp.store.schema import Job, utcnow
 
-STALE_AFTER = timedelta(seconds=60)
+# Long enough for a step that holds the GIL (HDBSCAN, UMAP) to miss heartbeats; a dead
+# worker on this host is noticed at once by its pid instead.
+STALE_AFTER = timedelta(minutes=10)
 ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
 

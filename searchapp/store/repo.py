@@ -177,6 +177,16 @@ def document_texts(s: Session, corpus_id: int, ids: list[int] | None = None
     return out
 
 
+def texts_by_id(s: Session, ids: list[int]) -> dict[int, str]:
+    """Texts of documents by primary key, without loading whole rows (for map hovers)."""
+    out: dict[int, str] = {}
+    for start in range(0, len(ids), 900):  # stay under SQLite's variable limit
+        chunk = [int(i) for i in ids[start:start + 900]]
+        out.update(s.execute(select(Document.id, Document.text).where(
+            Document.id.in_(chunk))).tuples().all())
+    return out
+
+
 def document_by_external_id(s: Session, corpus_id: int, external_id: str) -> Document | None:
     return s.scalar(select(Document).where(
         Document.corpus_id == corpus_id, Document.external_id == external_id))

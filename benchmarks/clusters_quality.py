@@ -1,0 +1,139 @@
+"""Do our clusters find the sources of the STSb sentences? NMI and ARI against a peer.
+
+The ~15,500 unique STSb sentences come from 9 sources (MSRpar, headlines,
+images, MSRvid, answers-forums, ...) in 3 genres (news, captions, forums).
+Each method clusters the bundled model's vectors with the same code as the
+``clusters`` job (``searchapp.clusters.compute`` over a VectorIndex); the peer
+is TF-IDF + k-means on the raw text, computed in the same run, with the same
+number of clusters as each of ours (k-means: k = the number of classes;
+HDBSCAN and communities: as many as they found).
+
+Agreement with the source is measured two ways: over all sentences (outliers
+count as one extra group, so a method is not rewarded for leaving out hard
+sentences) and over the clustered sentences only (with the share clustered).
+
+Run: PYTHONPATH=. nice python benchmarks/clusters_quality.py
+Writes benchmarks/results/clusters_quality.json and .md.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+from sentence_cache import stsb_vectors
+from sklearn.cluster import KMeans
+from sklearn.feature_extraction.text import TfidfVectorizer
+from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+
+from searchapp.clusters import ClusterParams, compute
+from searchapp.index import VectorIndex
+
+RESULTS = Path(__file__).resolve().parent / "results"
+
+
+def scores(truth: np.ndarray, found: np.ndarray) -> dict:
+    clustered = found >= 0
+    return {
+        "nmi": round(float(normalized_mutual_info_score(truth, found)), 4),
+        "ari": round(float(adjusted_rand_score(truth, found)), 4),
+        "nmi_clustered": round(float(normalized_mutual_info_score(truth[clustered],
+                                                                  found[clustered])), 4),
+        "ari_clustered": round(float(adjusted_rand_score(truth[clustered], found[clustered])), 4),
+        "clustered_share": round(float(clustered.mean()), 4),
+        "clusters": len(np.unique(found[clustered])),
+    }
+
+
+def tfidf_kmeans(texts: list[str], k: int) -> np.ndarray:
+    """The peer: TF-IDF (English stop words, sublinear tf) + k-means with the same k."""
+    matrix = TfidfVectorizer(stop_words="english", sublinear_tf=True, min_df=2).fit_transform(
+        texts)
+    return KMeans(n_clusters=k, n_init=3, random_state=0).fit_predict(matrix)
+
+
+def main() -> None:
+    frame, vectors = stsb_vectors(log=lambda m: print(m, flush=True))
+    texts = frame.text.tolist()
+    genre = frame.source.map(lambda s: {"MSRpar": "news", "headlines": "news",
+                                        "deft-news": "news", "images": "captions",
+                                        "MSRvid": "captions", "track5.en-en": "captions",
+                                        "answers-forums": "forums", "deft-forum": "forums",
+                                        "answer-answer": "forums"}[s])
+    truths = {"source": frame.source.to_numpy(), "genre": genre.to_numpy()}
+    index = VectorIndex(vectors.shape[1], capacity=len(vectors))
+    index.add(np.arange(len(vectors)), vectors)
+    print(f"{len(texts):,} sentences; sources: {frame.source.value_counts().to_dict()}")
+
+    runs: list[dict] = []
+
+    def record(name: str, truth_name: str, found: np.ndarray, seconds: float,
+               peer: dict | None = None) -> dict:
+        row = {"method": name, "truth": truth_name, "seconds": round(seconds, 2),
+               **scores(truths[truth_name], found)}
+        if peer is not None:  # ours against the peer with the same number of clusters
+            row["peer_nmi"], row["peer_ari"] = peer["nmi"], peer["ari"]
+            row["nmi_ratio_vs_peer"] = round(row["nmi"] / peer["nmi"], 2)
+            row["ari_ratio_vs_peer"] = (round(row["ari"] / peer["ari"], 2)
+                                        if peer["ari"] > 0 else None)
+        runs.append(row)
+        print(json.dumps(row), flush=True)
+        return row
+
+    peers: dict[tuple[str, int], dict] = {}
+
+    def peer_for(truth_name: str, k: int) -> dict:
+        if (truth_name, k) not in peers:
+            started = time.perf_counter()
+            found = tfidf_kmeans(texts, k)
+            peers[truth_name, k] = record(f"peer: TF-IDF + k-means (k={k})", truth_name, found,
+                                          time.perf_counter() - started)
+        return peers[truth_name, k]
+
+    for truth_name, truth in truths.items():
+        k = len(np.unique(truth))
+        peer = peer_for(truth_name, k)
+        params = ClusterParams("kmeans", k=k, projection="pca")
+        started = time.perf_counter()
+        ours = np.asarray(compute(index, texts, params)["rows"])
+        record(f"ours: kmeans (k={k})", truth_name, ours, time.perf_counter() - started, peer)
+    # The methods that find their own number of clusters: one run each, scored on both
+    # truths, against the peer with as many clusters as they found.
+    for params in (ClusterParams("hdbscan", projection="umap"),
+                   ClusterParams("community", projection="pca"),
+                   ClusterParams("community", threshold=0.55, projection="pca")):
+        started = time.perf_counter()
+        out = compute(index, texts, params)
+        seconds = time.perf_counter() - started
+        found = np.asarray(out["rows"])
+        described = ", ".join(f"{k}={v}" for k, v in out["params"].items()
+                              if v is not None and k != "method")
+        for truth_name in truths:
+            peer = peer_for(truth_name, len(out["clusters"]))
+            record(f"ours: {params.method} ({described})", truth_name, found, seconds, peer)
+
+    summary = {truth_name: {r["method"]: {"nmi": r["nmi"], "ari": r["ari"]}
+                            for r in runs if r["truth"] == truth_name}
+               for truth_name in truths}
+    RESULTS.mkdir(exist_ok=True)
+    result = {"benchmark": "clusters_quality", "sentences": len(texts),
+              "model": "all-MiniLM-L6-v2", "runs": runs, "summary": summary,
+              "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+    (RESULTS / "clusters_quality.json").write_text(json.dumps(result, indent=2) + "\n")
+    lines = ["| truth | method | NMI | ARI | NMI ÷ peer (same k) | ARI ÷ peer (same k) | "
+             "NMI (clustered) | ARI (clustered) | clustered | clusters | s |",
+             "|" + "---|" * 11]
+    for r in runs:
+        lines.append(
+            f"| {r['truth']} | {r['method']} | {r['nmi']:.3f} | {r['ari']:.3f} | "
+            f"{r.get('nmi_ratio_vs_peer', '')} | {r.get('ari_ratio_vs_peer', '')} | "
+            f"{r['nmi_clustered']:.3f} | {r['ari_clustered']:.3f} | "
+            f"{r['clustered_share']:.1%} | {r['clusters']} | {r['seconds']} |")
+    (RESULTS / "clusters_quality.md").write_text("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,139 @@
+"""The Clusters page through AppTest, on a real database (jobs run inline)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from searchapp.jobs import queue
+from searchapp.jobs.worker import work
+from searchapp.ui.resources import get_app
+from tests.test_clusters import TOPICS, make_corpus, planted
+
+PAGE = Path(__file__).resolve().parents[1] / "searchapp" / "ui" / "pages" / "clusters.py"
+
+
+@pytest.fixture(autouse=True)
+def fresh_resources(monkeypatch, data_dir):
+    """A new App per test, no worker process, no background model loading."""
+    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker", lambda settings: 0)
+    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
+    st.cache_resource.clear()
+    yield
+    st.cache_resource.clear()
+
+
+def page() -> AppTest:
+    return AppTest.from_file(PAGE, default_timeout=120)
+
+
+def figure(at: AppTest, index: int = 0) -> dict:
+    return json.loads(at.get("plotly_chart")[index].proto.spec)
+
+
+def computed(at: AppTest, projection: str = "pca") -> AppTest:
+    """Open the page with PCA, queue the job by the button, run it here, show the result."""
+    at.run()
+    at.radio(key="clusters.projection").set_value(projection).run()
+    at.button(key="clusters.compute").click().run()
+    assert not at.exception and not at.error
+    assert work(get_app(), stop_when_idle=True) == 1
+    return at.run()
+
+
+def test_without_a_corpus_points_to_upload():
+    at = page().run()
+    assert not at.exception
+    assert "Upload page" in at.info[0].value
+
+
+def test_compute_map_list_and_open_a_cluster(app):
+    vectors, truth, texts = planted()
+    make_corpus(app, "planted", texts, vectors)
+    at = page().run()
+    assert not at.exception and not at.error
+    assert "No clusters for these settings yet" in at.info[0].value
+    at.radio(key="clusters.projection").set_value("pca").run()
+    at.button(key="clusters.compute").click().run()
+    [job] = queue.recent(app.db)
+    assert (job.kind, job.status) == ("clusters", "queued")
+    assert "Queued" in at.get("progress")[0].proto.text  # the page polls the job
+    assert work(get_app(), stop_when_idle=True) == 1
+    at.run()
+    assert not at.exception and not at.error
+    assert [m.value for m in at.metric] == [f"{len(texts)}", "4", "6"]
+
+    spec = figure(at)
+    traces = spec["data"]
+    assert all(t["type"] == "scattergl" for t in traces)
+    assert len(traces) == 5 and traces[-1]["name"] == "outliers (6)"
+    assert sum(len(t["customdata"]) for t in traces) == len(texts)  # all drawn: no sampling
+    first = traces[0]
+    assert first["name"].startswith("0 · ") and "(40)" in first["name"]
+    _, hover_text, label = first["customdata"][0]
+    assert label in first["name"] and hover_text in texts
+
+    # Choosing a cluster lists its documents; its top terms are the planted words.
+    options = at.selectbox(key="clusters.open").options
+    assert len(options) == 5 and options[-1] == "outliers (6)"
+    at.selectbox(key="clusters.open").set_value(1).run()
+    members = at.dataframe[-1].value
+    assert len(members) == 30
+    assert any(set(t) <= set(members.text.str.cat(sep=" ").split()) for t in TOPICS)
+    at.selectbox(key="clusters.open").set_value(-1).run()
+    outliers = at.dataframe[-1].value
+    assert sorted(outliers.id) == sorted(f"d{i}" for i in range(len(truth)) if truth[i] < 0)
+
+
+def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
+    from searchapp import clusters as cl
+
+    monkeypatch.setattr(cl, "MAP_MAX_POINTS", 60)
+    monkeypatch.setattr(cl, "SAMPLE_FLOOR", 5)
+    vectors, _, texts = planted()
+    make_corpus(app, "planted", texts, vectors)
+    at = computed(page())
+    assert not at.exception
+    drawn = [len(t["customdata"]) for t in figure(at)["data"]]
+    assert sum(drawn) < len(texts)
+    assert min(drawn) >= 5, "every cluster stays visible"
+    assert any(f"Showing {sum(drawn)} of {len(texts)} documents" in c.value for c in at.caption)
+
+
+@pytest.mark.slow  # embeds with the bundled model and loads it again for the query
+def test_a_search_is_ringed_on_the_map(app):
+    """The bundled encoder embeds the corpus and the query; hits get their own trace."""
+    from searchapp.corpora import upload
+    from searchapp.ingest import read_table
+    from tests.test_clusters import SENTENCES
+
+    rows = [s for group in SENTENCES.values() for s in group]
+    csv = "text\n" + "".join(f"\"{s}\"\n" for s in rows)
+    upload(app, read_table(csv.encode(), "t.csv"), "topics")
+    assert work(get_app(), stop_when_idle=True) == 1
+    at = page().run()
+    at.selectbox(key="clusters.method").set_value("kmeans").run()
+    at.number_input(key="clusters.k").set_value(3).run()
+    at = computed(at)
+    at.text_input(key="clusters.query").input("who won the game").run()
+    assert not at.exception and not at.error
+    hits = figure(at)["data"][-1]
+    assert hits["name"] == "search hits" and len(hits["customdata"]) == len(rows)  # k clamps to 12
+    table = at.dataframe[0].value
+    assert "match" in table.text.iloc[0] or "game" in table.text.iloc[0] \
+        or "goals" in table.text.iloc[0]
+
+
+def test_errors_show_as_messages(app):
+    import numpy as np
+
+    make_corpus(app, "one", ["alone"], np.ones((1, 384), np.float32) / np.sqrt(384))
+    at = page().run()
+    at.radio(key="clusters.projection").set_value("pca").run()
+    at.button(key="clusters.compute").click().run()
+    assert not at.exception
+    assert any("at least 3 embedded documents" in e.value for e in at.error)
