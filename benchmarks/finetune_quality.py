@@ -60,7 +60,7 @@ def run_sts(objective: str, args, splits, tmp: Path) -> dict:
                              score_range=train.score_range, batch_size=2)
     encoder = SiameseEncoder.load(args.model, device=args.device)
     before = sts_test(encoder, splits["test"])
-    config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=10**6)
+    config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60)
     result = Trainer(encoder, train, dev, config, tmp / f"work-{objective}",
                      progress=_printer(objective)).run()
     after = sts_test(encoder, splits["test"])
@@ -79,7 +79,7 @@ def run_nli(args, splits, data_dir: Path, tmp: Path) -> dict:
         dev = dev.subset(list(range(args.nli_dev_limit)))
     encoder = SiameseEncoder.load(args.model, device=args.device)
     before = sts_test(encoder, splits["test"])
-    config = TrainConfig(epochs=1, max_steps=args.max_steps, checkpoint_every=10**6)
+    config = TrainConfig(epochs=1, max_steps=args.max_steps, checkpoint_every=60)
     result = Trainer(encoder, train, dev, config, tmp / "work-nli",
                      progress=_printer("softmax")).run()
     return {"objective": "softmax", "train": "nli-train-small", "examples": len(train),
@@ -109,6 +109,8 @@ def main() -> None:
     p.add_argument("--device", default="auto")
     p.add_argument("--suffix", default="", help="results file suffix, e.g. _cuda")
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results"))
+    p.add_argument("--work", help="keep checkpoints and history.json here (default: a temporary "
+                   "folder); a run started again on the same folder resumes")
     args = p.parse_args()
     args.model = args.model or str(BUNDLED["all-MiniLM-L6-v2"]())
     data_dir = Path(args.data)
@@ -120,6 +122,8 @@ def main() -> None:
               torch.cuda.get_device_name(0), "peer_reference": PEER, "runs": []}
     started = time.time()
     with tempfile.TemporaryDirectory() as tmp:
+        tmp = args.work or tmp
+        Path(tmp).mkdir(parents=True, exist_ok=True)
         jobs = [o for o in args.objectives.split(",") if o and o != "none"]
         for objective in jobs:
             report["runs"].append(run_sts(objective, args, splits, Path(tmp)))
