@@ -196,6 +196,9 @@ def cmd_finetune(args: argparse.Namespace) -> int:
     if not args.wait:
         print(f"Fine-tuning job {started.job_id} queued; `searchapp worker` runs it.")
         return 0
+    progress_log = logging.getLogger("searchapp.training")  # the trainer's progress lines
+    progress_log.setLevel(logging.INFO)
+    progress_log.addHandler(logging.StreamHandler(sys.stderr))
     code = wait_for_job(app, started.job_id, f"finetune job {started.job_id}")
     if code == 0:
         from searchapp.jobs import queue

@@ -18,7 +18,9 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import shutil
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -28,6 +30,7 @@ from searchapp.jobs import queue
 from searchapp.models import BUNDLED, model_path, read_card, validate_name, write_card
 from searchapp.training.data import TrainingData, load_training_data, split_dev
 
+log = logging.getLogger("searchapp.training")
 JOB_FILE = "job.json"
 HISTORY_IN_MODEL = "training_history.json"
 HYPER = ("epochs", "batch_size", "lr", "seed", "evals_per_epoch", "checkpoint_every",
@@ -125,7 +128,7 @@ def finetune(ctx, payload: dict) -> dict:
     encoder = SiameseEncoder.load(base_path, device=app.settings.device)
     ctx.progress(0, 1, f"Evaluating {payload['base']} on the dev set before training",
                  force=True)
-    trainer = Trainer(encoder, train, dev, hyper, folder, progress=ctx.progress)
+    trainer = Trainer(encoder, train, dev, hyper, folder, progress=_reporter(ctx))
     result = trainer.run()
     target = _save_model(app, encoder, name)
     card = {"name": name, "job_id": ctx.job_id, "base_model": payload["base"],
@@ -146,6 +149,20 @@ def finetune(ctx, payload: dict) -> dict:
 def _summary(card: dict, path: Path) -> dict:
     return {"model": card["name"], "path": str(path), "objective": card["objective"],
             "metrics": card["metrics"], **card["training"]}
+
+
+def _reporter(ctx, every_seconds: float = 10.0):
+    """ctx.progress for every step, and a log line every ``every_seconds`` (CLI --wait)."""
+    last = [0.0]
+
+    def report(done: int, total: int, message: str) -> None:
+        now = time.monotonic()
+        if now - last[0] > every_seconds or done == total:
+            log.info("job %s: %s", ctx.job_id, message)
+            last[0] = now
+        ctx.progress(done, total, message)
+
+    return report
 
 
 def training_history(app: App, name: str) -> dict | None:
