@@ -161,6 +161,10 @@ class Trainer:
                 "seconds_per_step": round(seconds / max(steps_run, 1), 4),
                 "device": str(self.encoder.device), "history_file": str(self.history_path)}
 
+    def train_step(self, rows) -> float:
+        """One optimiser step on the training examples at ``rows``; returns the loss."""
+        return self._step(np.asarray(rows), self.encoder.device.type == "cuda")
+
     def _step(self, rows: np.ndarray, on_cuda: bool) -> float:
         """One optimiser step on the examples ``rows``; returns the loss."""
         columns = [[col[i] for i in rows] for col in self.train_data.texts]
