@@ -15,9 +15,8 @@ PAGES = [
     st.Page("searchapp/ui/pages/duplicates.py", title="Duplicates",
             icon=":material/content_copy:"),
     st.Page("searchapp/ui/pages/clusters.py", title="Clusters", icon=":material/bubble_chart:"),
+    st.Page("searchapp/ui/pages/models.py", title="Models", icon=":material/model_training:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
-    # Later pages go here, each a st.Page(...) like the ones above:
-    #   Models      searchapp/ui/pages/models.py      (fine-tuning, model cards)
 ]
 
 st.navigation(PAGES).run()

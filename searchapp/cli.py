@@ -327,6 +327,51 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_finetune(args: argparse.Namespace) -> int:
+    from searchapp.training.task import start_finetune
+
+    app = _app()
+    columns = dict(pair.split("=", 1) for pair in args.column or [])
+    started = start_finetune(app, args.train, dev=args.dev, name=args.name,
+                             objective=args.objective, base=args.base, columns=columns or None,
+                             epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
+                             seed=args.seed)
+    print(f"Training data: {started.data.describe()}.")
+    print(f"Dev data: {started.dev.describe() if started.dev else '10% of it held out'}.")
+    if not args.wait:
+        print(f"Fine-tuning job {started.job_id} queued; `searchapp worker` runs it.")
+        return 0
+    progress_log = logging.getLogger("searchapp.training")  # the trainer's progress lines
+    progress_log.setLevel(logging.INFO)
+    progress_log.addHandler(logging.StreamHandler(sys.stderr))
+    code = wait_for_job(app, started.job_id, f"finetune job {started.job_id}")
+    if code == 0:
+        from searchapp.jobs import queue
+
+        result = queue.get(app.db, started.job_id).result or {}
+        before, after = result["metrics"]["before"], result["metrics"]["after"]
+        print(f"Saved model {result['model']} in {result['path']}.")
+        print("Dev " + ", ".join(f"{k}: {before[k]} -> {after[k]}" for k in after) + ".")
+    return code
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    from searchapp.training.evaluate import evaluate_pairs_file, evaluate_sts_file
+
+    app = _app()
+    if bool(args.sts) == bool(args.pairs):
+        raise SearchAppError("Give exactly one of --sts FILE or --pairs FILE.")
+    if args.sts:
+        result = evaluate_sts_file(app, args.model, args.sts)
+    else:
+        result = evaluate_pairs_file(app, args.model, args.pairs, args.threshold)
+    if args.json:
+        _print_json(result)
+    else:
+        _print_table([result], list(result))
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
@@ -408,6 +453,32 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--save", action="store_true", help="store the threshold for the model")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=cmd_duplicates_calibrate)
+
+    c = sub.add_parser("finetune", help="fine-tune a model on labelled pairs (a worker job)")
+    c.add_argument("--train", required=True, help="CSV/TSV/JSONL of pairs or triplets")
+    c.add_argument("--dev", help="dev file (default: 10%% of --train held out)")
+    c.add_argument("--objective", default="auto",
+                   choices=["auto", "softmax", "cosine", "triplet", "mnrl", "contrastive",
+                            "cosent"])
+    c.add_argument("--base", help="model to start from (default: SEARCHAPP_MODEL)")
+    c.add_argument("--name", required=True, help="name of the new model")
+    c.add_argument("--epochs", type=int)
+    c.add_argument("--batch-size", type=int)
+    c.add_argument("--lr", type=float)
+    c.add_argument("--seed", type=int)
+    c.add_argument("--column", action="append", metavar="ROLE=COLUMN",
+                   help="map a column to a role (sentence1, sentence2, score, label, anchor, "
+                        "positive, negative); repeatable")
+    c.add_argument("--wait", action="store_true", help="train here and return when done")
+    c.set_defaults(func=cmd_finetune)
+
+    c = sub.add_parser("evaluate", help="evaluate a model on STS scores or 0/1 pairs")
+    c.add_argument("--model", required=True)
+    c.add_argument("--sts", help="file with sentence1, sentence2, score")
+    c.add_argument("--pairs", help="file with sentence1, sentence2, label (0/1)")
+    c.add_argument("--threshold", type=float, help="cosine threshold (default: best F1)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_evaluate)
 
     c = sub.add_parser("models", help="list models with their metrics")
     c.add_argument("--json", action="store_true")

@@ -81,3 +81,19 @@ def tiny_bert(tmp_path_factory, bundled_path) -> Path:
     BertModel(config).save_pretrained(folder, safe_serialization=True)
     AutoTokenizer.from_pretrained(bundled_path).save_pretrained(folder)
     return folder
+
+
+@pytest.fixture
+def ui_resources(monkeypatch, data_dir):
+    """For Streamlit page tests: a new shared App per test, no worker process spawned
+    (``ensure_worker`` records the data folders it was asked for), no background model
+    loading. Yields the recorded list."""
+    import streamlit as st
+
+    spawned: list[str] = []
+    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
+                        lambda settings: spawned.append(str(settings.data_dir)) or 0)
+    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
+    st.cache_resource.clear()
+    yield spawned
+    st.cache_resource.clear()

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from searchapp.jobs import queue
@@ -18,13 +17,8 @@ PAGE = Path(__file__).resolve().parents[1] / "searchapp" / "ui" / "pages" / "clu
 
 
 @pytest.fixture(autouse=True)
-def fresh_resources(monkeypatch, data_dir):
-    """A new App per test, no worker process, no background model loading."""
-    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker", lambda settings: 0)
-    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
-    st.cache_resource.clear()
-    yield
-    st.cache_resource.clear()
+def fresh_resources(ui_resources):
+    return ui_resources
 
 
 def page() -> AppTest:

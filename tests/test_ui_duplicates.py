@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from searchapp import calibration as cal
@@ -27,15 +26,8 @@ PAIRS = ("sentence1,sentence2,label\n"
 
 
 @pytest.fixture(autouse=True)
-def fresh_resources(monkeypatch, data_dir):
-    """A new shared App per test; no worker process is spawned (jobs run inline)."""
-    spawned: list[str] = []
-    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
-                        lambda settings: spawned.append(str(settings.data_dir)) or 0)
-    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
-    st.cache_resource.clear()
-    yield spawned
-    st.cache_resource.clear()
+def fresh_resources(ui_resources):
+    return ui_resources
 
 
 @pytest.fixture

@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from searchapp.context import App
@@ -37,15 +36,8 @@ ANIMALS = ("id,text,kind\n"
 
 
 @pytest.fixture(autouse=True)
-def fresh_resources(monkeypatch, data_dir):
-    """A new App per test, no worker process, no background model loading."""
-    spawned: list[str] = []
-    monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
-                        lambda settings: spawned.append(str(settings.data_dir)) or 0)
-    monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
-    st.cache_resource.clear()
-    yield spawned
-    st.cache_resource.clear()
+def fresh_resources(ui_resources):
+    return ui_resources
 
 
 def page(name: str) -> AppTest:
