@@ -38,7 +38,7 @@ import numpy as np
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _sentences import SHARED, cached_vectors, unique_sentences
+import sentence_cache  # the shared sentence set and its cached vectors
 
 from searchapp.duplicates import knn_pairs
 from searchapp.index import VectorIndex
@@ -113,8 +113,7 @@ def peer(vectors: np.ndarray, top_k: int = PEER_TOP_K) -> tuple[dict, float]:
 
 # ---- parts -------------------------------------------------------------------------
 def part_sentences(k: int) -> dict:
-    sentences = unique_sentences()
-    vectors = cached_vectors(sentences, log=log)
+    _, vectors = sentence_cache.all_vectors(log=log)
     n = len(vectors)
     log(f"{n} sentences; building the HNSW index")
     index, build_s = timed(build_index, vectors)
@@ -225,7 +224,7 @@ def part_mrpc() -> dict:
     from searchapp.cli import main
     from searchapp.models import BUNDLED
 
-    path = SHARED / "mrpc" / "mrpc-train-dev.tsv.gz"
+    path = sentence_cache.data_dir() / "mrpc" / "mrpc-train-dev.tsv.gz"
     with tempfile.TemporaryDirectory() as tmp:
         os.environ["SEARCHAPP_DATA_DIR"] = tmp
         os.environ["SEARCHAPP_DEVICE"] = "cpu"
@@ -275,8 +274,8 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
     from searchapp.context import App
     from searchapp.store import repo
 
-    sentences = unique_sentences()
-    vectors = cached_vectors(sentences, log=log)
+    frame, vectors = sentence_cache.all_vectors(log=log)
+    sentences = list(frame.text)
     extra = n - len(sentences)
     texts = sentences + [f"synthetic document {i}" for i in range(extra)]
     all_vectors = np.concatenate([vectors, clustered_vectors(extra, seed=3)]) if extra > 0 \
@@ -303,7 +302,7 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
         (_, build_s) = timed(app.index, corpus_id, model)
         import pandas as pd
 
-        stsb = pd.read_csv(SHARED / "stsb" / "stsbenchmark.tsv.gz", sep="\t",
+        stsb = pd.read_csv(sentence_cache.data_dir() / "stsb" / "stsbenchmark.tsv.gz", sep="\t",
                            keep_default_na=False)
         questions = stsb[stsb.split == "test"].sentence2.head(queries).tolist()
         dup.check(app, "bench", "warm up the encoder and the index")

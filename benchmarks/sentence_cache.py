@@ -11,6 +11,7 @@ Run it ahead of the benchmarks to fill the cache (STSb first, it is smaller):
 from __future__ import annotations
 
 import hashlib
+import os
 import sys
 import time
 from pathlib import Path
@@ -18,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+DATA = Path(os.environ.get("SEARCHAPP_SHARED_DATA",
+                           Path(__file__).resolve().parents[2] / "shared" / "data"))
 CACHE = Path(__file__).resolve().parent / ".cache"
 MODEL = "all-MiniLM-L6-v2"
 CHUNK = 2000
@@ -29,11 +31,10 @@ def _read(path: Path) -> pd.DataFrame:
 
 
 def data_dir() -> Path:
-    """The shared data folder (``../shared/data`` next to the worktree, or /work/shared/data)."""
-    for candidate in (DATA, Path("/work/shared/data")):
-        if (candidate / "stsb").is_dir():
-            return candidate
-    raise SystemExit(f"shared data not found under {DATA}")
+    """The shared data folder: ``../shared/data`` beside the clone, or SEARCHAPP_SHARED_DATA."""
+    if (DATA / "stsb").is_dir():
+        return DATA
+    raise SystemExit(f"shared data not found under {DATA}; set SEARCHAPP_SHARED_DATA")
 
 
 def stsb_sentences() -> pd.DataFrame:
