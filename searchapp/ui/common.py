@@ -87,6 +87,17 @@ def corpus_summaries(app: App) -> list[repo.CorpusSummary]:
         return repo.summaries(s)
 
 
+def corpus_summaries_or_stop(app: App) -> list[repo.CorpusSummary]:
+    """The corpora; with none, a pointer to the Upload page and the page stops here."""
+    summaries = corpus_summaries(app)
+    if not summaries:
+        st.info("No corpus yet: add one on the Upload page (or load the sample corpus there).",
+                icon=":material/info:")
+        page_link("searchapp/ui/pages/upload.py", "Upload", icon=":material/upload_file:")
+        st.stop()
+    return summaries
+
+
 def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus"
                   ) -> repo.CorpusSummary:
     """A selectbox of corpora that remembers the choice across pages."""

@@ -18,7 +18,7 @@ from searchapp.search import search
 from searchapp.ui.charts_clusters import cluster_map, size_bars
 from searchapp.ui.common import (
     corpus_picker,
-    corpus_summaries,
+    corpus_summaries_or_stop,
     job_progress,
     md_escape,
     page_app,
@@ -31,11 +31,7 @@ METHOD_NAMES = {"community": "Communities (similarity threshold)",
 
 app = page_app()
 st.title("Clusters")
-summaries = corpus_summaries(app)
-if not summaries:
-    st.info("No corpus yet: add one on the Upload page (or load the sample corpus there).",
-            icon=":material/info:")
-    st.stop()
+summaries = corpus_summaries_or_stop(app)
 corpus = corpus_picker(summaries)
 
 

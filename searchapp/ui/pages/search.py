@@ -18,22 +18,16 @@ from searchapp.search import MAX_K, search
 from searchapp.ui.common import (
     active_embed_job,
     corpus_picker,
-    corpus_summaries,
+    corpus_summaries_or_stop,
     job_progress,
     md_escape,
     page_app,
-    page_link,
     user_errors,
 )
 
 app = page_app()
 st.title("Search")
-summaries = corpus_summaries(app)
-if not summaries:
-    st.info("No corpus yet: add one on the Upload page (or load the sample corpus there).",
-            icon=":material/info:")
-    page_link("searchapp/ui/pages/upload.py", "Upload", icon=":material/upload_file:")
-    st.stop()
+summaries = corpus_summaries_or_stop(app)
 
 corpus = corpus_picker(summaries)
 st.caption(f"{corpus.documents:,} documents, {corpus.embedded:,} embedded with "
