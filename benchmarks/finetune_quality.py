@@ -10,7 +10,7 @@ issue's reference points measured on this machine: 82.03 untouched, 85.15
 after 1 epoch and 85.60 after 4 (``finetune_speed.py`` runs the peer live).
 
 Usage:
-    PYTHONPATH=. python benchmarks/finetune_quality.py --objectives cosine,cosent --epochs 4
+    PYTHONPATH=. python benchmarks/finetune_quality.py --objectives cosine,cosent,angle --epochs 4
     PYTHONPATH=. python benchmarks/finetune_quality.py --objectives none --nli
 Results: benchmarks/results/finetune_quality[_SUFFIX].json (rewritten after each run).
 """
@@ -60,11 +60,13 @@ def run_sts(objective: str, args, splits, tmp: Path) -> dict:
                              score_range=train.score_range, batch_size=2)
     encoder = SiameseEncoder.load(args.model, device=args.device)
     before = sts_test(encoder, splits["test"])
-    config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60)
+    config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60,
+                         evals_per_epoch=args.evals_per_epoch)
     result = Trainer(encoder, train, dev, config, tmp / f"work-{objective}",
                      progress=_printer(objective)).run()
     after = sts_test(encoder, splits["test"])
-    return {"objective": objective, "epochs": args.epochs, "steps": result["steps"],
+    return {"objective": objective, "epochs": args.epochs,
+            "evals_per_epoch": args.evals_per_epoch, "steps": result["steps"],
             "best_step": result["best_step"], "stsb_test_before": before,
             "stsb_test_after": after, "stsb_dev": result["metrics"],
             "seconds": result["seconds"], "seconds_per_step": result["seconds_per_step"],
@@ -100,6 +102,8 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--objectives", default="cosine,cosent")
     p.add_argument("--epochs", type=int, default=4)
+    p.add_argument("--evals-per-epoch", type=int, default=1, help="dev evaluations per epoch "
+                   "(the best state is kept)")
     p.add_argument("--nli", action="store_true")
     p.add_argument("--max-steps", type=int, help="stop after this many steps (the schedule "
                    "then spans these steps)")

@@ -459,7 +459,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--dev", help="dev file (default: 10%% of --train held out)")
     c.add_argument("--objective", default="auto",
                    choices=["auto", "softmax", "cosine", "triplet", "mnrl", "contrastive",
-                            "cosent"])
+                            "cosent", "angle"])
     c.add_argument("--base", help="model to start from (default: SEARCHAPP_MODEL)")
     c.add_argument("--name", required=True, help="name of the new model")
     c.add_argument("--epochs", type=int)

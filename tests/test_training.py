@@ -50,7 +50,8 @@ def rows_for(kind: str, n: int = 32) -> str:
 
 
 KIND_OF = {"softmax": "classification", "cosine": "regression", "cosent": "regression",
-           "triplet": "triplet", "mnrl": "pairs", "contrastive": "contrastive"}
+           "angle": "regression", "triplet": "triplet", "mnrl": "pairs",
+           "contrastive": "contrastive"}
 
 
 # ---- objectives ------------------------------------------------------------------------
@@ -86,6 +87,22 @@ def test_cosent_ignores_the_scale_of_scores():
     gold = torch.tensor([0.1, 0.5, 0.2, 0.9, 0.3, 0.7])
     loss = CoSENTLoss()
     assert torch.isclose(loss([u, v], gold), loss([u, v], gold * 5 + 3))
+
+
+def test_angle_similarity_is_cosine_plus_a_rotated_term():
+    from searchapp.training.losses import AnglELoss, angle_similarity
+
+    u = torch.randn(5, 8)
+    assert torch.allclose(angle_similarity(u, u), torch.ones(5), atol=1e-6)  # same angle
+    a, b = u.chunk(2, dim=1)
+    rotated = torch.cat([-b, a], dim=1)  # multiplied by i: every angle shifted by 90°
+    assert torch.allclose(angle_similarity(rotated, u), torch.ones(5), atol=1e-6)
+    assert torch.allclose(angle_similarity(u, rotated), torch.ones(5), atol=1e-6)
+    v = torch.randn(5, 8)
+    gold = torch.tensor([0.0, 0.2, 0.5, 0.9, 1.0])
+    only_ibn = AnglELoss(w_cos=0, w_angle=0)
+    assert float(only_ibn([u, v], gold)) > 0  # the two top pairs must find their partners
+    assert float(only_ibn([u, v], torch.zeros(5) + 0.3)) == 0  # no positives, no term
 
 
 def test_softmax_concatenation_is_configurable():

@@ -34,7 +34,7 @@ import pandas as pd
 
 from searchapp.errors import TrainingDataError
 from searchapp.ingest import read_table
-from searchapp.training.losses import OBJECTIVES
+from searchapp.training.losses import OBJECTIVES, SCORED_OBJECTIVES
 
 ROLES = ("sentence1", "sentence2", "score", "label", "anchor", "positive", "negative")
 ROLE_ALIASES = {
@@ -124,7 +124,7 @@ def load_training_data(source: bytes | str | Path, filename: str | None = None, 
     texts = [frame[found[role]].astype(str).str.strip().tolist() for role in text_roles]
     labels, class_names, scale = None, None, None
     keep = list(range(len(frame)))
-    if objective in ("cosine", "cosent"):
+    if objective in SCORED_OBJECTIVES:
         role = "score" if "score" in found else "label"
         used[role] = found[role]
         labels, scale = _scores(frame[found[role]], label_of, name, score_range)

@@ -13,6 +13,7 @@ batch (the same encoder produced all of them: that is the siamese part) and
 | ``mnrl``      | anchor, positive (, neg) | none                | Henderson et al. 2017      |
 | ``contrastive`` | u, v                   | 0 / 1               | Hadsell et al. 2006        |
 | ``cosent``    | u, v                     | score (any scale)   | Su 2022 (CoSENT)           |
+| ``angle``     | u, v                     | score (any scale)   | Li & Li 2024 (AnglE)       |
 
 Example:
     >>> u, v = torch.randn(4, 8), torch.randn(4, 8)
@@ -172,14 +173,81 @@ class CoSENTLoss(nn.Module):
 
     def forward(self, embeddings: list[torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         cosine = self.scale * F.cosine_similarity(embeddings[0].float(), embeddings[1].float())
-        diff = cosine[None, :] - cosine[:, None]  # (batch, batch): cos_j − cos_i
-        wrong_order = labels[:, None] > labels[None, :]  # gold_i > gold_j
-        diff = diff - (~wrong_order).float() * 1e12  # pairs not in that order drop out
-        zero = torch.zeros(1, device=diff.device)  # the "1 +" inside the log
-        return torch.logsumexp(torch.cat([zero, diff.flatten()]), dim=0)
+        return _rank_loss(cosine, labels)
 
 
-OBJECTIVES = ("softmax", "cosine", "triplet", "mnrl", "contrastive", "cosent")
+def _rank_loss(similarity: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
+    """log(1 + Σ_{gold_i > gold_j} exp(sim_j − sim_i)): the CoSENT ranking term.
+
+    Shapes: similarity, gold (batch,); similarity already multiplied by its scale.
+    """
+    diff = similarity[None, :] - similarity[:, None]  # (batch, batch): sim_j − sim_i
+    wrong_order = gold[:, None] > gold[None, :]  # gold_i > gold_j
+    diff = diff - (~wrong_order).float() * 1e12  # pairs not in that order drop out
+    zero = torch.zeros(1, device=diff.device)  # the "1 +" inside the log
+    return torch.logsumexp(torch.cat([zero, diff.flatten()]), dim=0)
+
+
+def angle_similarity(u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """AnglE's similarity: each vector read as complex numbers, real half + i·imaginary half.
+
+    Dividing z = a + bi by w = c + di and scaling by |w|/|z| leaves the angle
+    difference; summing its real and imaginary parts gives
+    (⟨a, c⟩ + ⟨b, d⟩ + ⟨b, c⟩ − ⟨a, d⟩) / (|z| |w|): the cosine plus a rotated
+    term whose gradient does not vanish where the cosine saturates. Its absolute
+    value is the similarity.
+
+    Shapes: u, v (batch, dim) with dim even → (batch,).
+    """
+    a, b = u.float().chunk(2, dim=1)
+    c, d = v.float().chunk(2, dim=1)
+    dot = (a * c + b * d + b * c - a * d).sum(dim=1)
+    return (dot / (u.float().norm(dim=1) * v.float().norm(dim=1)).clamp_min(1e-12)).abs()
+
+
+class AnglELoss(nn.Module):
+    """AnglE (Li & Li 2024): the CoSENT ranking on cosine, on angle and with in-batch negatives.
+
+    loss = w_cos · rank(cosine) + w_angle · rank(angle similarity) + w_ibn · ibn,
+    where rank() is CoSENT's term and ibn asks each pair scored in the top fifth of
+    the scale (``top``; "mostly equivalent" on STS) to find its partner among all
+    2·batch − 1 other texts of the batch, as the paper's in-batch objective does
+    for its positives. Weights 1 and scale 20 follow the AnglE paper's STS runs.
+
+    Shapes: u, v (batch, dim) with dim even; labels (batch,) float, any scale.
+    """
+
+    def __init__(self, scale: float = 20.0, w_cos: float = 1.0, w_angle: float = 1.0,
+                 w_ibn: float = 1.0, top: float = 0.8):
+        super().__init__()
+        self.scale, self.top = scale, top
+        self.w_cos, self.w_angle, self.w_ibn = w_cos, w_angle, w_ibn
+
+    def forward(self, embeddings: list[torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+        u, v = embeddings[0].float(), embeddings[1].float()
+        labels = labels.float()
+        loss = self.w_cos * _rank_loss(self.scale * F.cosine_similarity(u, v), labels)
+        loss = loss + self.w_angle * _rank_loss(self.scale * angle_similarity(u, v), labels)
+        return loss + self.w_ibn * self._in_batch_negatives(u, v, labels)
+
+    def _in_batch_negatives(self, u: torch.Tensor, v: torch.Tensor, labels: torch.Tensor
+                            ) -> torch.Tensor:
+        low, high = labels.min(), labels.max()
+        positive = labels >= low + self.top * (high - low) if high > low else labels < low
+        if not positive.any():
+            return labels.new_zeros(())
+        texts = F.normalize(torch.cat([u, v]), dim=1)  # (2·batch, dim): u rows, then v rows
+        scores = self.scale * texts @ texts.T
+        scores = scores - torch.eye(len(texts), device=texts.device) * 1e12  # not itself
+        n = len(u)
+        first = torch.nonzero(positive).flatten()
+        rows = torch.cat([first, first + n])
+        partner = (rows + n) % (2 * n)  # u_i ↔ v_i
+        return F.cross_entropy(scores[rows], partner)
+
+
+OBJECTIVES = ("softmax", "cosine", "triplet", "mnrl", "contrastive", "cosent", "angle")
+SCORED_OBJECTIVES = ("cosine", "cosent", "angle")  # pairs with a similarity score
 
 
 def make_loss(objective: str, dim: int, num_labels: int = 3,
@@ -194,7 +262,7 @@ def make_loss(objective: str, dim: int, num_labels: int = 3,
         return SoftmaxLoss(dim, num_labels, concat)
     simple = {"cosine": CosineSimilarityLoss, "triplet": TripletLoss,
               "mnrl": MultipleNegativesRankingLoss, "contrastive": OnlineContrastiveLoss,
-              "cosent": CoSENTLoss}
+              "cosent": CoSENTLoss, "angle": AnglELoss}
     if objective not in simple:
         raise InvalidParameterError(
             f"Unknown objective {objective!r}; use one of: {', '.join(OBJECTIVES)}.")

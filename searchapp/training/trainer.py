@@ -38,12 +38,13 @@ import torch
 from searchapp.errors import InvalidParameterError, TrainingDataError
 from searchapp.evaluation import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
 from searchapp.training.data import TrainingData
-from searchapp.training.losses import PAPER_CONCAT, make_loss
+from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 HISTORY = "history.json"
-PRIMARY_METRIC = {"cosine": "spearman", "cosent": "spearman", "contrastive": "ap",
+PRIMARY_METRIC = {"cosine": "spearman", "cosent": "spearman", "angle": "spearman",
+                  "contrastive": "ap",
                   "softmax": "accuracy", "triplet": "accuracy", "mnrl": "mrr@10"}
 Progress = Callable[[int, int, str], None]
 
@@ -297,7 +298,7 @@ def evaluate_objective(encoder, loss: torch.nn.Module, data: TrainingData) -> di
     sentence2 among all of them (MRR@10, recall@1).
     """
     objective, texts = data.objective, data.texts
-    if objective in ("cosine", "cosent"):
+    if objective in SCORED_OBJECTIVES:
         m = sts_metrics(encode_pairs(encoder, texts[0], texts[1]), data.labels)
         return {"spearman": m["spearman"], "pearson": m["pearson"]}
     if objective == "contrastive":
