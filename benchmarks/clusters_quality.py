@@ -11,6 +11,11 @@ HDBSCAN and communities: as many as they found).
 Agreement with the source is measured two ways: over all sentences (outliers
 count as one extra group, so a method is not rewarded for leaving out hard
 sentences) and over the clustered sentences only (with the share clustered).
+For methods that leave outliers, the peer is also scored on exactly the
+sentences ours clustered ("same sentences"), so both are judged on the same
+documents. Homogeneity (does each cluster hold one source?) is reported too:
+ARI and NMI also ask that each source sit in one cluster, which many small
+topical clusters cannot do, while homogeneity asks only that clusters be pure.
 
 Run: PYTHONPATH=. nice python benchmarks/clusters_quality.py
 Writes benchmarks/results/clusters_quality.json and .md.
@@ -26,7 +31,7 @@ import numpy as np
 from sentence_cache import stsb_vectors
 from sklearn.cluster import KMeans
 from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.metrics import adjusted_rand_score, normalized_mutual_info_score
+from sklearn.metrics import adjusted_rand_score, homogeneity_score, normalized_mutual_info_score
 
 from searchapp.clusters import ClusterParams, compute
 from searchapp.index import VectorIndex
@@ -42,6 +47,7 @@ def scores(truth: np.ndarray, found: np.ndarray) -> dict:
         "nmi_clustered": round(float(normalized_mutual_info_score(truth[clustered],
                                                                   found[clustered])), 4),
         "ari_clustered": round(float(adjusted_rand_score(truth[clustered], found[clustered])), 4),
+        "homogeneity": round(float(homogeneity_score(truth, found)), 4),
         "clustered_share": round(float(clustered.mean()), 4),
         "clusters": len(np.unique(found[clustered])),
     }
@@ -75,9 +81,14 @@ def main() -> None:
                **scores(truths[truth_name], found)}
         if peer is not None:  # ours against the peer with the same number of clusters
             row["peer_nmi"], row["peer_ari"] = peer["nmi"], peer["ari"]
+            row["peer_homogeneity"] = peer["homogeneity"]
             row["nmi_ratio_vs_peer"] = round(row["nmi"] / peer["nmi"], 2)
             row["ari_ratio_vs_peer"] = (round(row["ari"] / peer["ari"], 2)
                                         if peer["ari"] > 0 else None)
+            if (found < 0).any():  # the peer judged on the sentences ours clustered
+                same = scores(truths[truth_name][found >= 0], peer["found"][found >= 0])
+                row["peer_nmi_same_sentences"] = same["nmi"]
+                row["peer_ari_same_sentences"] = same["ari"]
         runs.append(row)
         print(json.dumps(row), flush=True)
         return row
@@ -88,8 +99,9 @@ def main() -> None:
         if (truth_name, k) not in peers:
             started = time.perf_counter()
             found = tfidf_kmeans(texts, k)
-            peers[truth_name, k] = record(f"peer: TF-IDF + k-means (k={k})", truth_name, found,
-                                          time.perf_counter() - started)
+            row = record(f"peer: TF-IDF + k-means (k={k})", truth_name, found,
+                         time.perf_counter() - started)
+            peers[truth_name, k] = {**row, "found": found}
         return peers[truth_name, k]
 
     for truth_name, truth in truths.items():
@@ -123,13 +135,18 @@ def main() -> None:
               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     (RESULTS / "clusters_quality.json").write_text(json.dumps(result, indent=2) + "\n")
     lines = ["| truth | method | NMI | ARI | NMI ÷ peer (same k) | ARI ÷ peer (same k) | "
-             "NMI (clustered) | ARI (clustered) | clustered | clusters | s |",
-             "|" + "---|" * 11]
+             "NMI (clustered) | ARI (clustered) | peer NMI / ARI (same sentences) | "
+             "homogeneity (peer) | clustered | clusters | s |",
+             "|" + "---|" * 13]
     for r in runs:
+        same = (f"{r['peer_nmi_same_sentences']:.3f} / {r['peer_ari_same_sentences']:.3f}"
+                if "peer_nmi_same_sentences" in r else "")
+        homogeneity = f"{r['homogeneity']:.3f}" + (f" ({r['peer_homogeneity']:.3f})"
+                                                   if "peer_homogeneity" in r else "")
         lines.append(
             f"| {r['truth']} | {r['method']} | {r['nmi']:.3f} | {r['ari']:.3f} | "
             f"{r.get('nmi_ratio_vs_peer', '')} | {r.get('ari_ratio_vs_peer', '')} | "
-            f"{r['nmi_clustered']:.3f} | {r['ari_clustered']:.3f} | "
+            f"{r['nmi_clustered']:.3f} | {r['ari_clustered']:.3f} | {same} | {homogeneity} | "
             f"{r['clustered_share']:.1%} | {r['clusters']} | {r['seconds']} |")
     (RESULTS / "clusters_quality.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -1,4 +1,4 @@
-"""The whole path in a real browser: upload a CSV, wait for the worker, search.
+"""The whole path in a real browser: upload a CSV, wait for the worker, search, calibrate.
 
 Starts the app with ``streamlit run`` on a free port (data folder in tmp),
 drives Debian's Chromium through Playwright, and leaves a screenshot in
@@ -41,6 +41,16 @@ SENTENCES = [
     "A woman paints a landscape in watercolours.",
 ]
 QUERY, EXPECTED = "a puppy runs after a ball on the grass", SENTENCES[3]
+LABELLED_PAIRS = [  # sentence1, sentence2, label (1 = duplicate) for the calibration upload
+    ("How do I reset my password?", "How can I change my forgotten password?", 1),
+    ("Where is my parcel?", "How can I track my delivery?", 1),
+    ("Can I pay by credit card?", "Do you accept credit cards?", 1),
+    ("How do I delete my account?", "How can I close my account for good?", 1),
+    ("How do I reset my password?", "Do you ship to Canada?", 0),
+    ("Where is my parcel?", "Can I pay by credit card?", 0),
+    ("How do I delete my account?", "What are your opening hours?", 0),
+    ("Do you accept credit cards?", "How can I track my delivery?", 0),
+]
 
 
 def free_port() -> int:
@@ -85,6 +95,9 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
     sync_api = pytest.importorskip("playwright.sync_api")
     csv_path = tmp_path / "sentences.csv"
     csv_path.write_text("text\n" + "\n".join(SENTENCES) + "\n", encoding="utf-8")
+    pairs_path = tmp_path / "labelled.tsv"
+    pairs_path.write_text("sentence1\tsentence2\tlabel\n" + "".join(
+        f"{a}\t{b}\t{y}\n" for a, b, y in LABELLED_PAIRS), encoding="utf-8")
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data_dir), "SEARCHAPP_DEVICE": "cpu",
@@ -116,6 +129,7 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
                 first.wait_for(timeout=60_000)
                 page.screenshot(path=str(ARTIFACTS / "browser-search.png"), full_page=True)
                 assert EXPECTED in first.inner_text()
+                calibrate_in_browser(page, pairs_path)
             except Exception:
                 page.screenshot(path=str(ARTIFACTS / "browser-failure.png"), full_page=True)
                 raise
@@ -131,6 +145,22 @@ def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
         stop(app.pid)
         stop(worker_pid)
         log.close()
+
+
+def calibrate_in_browser(page, pairs_path: Path) -> None:
+    """Duplicates page: upload labelled pairs, let the worker score them, adopt the threshold."""
+    page.get_by_role("link", name="Duplicates").click()
+    page.get_by_role("tab", name="Threshold calibration").click()
+    page.locator("input[type=file]").set_input_files(str(pairs_path))
+    page.get_by_role("button", name="Compute AP and threshold").click()
+    page.get_by_text(f"On {len(LABELLED_PAIRS)} pairs").wait_for(timeout=60_000)
+    use = page.get_by_role("button", name="as the threshold of all-MiniLM-L6-v2")
+    use.click()
+    page.locator("strong", has_text="Calibrated threshold of all-MiniLM-L6-v2").wait_for(
+        timeout=30_000)
+    use.wait_for(state="detached", timeout=30_000)  # the finished job's panel is gone
+    page.locator(".stPlotlyChart").first.wait_for(timeout=30_000)  # the stored curve
+    page.screenshot(path=str(ARTIFACTS / "browser-calibration.png"), full_page=True)
 
 
 def read_worker_pid(data_dir: Path) -> int | None:

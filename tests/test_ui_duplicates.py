@@ -126,5 +126,5 @@ def test_calibration_result_shows_the_curve_and_can_be_used(page_app, bundled_en
     use.click().run()
     assert not at.exception
     assert cal.threshold_for(page_app, MODEL) == (best, "calibrated")
-    assert at.slider[0].value == round(best, 2)  # the slider starts at the calibrated value
+    assert at.slider[0].value == round(best, 3)  # the slider starts at the calibrated value
     assert "calibrated threshold of all-MiniLM-L6-v2" in at.caption[0].value

@@ -208,12 +208,12 @@ model_name = summaries[names.index(corpus_name)].model_name
 default, source = cal.threshold_for(app, model_name)
 calibration = cal.stored_calibration(app, model_name)
 slider_key = f"dup-threshold-{model_name}-{default:.4f}"  # a new calibration resets it
-initial = float(round(default, 2))
+initial = float(round(default, 3))  # the calibrated value itself, not a rounded neighbour
 
 left, right = st.columns([3, 1])
 chosen = left.slider(
-    "Threshold (cosine)", min_value=0.4, max_value=1.0, value=initial,
-    step=0.01, key=slider_key,
+    "Threshold (cosine)", min_value=min(0.4, initial), max_value=1.0, value=initial,
+    step=0.001, format="%.3f", key=slider_key,
     help="Pairs at or above this cosine count as duplicates (exact duplicates always do).")
 k_value = right.number_input("Neighbours per document (k)", min_value=1, max_value=dup.MAX_K,
                              value=dup.DEFAULT_K, step=1, key="dup-k")
@@ -222,7 +222,7 @@ if calibration is None:
     marker += " (calibrate it on labelled pairs in the last tab)"
 left.caption(f"▲ {marker}")
 if abs(chosen - initial) > 1e-9:
-    left.button(f"Back to {initial:.2f}", key="dup-reset",
+    left.button(f"Back to {initial:.3f}", key="dup-reset",
                 on_click=lambda: st.session_state.update({slider_key: initial}))
 
 pairs_view, check_view, calibrate_view = st.tabs(
