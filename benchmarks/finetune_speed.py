@@ -81,12 +81,11 @@ def peer(model: str, frame: pd.DataFrame, steps: int, device: str) -> tuple[floa
 PEER_KIND = {"kind": ""}
 
 
-def _fit_loop(st, loader, loss, steps: int) -> None:
-    """What ``SentenceTransformer.fit`` did up to v2: smart batching collate, AdamW with
-    weight decay 0.01 (none on bias/LayerNorm), WarmupLinear, clip at 1."""
+def peer_optimizer(loss, steps: int):
+    """sentence-transformers v2's optimiser and schedule: AdamW lr 2e-5, weight decay 0.01
+    except on bias and LayerNorm, linear warm-up over 10% of ``steps`` then decay."""
     from transformers import get_linear_schedule_with_warmup
 
-    loader.collate_fn = st.smart_batching_collate
     named = list(loss.named_parameters())
     no_decay = ("bias", "LayerNorm.bias", "LayerNorm.weight")
     groups = [{"params": [p for n, p in named if not any(nd in n for nd in no_decay)],
@@ -94,7 +93,14 @@ def _fit_loop(st, loader, loss, steps: int) -> None:
               {"params": [p for n, p in named if any(nd in n for nd in no_decay)],
                "weight_decay": 0.0}]
     optimizer = torch.optim.AdamW(groups, lr=2e-5)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps), steps)
+    return optimizer, get_linear_schedule_with_warmup(optimizer, int(0.1 * steps), steps)
+
+
+def _fit_loop(st, loader, loss, steps: int) -> None:
+    """What ``SentenceTransformer.fit`` did up to v2: smart batching collate, AdamW with
+    weight decay 0.01 (none on bias/LayerNorm), WarmupLinear, clip at 1."""
+    loader.collate_fn = st.smart_batching_collate
+    optimizer, scheduler = peer_optimizer(loss, steps)
     on_cuda = st.device.type == "cuda"
     loss.train()
     batches = iter(loader)

@@ -23,6 +23,7 @@ import argparse
 import json
 import platform
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +31,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from finetune_speed import peer_optimizer  # the peer's optimiser, shared with the fit loop
 
 from searchapp.encoder import SiameseEncoder
 from searchapp.models import BUNDLED
@@ -43,18 +47,10 @@ def peer_stepper(model: str, data, steps: int):
     """A function rows → loss doing one sentence-transformers training step."""
     from sentence_transformers import InputExample, SentenceTransformer
     from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
-    from transformers import get_linear_schedule_with_warmup
 
     st = SentenceTransformer(model, device="cpu")
     loss = CosineSimilarityLoss(st)
-    named = list(loss.named_parameters())
-    no_decay = ("bias", "LayerNorm.bias", "LayerNorm.weight")
-    groups = [{"params": [p for n, p in named if not any(nd in n for nd in no_decay)],
-               "weight_decay": 0.01},
-              {"params": [p for n, p in named if any(nd in n for nd in no_decay)],
-               "weight_decay": 0.0}]
-    optimizer = torch.optim.AdamW(groups, lr=2e-5)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps), steps)
+    optimizer, scheduler = peer_optimizer(loss, steps)
     loss.train()
 
     def step(rows) -> float:
