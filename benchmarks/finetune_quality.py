@@ -61,12 +61,14 @@ def run_sts(objective: str, args, splits, tmp: Path) -> dict:
     encoder = SiameseEncoder.load(args.model, device=args.device)
     before = sts_test(encoder, splits["test"])
     config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60,
-                         evals_per_epoch=args.evals_per_epoch)
+                         evals_per_epoch=args.evals_per_epoch,
+                         average_decay=args.average_decay)
     result = Trainer(encoder, train, dev, config, tmp / f"work-{objective}",
                      progress=_printer(objective)).run()
     after = sts_test(encoder, splits["test"])
     return {"objective": objective, "epochs": args.epochs,
-            "evals_per_epoch": args.evals_per_epoch, "steps": result["steps"],
+            "evals_per_epoch": args.evals_per_epoch, "average_decay": args.average_decay,
+            "steps": result["steps"],
             "best_step": result["best_step"], "stsb_test_before": before,
             "stsb_test_after": after, "stsb_dev": result["metrics"],
             "seconds": result["seconds"], "seconds_per_step": result["seconds_per_step"],
@@ -104,6 +106,8 @@ def main() -> None:
     p.add_argument("--epochs", type=int, default=4)
     p.add_argument("--evals-per-epoch", type=int, default=1, help="dev evaluations per epoch "
                    "(the best state is kept)")
+    p.add_argument("--average-decay", type=float, default=0.0, help="evaluate and keep a "
+                   "moving average of the weights (e.g. 0.995); 0: the raw weights")
     p.add_argument("--nli", action="store_true")
     p.add_argument("--max-steps", type=int, help="stop after this many steps (the schedule "
                    "then spans these steps)")

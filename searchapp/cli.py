@@ -335,7 +335,8 @@ def cmd_finetune(args: argparse.Namespace) -> int:
     started = start_finetune(app, args.train, dev=args.dev, name=args.name,
                              objective=args.objective, base=args.base, columns=columns or None,
                              epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
-                             seed=args.seed)
+                             seed=args.seed, evals_per_epoch=args.evals_per_epoch,
+                             average_decay=args.average_decay)
     print(f"Training data: {started.data.describe()}.")
     print(f"Dev data: {started.dev.describe() if started.dev else '10% of it held out'}.")
     if not args.wait:
@@ -466,6 +467,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--batch-size", type=int)
     c.add_argument("--lr", type=float)
     c.add_argument("--seed", type=int)
+    c.add_argument("--evals-per-epoch", type=int, help="dev evaluations per epoch (default 1); "
+                   "the best state is kept")
+    c.add_argument("--average-decay", type=float, help="evaluate and keep a moving average "
+                   "of the weights, e.g. 0.995 (default 0: the raw weights)")
     c.add_argument("--column", action="append", metavar="ROLE=COLUMN",
                    help="map a column to a role (sentence1, sentence2, score, label, anchor, "
                         "positive, negative); repeatable")

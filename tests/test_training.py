@@ -206,8 +206,10 @@ def _start(app, tiny_bert, name, **hyper):
                           name=name, base=str(tiny_bert), batch_size=8, **hyper)
 
 
-def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert):
-    job_a = _start(app, tiny_bert, "resumed", epochs=2, checkpoint_every=3).job_id
+@pytest.mark.parametrize("average_decay", [0.0, 0.9])
+def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
+    hyper = {"epochs": 2, "checkpoint_every": 3, "average_decay": average_decay}
+    job_a = _start(app, tiny_bert, "resumed", **hyper).job_id
     payload = queue.get(app.db, job_a).payload
     with pytest.raises(Killed):
         finetune(KillAfter(app, job_a, 5), payload)
@@ -220,12 +222,48 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert):
     assert steps == list(range(1, total + 1))  # 4 and 5 were redone from 3, once
 
     # the same training without the interruption ends with the same weights
-    job_b = _start(app, tiny_bert, "straight", epochs=2, checkpoint_every=3).job_id
+    job_b = _start(app, tiny_bert, "straight", **hyper).job_id
     finetune(TaskContext(app, job_b), queue.get(app.db, job_b).payload)
     texts = ["a dog runs", "the cat is here"]
     resumed = SiameseEncoder.load(app.settings.models_dir / "resumed", device="cpu")
     straight = SiameseEncoder.load(app.settings.models_dir / "straight", device="cpu")
     np.testing.assert_allclose(resumed.encode(texts), straight.encode(texts), atol=1e-5)
+
+
+def test_the_weight_average_is_what_gets_evaluated_and_kept(tiny_bert, tmp_path):
+    data = load_training_data(rows_for("regression").encode(), "train.csv", batch_size=8)
+    encoder = SiameseEncoder.load(tiny_bert, device="cpu")
+    start = [t.clone() for t in encoder.state_dict().values() if t.is_floating_point()]
+    config = TrainConfig(batch_size=8, lr=1e-3, max_steps=4, average_decay=0.5)
+    trainer = Trainer(encoder, data, data.subset([0, 1, 2, 3]), config, tmp_path)
+    raw = {}
+    trainer.progress = lambda done, total, message: raw.update(
+        {done: [t.clone() for t in encoder.state_dict().values() if t.is_floating_point()]})
+    result = trainer.run()
+    assert result["best_step"] == 4  # the only evaluation after training
+    kept = [t for t in encoder.state_dict().values() if t.is_floating_point()]
+    for k, a in zip(kept, trainer.average.average, strict=True):
+        torch.testing.assert_close(k, a)
+    assert any(not torch.equal(k, r) for k, r in zip(kept, raw[4], strict=True))
+    assert any(not torch.equal(k, s) for k, s in zip(kept, start, strict=True))
+
+
+def test_weight_average_state_round_trip():
+    from searchapp.training.averaging import WeightAverage
+
+    layer = torch.nn.Linear(3, 2)
+    average = WeightAverage([layer], decay=0.9)
+    with torch.no_grad():
+        layer.weight.mul_(3.0)
+    average.update()
+    copy = WeightAverage([torch.nn.Linear(3, 2)], decay=0.9)
+    copy.load_state_dict(average.state_dict())
+    for a, b in zip(average.average, copy.average, strict=True):
+        torch.testing.assert_close(a, b)
+    before = layer.weight.clone()
+    with average.applied():
+        assert not torch.equal(layer.weight, before)
+    assert torch.equal(layer.weight, before)  # the raw weights are back
 
 
 def test_saved_model_loads_in_sentence_transformers(app, tiny_bert):

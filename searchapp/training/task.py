@@ -33,8 +33,8 @@ from searchapp.training.data import TrainingData, load_training_data, split_dev
 log = logging.getLogger("searchapp.training")
 JOB_FILE = "job.json"
 HISTORY_IN_MODEL = "training_history.json"
-HYPER = ("epochs", "batch_size", "lr", "seed", "evals_per_epoch", "checkpoint_every",
-         "max_steps")
+HYPER = ("epochs", "batch_size", "lr", "seed", "evals_per_epoch", "average_decay",
+         "checkpoint_every", "max_steps")
 
 
 @dataclass

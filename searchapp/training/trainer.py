@@ -24,6 +24,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -37,6 +38,7 @@ import torch
 
 from searchapp.errors import InvalidParameterError, TrainingDataError
 from searchapp.evaluation import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
+from searchapp.training.averaging import WeightAverage
 from searchapp.training.data import TrainingData
 from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 
@@ -62,6 +64,7 @@ class TrainConfig:
     seed: int = 42
     checkpoint_every: int = 200  # steps
     evals_per_epoch: int = 1
+    average_decay: float = 0.0  # > 0: evaluate and keep a moving average of the weights
     max_steps: int | None = None  # stop early (benchmarks, tests)
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
     history_every_seconds: float = 2.0  # how often history.json is rewritten
@@ -70,7 +73,7 @@ class TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
         rules = [("epochs", 1, 1000), ("batch_size", 2, 4096), ("lr", 1e-8, 1.0),
                  ("warmup_ratio", 0.0, 1.0), ("checkpoint_every", 1, 10**9),
-                 ("evals_per_epoch", 1, 1000)]
+                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999)]
         for name, low, high in rules:
             value = getattr(self, name)
             if not low <= value <= high:
@@ -114,6 +117,8 @@ class Trainer:
         self.scheduler = torch.optim.lr_scheduler.LambdaLR(
             self.optimizer, lambda s: _warmup_linear(s, warmup, self.total))
         self.state = _State()
+        self.average = (WeightAverage([encoder, self.loss], config.average_decay)
+                        if config.average_decay > 0 else None)
 
     # ---- the loop ---------------------------------------------------------------
     def run(self) -> dict:
@@ -182,6 +187,8 @@ class Trainer:
         self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
+        if self.average is not None:
+            self.average.update()
         return float(loss.detach())
 
     def _embed(self, texts: list[str], chunk: int, on_cuda: bool) -> torch.Tensor:
@@ -225,19 +232,25 @@ class Trainer:
         return evaluate_objective(self.encoder, self.loss, data or self.dev)
 
     def _evaluate_and_keep_best(self) -> None:
-        metrics = self.evaluate()
+        with self._evaluated_weights():
+            metrics = self.evaluate()
+            state, key = self.state, PRIMARY_METRIC[self.objective]
+            self._log({"step": state.step, "dev": metrics})
+            if metrics[key] > state.best["metrics"][key] or state.best["step"] == 0:
+                state.best = {"step": state.step, "metrics": metrics}
+                _atomic_save({"encoder": self.encoder.state_dict(),
+                              "loss": self.loss.state_dict()}, self.work_dir / BEST)
         self.encoder.train()
-        state, key = self.state, PRIMARY_METRIC[self.objective]
-        self._log({"step": state.step, "dev": metrics})
-        if metrics[key] > state.best["metrics"][key] or state.best["step"] == 0:
-            state.best = {"step": state.step, "metrics": metrics}
-            _atomic_save({"encoder": self.encoder.state_dict(), "loss": self.loss.state_dict()},
-                         self.work_dir / BEST)
         self._write_history()
+
+    def _evaluated_weights(self):
+        """The weights that are evaluated and kept: the moving average when there is one."""
+        return self.average.applied() if self.average is not None else contextlib.nullcontext()
 
     def _restore_best(self) -> None:
         best_file = self.work_dir / BEST
-        if self.state.best["step"] != self.state.step and best_file.is_file():
+        raw_is_best = self.state.best["step"] == self.state.step and self.average is None
+        if not raw_is_best and best_file.is_file():
             saved = torch.load(best_file, map_location=self.encoder.device, weights_only=True)
             self.encoder.load_state_dict(saved["encoder"])
             self.loss.load_state_dict(saved["loss"])
@@ -264,7 +277,8 @@ class Trainer:
                       "optimizer": self.optimizer.state_dict(),
                       "scheduler": self.scheduler.state_dict(), "step": s.step,
                       "history": s.history, "before": s.before, "best": s.best,
-                      "config": asdict(self.config), "rng": torch.get_rng_state()},
+                      "config": asdict(self.config), "rng": torch.get_rng_state(),
+                      "average": self.average and self.average.state_dict()},
                      self.work_dir / CHECKPOINT)
 
     def _resume(self) -> None:
@@ -280,6 +294,8 @@ class Trainer:
         self.optimizer.load_state_dict(saved["optimizer"])
         self.scheduler.load_state_dict(saved["scheduler"])
         torch.set_rng_state(saved["rng"])
+        if self.average is not None:
+            self.average.load_state_dict(saved["average"])
         self.state = _State(saved["step"], saved["history"], saved["before"], saved["best"],
                             resumed_from=saved["step"])
 

@@ -89,6 +89,10 @@ with st.form("models.start", border=True):
     batch = left.number_input("Batch size", 2, 1024, 16, key="models.batch")
     lr = mid.number_input("Learning rate", 1e-7, 1e-2, 2e-5, format="%.1e", key="models.lr")
     evals = right.number_input("Dev evaluations per epoch", 1, 20, 1, key="models.evals")
+    average = left.checkbox("Average the weights (moving average, decay 0.995)",
+                            key="models.average",
+                            help="Evaluates and keeps an average of the recent weights "
+                                 "instead of the last ones: steadier dev scores.")
     start = st.form_submit_button("Start fine-tuning", type="primary",
                                   disabled=data is None, icon=":material/model_training:")
 if start and data is not None:
@@ -98,7 +102,7 @@ if start and data is not None:
             dev=dev_file.getvalue() if dev_file else None,
             dev_filename=dev_file.name if dev_file else None, objective=objective,
             base=base, columns=columns or None, epochs=int(epochs), batch_size=int(batch),
-            lr=float(lr), evals_per_epoch=int(evals))
+            lr=float(lr), evals_per_epoch=int(evals), average_decay=0.995 if average else 0.0)
         ensure_background_worker(app)
         st.session_state["models.flash"] = (
             "success", f"Fine-tuning job {started.job_id} started for {name.strip()!r}.")
