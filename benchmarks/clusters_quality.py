@@ -55,7 +55,15 @@ def scores(truth: np.ndarray, found: np.ndarray) -> dict:
         # ARI rewards one catch-all cluster holding the biggest sources together
         "largest_cluster_share": round(float(np.unique(found[clustered], return_counts=True)[1]
                                              .max() / len(found)), 4),
+        "ari_without_largest_cluster": _ari_without_largest(truth, found),
     }
+
+
+def _ari_without_largest(truth: np.ndarray, found: np.ndarray) -> float:
+    """ARI over the clustered sentences outside the largest cluster."""
+    labels, counts = np.unique(found[found >= 0], return_counts=True)
+    keep = (found >= 0) & (found != labels[counts.argmax()])
+    return round(float(adjusted_rand_score(truth[keep], found[keep])), 4)
 
 
 def tfidf_kmeans(texts: list[str], k: int) -> np.ndarray:
