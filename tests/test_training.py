@@ -103,6 +103,11 @@ def test_angle_similarity_is_cosine_plus_a_rotated_term():
     only_ibn = AnglELoss(w_cos=0, w_angle=0)
     assert float(only_ibn([u, v], gold)) > 0  # the two top pairs must find their partners
     assert float(only_ibn([u, v], torch.zeros(5) + 0.3)) == 0  # no positives, no term
+    from searchapp.errors import InvalidParameterError
+    from searchapp.training.losses import make_loss
+
+    with pytest.raises(InvalidParameterError, match="odd dimension"):
+        make_loss("angle", dim=7)
 
 
 def test_softmax_concatenation_is_configurable():

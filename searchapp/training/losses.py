@@ -233,9 +233,9 @@ class AnglELoss(nn.Module):
     def _in_batch_negatives(self, u: torch.Tensor, v: torch.Tensor, labels: torch.Tensor
                             ) -> torch.Tensor:
         low, high = labels.min(), labels.max()
-        positive = labels >= low + self.top * (high - low) if high > low else labels < low
-        if not positive.any():
+        if high == low:  # one score for the whole batch: no pair stands out as a positive
             return labels.new_zeros(())
+        positive = labels >= low + self.top * (high - low)
         texts = F.normalize(torch.cat([u, v]), dim=1)  # (2·batch, dim): u rows, then v rows
         scores = self.scale * texts @ texts.T
         scores = scores - torch.eye(len(texts), device=texts.device) * 1e12  # not itself
@@ -260,6 +260,10 @@ def make_loss(objective: str, dim: int, num_labels: int = 3,
     """
     if objective == "softmax":
         return SoftmaxLoss(dim, num_labels, concat)
+    if objective == "angle" and dim % 2:
+        raise InvalidParameterError(
+            f"The angle objective splits each vector into two halves; this model's vectors "
+            f"have an odd dimension ({dim}). Use cosent instead.")
     simple = {"cosine": CosineSimilarityLoss, "triplet": TripletLoss,
               "mnrl": MultipleNegativesRankingLoss, "contrastive": OnlineContrastiveLoss,
               "cosent": CoSENTLoss, "angle": AnglELoss}

@@ -45,8 +45,7 @@ from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 CHECKPOINT = "checkpoint.pt"
 BEST = "best.pt"
 HISTORY = "history.json"
-PRIMARY_METRIC = {"cosine": "spearman", "cosent": "spearman", "angle": "spearman",
-                  "contrastive": "ap",
+PRIMARY_METRIC = {**dict.fromkeys(SCORED_OBJECTIVES, "spearman"), "contrastive": "ap",
                   "softmax": "accuracy", "triplet": "accuracy", "mnrl": "mrr@10"}
 Progress = Callable[[int, int, str], None]
 
