@@ -89,10 +89,9 @@ with st.form("models.start", border=True):
     batch = left.number_input("Batch size", 2, 1024, 16, key="models.batch")
     lr = mid.number_input("Learning rate", 1e-7, 1e-2, 2e-5, format="%.1e", key="models.lr")
     evals = right.number_input("Dev evaluations per epoch", 1, 20, 1, key="models.evals")
-    average = left.checkbox("Average the weights (moving average, decay 0.995)",
-                            key="models.average",
-                            help="Evaluates and keeps an average of the recent weights "
-                                 "instead of the last ones: steadier dev scores.")
+    average = left.checkbox("Average the weights", key="models.average",
+                            help="Evaluates and keeps a moving average of the recent weights "
+                                 "(decay 0.995) instead of the last ones: steadier dev scores.")
     start = st.form_submit_button("Start fine-tuning", type="primary",
                                   disabled=data is None, icon=":material/model_training:")
 if start and data is not None:
