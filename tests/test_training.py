@@ -89,30 +89,6 @@ def test_cosent_ignores_the_scale_of_scores():
     assert torch.isclose(loss([u, v], gold), loss([u, v], gold * 5 + 3))
 
 
-def test_cosent_memory_ranks_the_batch_against_earlier_pairs():
-    from searchapp.training.losses import CoSENTLoss
-
-    u = torch.randn(4, 8)
-    far = -u + 0.1 * torch.randn(4, 8)  # cosine near −1
-    plain, remembering = CoSENTLoss(), CoSENTLoss(memory=6)
-    earlier = torch.ones(4)  # gold 1 but scored low: these go into the memory
-    assert torch.isclose(plain([u, far], earlier), remembering([u, far], earlier))
-    assert int(remembering.memory_filled) == 4
-
-    same = torch.zeros(4)  # one gold score: nothing to rank inside the batch
-    close = (u + 0.01 * torch.randn(4, 8)).requires_grad_()
-    assert float(plain([u, close], same)) == 0
-    loss = remembering([u, close], same)  # gold 0 but scored above the remembered gold-1 pairs
-    assert float(loss) > 10
-    loss.backward()
-    assert close.grad.abs().sum() > 0  # the gradient reaches the batch, not the memory
-
-    resumed = CoSENTLoss(memory=6)
-    resumed.load_state_dict(remembering.state_dict())  # checkpoints carry the memory
-    assert int(resumed.memory_filled) == 8
-    assert torch.equal(resumed.memory_gold, remembering.memory_gold)
-
-
 def test_angle_similarity_is_cosine_plus_a_rotated_term():
     from searchapp.training.losses import AnglELoss, angle_similarity
 

@@ -164,57 +164,25 @@ class CoSENTLoss(nn.Module):
     the scores matters, which is what Spearman correlation measures, and the
     loss sees every pair of pairs in the batch instead of each pair alone.
 
-    With ``memory`` > 0 the batch's pairs are also ranked against the cosines
-    and gold scores of the last ``memory`` pairs of earlier batches, kept
-    without gradients (a cross-batch memory, Wang et al. 2020): more pairs of
-    pairs per step at the same batch size. The learning rate is small, so the
-    kept cosines are only a few steps stale.
-
     Shapes: u, v (batch, dim); labels (batch,) float, any scale.
     """
 
-    def __init__(self, scale: float = 20.0, memory: int = 0):
+    def __init__(self, scale: float = 20.0):
         super().__init__()
         self.scale = scale
-        # fixed-size ring buffers, so that checkpoints load into a fresh loss
-        self.register_buffer("memory_similarity", torch.zeros(memory))
-        self.register_buffer("memory_gold", torch.zeros(memory))
-        self.register_buffer("memory_filled", torch.zeros((), dtype=torch.long))
 
     def forward(self, embeddings: list[torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
         cosine = self.scale * F.cosine_similarity(embeddings[0].float(), embeddings[1].float())
-        labels = labels.float()
-        if not len(self.memory_gold):
-            return _rank_loss(cosine, labels)
-        kept = int(min(self.memory_filled, len(self.memory_gold)))
-        similarity = torch.cat([cosine, self.memory_similarity[:kept]])
-        gold = torch.cat([labels, self.memory_gold[:kept]])
-        current = torch.arange(len(gold), device=gold.device) < len(cosine)
-        loss = _rank_loss(similarity, gold, current[:, None] | current[None, :])
-        if self.training:
-            self._remember(cosine.detach(), labels)
-        return loss
-
-    def _remember(self, similarity: torch.Tensor, gold: torch.Tensor) -> None:
-        """Write the batch into the ring buffers, oldest entries first to go."""
-        size = len(self.memory_gold)
-        slots = (self.memory_filled + torch.arange(len(gold), device=gold.device)) % size
-        self.memory_similarity[slots[-size:]] = similarity[-size:]
-        self.memory_gold[slots[-size:]] = gold[-size:]
-        self.memory_filled += len(gold)
+        return _rank_loss(cosine, labels)
 
 
-def _rank_loss(similarity: torch.Tensor, gold: torch.Tensor,
-               counted: torch.Tensor | None = None) -> torch.Tensor:
+def _rank_loss(similarity: torch.Tensor, gold: torch.Tensor) -> torch.Tensor:
     """log(1 + Σ_{gold_i > gold_j} exp(sim_j − sim_i)): the CoSENT ranking term.
 
-    ``counted`` (batch, batch) bool, optional, limits the sum to some pairs of pairs.
     Shapes: similarity, gold (batch,); similarity already multiplied by its scale.
     """
     diff = similarity[None, :] - similarity[:, None]  # (batch, batch): sim_j − sim_i
     wrong_order = gold[:, None] > gold[None, :]  # gold_i > gold_j
-    if counted is not None:
-        wrong_order = wrong_order & counted
     diff = diff - (~wrong_order).float() * 1e12  # pairs not in that order drop out
     zero = torch.zeros(1, device=diff.device)  # the "1 +" inside the log
     return torch.logsumexp(torch.cat([zero, diff.flatten()]), dim=0)
@@ -283,7 +251,7 @@ SCORED_OBJECTIVES = ("cosine", "cosent", "angle")  # pairs with a similarity sco
 
 
 def make_loss(objective: str, dim: int, num_labels: int = 3,
-              concat: tuple[str, ...] = PAPER_CONCAT, rank_memory: int = 0) -> nn.Module:
+              concat: tuple[str, ...] = PAPER_CONCAT) -> nn.Module:
     """The loss module for an objective name.
 
     Example:
@@ -299,8 +267,6 @@ def make_loss(objective: str, dim: int, num_labels: int = 3,
     simple = {"cosine": CosineSimilarityLoss, "triplet": TripletLoss,
               "mnrl": MultipleNegativesRankingLoss, "contrastive": OnlineContrastiveLoss,
               "cosent": CoSENTLoss, "angle": AnglELoss}
-    if objective == "cosent":
-        return CoSENTLoss(memory=rank_memory)
     if objective not in simple:
         raise InvalidParameterError(
             f"Unknown objective {objective!r}; use one of: {', '.join(OBJECTIVES)}.")

@@ -66,16 +66,13 @@ class TrainConfig:
     average_decay: float = 0.0  # > 0: evaluate and keep a moving average of the weights
     max_steps: int | None = None  # stop early (benchmarks, tests)
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
-    rank_memory: int = 0  # cosent: also rank against this many pairs of earlier batches
-    dropout: float | None = None  # None: the model's own dropout rates
     history_every_seconds: float = 2.0  # how often history.json is rewritten
 
     def check(self) -> TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
         rules = [("epochs", 1, 1000), ("batch_size", 2, 4096), ("lr", 1e-8, 1.0),
                  ("warmup_ratio", 0.0, 1.0), ("checkpoint_every", 1, 10**9),
-                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999),
-                 ("rank_memory", 0, 100_000)]
+                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999)]
         for name, low, high in rules:
             value = getattr(self, name)
             if not low <= value <= high:
@@ -108,12 +105,7 @@ class Trainer:
         self.objective = train.objective
         torch.manual_seed(config.seed)
         self.loss = make_loss(self.objective, encoder.dimension,
-                              num_labels=len(train.classes or ()) or 3, concat=config.concat,
-                              rank_memory=config.rank_memory)
-        if config.dropout is not None:
-            for module in encoder.modules():
-                if isinstance(module, torch.nn.Dropout):
-                    module.p = config.dropout
+                              num_labels=len(train.classes or ()) or 3, concat=config.concat)
         self.loss.to(encoder.device)
         self.steps_per_epoch = math.ceil(len(train) / config.batch_size)
         self.total = self.steps_per_epoch * config.epochs
