@@ -62,14 +62,13 @@ def run_sts(objective: str, args, splits, tmp: Path) -> dict:
     before = sts_test(encoder, splits["test"])
     config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60,
                          evals_per_epoch=args.evals_per_epoch,
-                         average_decay=args.average_decay, seed=args.seed,
-                         layer_decay=args.layer_decay)
+                         average_decay=args.average_decay, seed=args.seed)
     result = Trainer(encoder, train, dev, config, tmp / f"work-{objective}",
                      progress=_printer(objective)).run()
     after = sts_test(encoder, splits["test"])
     return {"objective": objective, "epochs": args.epochs,
             "evals_per_epoch": args.evals_per_epoch, "average_decay": args.average_decay,
-            "seed": args.seed, "layer_decay": args.layer_decay,
+            "seed": args.seed,
             "steps": result["steps"],
             "best_step": result["best_step"], "stsb_test_before": before,
             "stsb_test_after": after, "stsb_dev": result["metrics"],
@@ -111,8 +110,6 @@ def main() -> None:
     p.add_argument("--average-decay", type=float, default=0.0, help="evaluate and keep a "
                    "moving average of the weights (e.g. 0.995); 0: the raw weights")
     p.add_argument("--seed", type=int, default=42, help="training seed (order, dropout)")
-    p.add_argument("--layer-decay", type=float, default=1.0, help="lr factor per layer down "
-                   "from the top (e.g. 0.9); 1: the same lr everywhere")
     p.add_argument("--nli", action="store_true")
     p.add_argument("--max-steps", type=int, help="stop after this many steps (the schedule "
                    "then spans these steps)")

@@ -110,21 +110,6 @@ def test_angle_similarity_is_cosine_plus_a_rotated_term():
         make_loss("angle", dim=7)
 
 
-def test_layer_decay_slows_the_lower_layers(tiny_bert, tmp_path):
-    data = load_training_data(rows_for("regression").encode(), "train.csv", batch_size=16)
-    encoder = SiameseEncoder.load(tiny_bert, device="cpu")
-    trainer = Trainer(encoder, data, data, TrainConfig(layer_decay=0.5), tmp_path)
-    lr_of = {id(p): g["lr"] for g in trainer.optimizer.param_groups for p in g["params"]}
-    params = dict(encoder.named_parameters())
-    # 2 layers: the top one learns at lr, the one below at lr/2, the embeddings at lr/4
-    assert lr_of[id(params["transformer.encoder.layer.1.output.dense.weight"])] == 2e-5
-    assert lr_of[id(params["transformer.encoder.layer.0.output.dense.weight"])] == 1e-5
-    assert lr_of[id(params["transformer.embeddings.word_embeddings.weight"])] == 5e-6
-    assert len(lr_of) == len(params)  # every parameter is trained
-    plain = Trainer(encoder, data, data, TrainConfig(), tmp_path / "plain")
-    assert {g["lr"] for g in plain.optimizer.param_groups} == {2e-5}
-
-
 def test_softmax_concatenation_is_configurable():
     from searchapp.errors import InvalidParameterError
     from searchapp.training.losses import SoftmaxLoss

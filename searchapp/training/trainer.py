@@ -28,7 +28,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -67,15 +66,13 @@ class TrainConfig:
     average_decay: float = 0.0  # > 0: evaluate and keep a moving average of the weights
     max_steps: int | None = None  # stop early (benchmarks, tests)
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
-    layer_decay: float = 1.0  # < 1: each layer down from the top learns this much slower
     history_every_seconds: float = 2.0  # how often history.json is rewritten
 
     def check(self) -> TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
         rules = [("epochs", 1, 1000), ("batch_size", 2, 4096), ("lr", 1e-8, 1.0),
                  ("warmup_ratio", 0.0, 1.0), ("checkpoint_every", 1, 10**9),
-                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999),
-                 ("layer_decay", 0.1, 1.0)]
+                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999)]
         for name, low, high in rules:
             value = getattr(self, name)
             if not low <= value <= high:
@@ -220,23 +217,13 @@ class Trainer:
         return {e * self.steps_per_epoch + m for e in range(self.config.epochs) for m in marks}
 
     def _param_groups(self) -> list[dict]:
-        """Weight decay on weights, none on biases and LayerNorm (as BERT and ST do).
-
-        With ``layer_decay`` < 1 each group also gets an lr factor
-        layer_decay^(layers above it): the top transformer layer and the loss's
-        own weights learn at ``lr``, the embeddings slowest (layer-wise lr decay,
-        Clark et al. 2020).
-        """
+        """Weight decay on weights, none on biases and LayerNorm (as BERT and ST do)."""
         named = [*self.encoder.named_parameters(), *self.loss.named_parameters()]
-        top = _layer_count(self.encoder)
-        groups: dict[tuple[bool, int], list] = {}
-        for name, param in named:
-            plain = "bias" in name or "LayerNorm" in name or "norm" in name.lower()
-            groups.setdefault((plain, _layer_of(name, top)), []).append(param)
-        lr, decay = self.config.lr, self.config.layer_decay
-        return [{"params": params, "weight_decay": 0.0 if plain else self.config.weight_decay,
-                 "lr": lr * decay ** max(top - depth, 0)}
-                for (plain, depth), params in sorted(groups.items())]
+        plain = [p for n, p in named if "bias" in n or "LayerNorm" in n or "norm" in n.lower()]
+        plain_ids = {id(p) for p in plain}
+        decayed = [p for _, p in named if id(p) not in plain_ids]
+        return [{"params": decayed, "weight_decay": self.config.weight_decay},
+                {"params": plain, "weight_decay": 0.0}]
 
     # ---- evaluation -----------------------------------------------------------------
     def evaluate(self, data: TrainingData | None = None) -> dict:
@@ -345,20 +332,6 @@ def evaluate_objective(encoder, loss: torch.nn.Module, data: TrainingData) -> di
     ranked = scores.argsort(dim=1, descending=True)[:, :10].tolist()
     m = retrieval_metrics(ranked, [{i} for i in range(len(ranked))])
     return {"mrr@10": m["mrr@10"], "recall@1": m["recall@1"]}
-
-
-def _layer_count(encoder) -> int:
-    config = getattr(getattr(encoder, "transformer", None), "config", None)
-    return int(getattr(config, "num_hidden_layers", 0) or 0)
-
-
-def _layer_of(name: str, top: int) -> int:
-    """Depth of a parameter: 0 embeddings, i + 1 transformer layer i (the last: ``top``),
-    ``top`` anything else (pooler, loss head)."""
-    if ".embeddings." in f".{name}":
-        return 0
-    match = re.search(r"\.layer\.(\d+)\.", name)
-    return int(match.group(1)) + 1 if match else top
 
 
 def _warmup_linear(step: int, warmup: int, total: int) -> float:
