@@ -62,13 +62,14 @@ def run_sts(objective: str, args, splits, tmp: Path) -> dict:
     before = sts_test(encoder, splits["test"])
     config = TrainConfig(epochs=args.epochs, max_steps=args.max_steps, checkpoint_every=60,
                          evals_per_epoch=args.evals_per_epoch,
-                         average_decay=args.average_decay, seed=args.seed)
+                         average_decay=args.average_decay, seed=args.seed, lr=args.lr,
+                         batch_size=args.batch_size)
     result = Trainer(encoder, train, dev, config, tmp / f"work-{objective}",
                      progress=_printer(objective)).run()
     after = sts_test(encoder, splits["test"])
     return {"objective": objective, "epochs": args.epochs,
             "evals_per_epoch": args.evals_per_epoch, "average_decay": args.average_decay,
-            "seed": args.seed,
+            "seed": args.seed, "lr": args.lr, "batch_size": args.batch_size,
             "steps": result["steps"],
             "best_step": result["best_step"], "stsb_test_before": before,
             "stsb_test_after": after, "stsb_dev": result["metrics"],
@@ -110,6 +111,8 @@ def main() -> None:
     p.add_argument("--average-decay", type=float, default=0.0, help="evaluate and keep a "
                    "moving average of the weights (e.g. 0.995); 0: the raw weights")
     p.add_argument("--seed", type=int, default=42, help="training seed (order, dropout)")
+    p.add_argument("--lr", type=float, default=2e-5, help="peak learning rate (paper: 2e-5)")
+    p.add_argument("--batch-size", type=int, default=16, help="pairs per step (paper: 16)")
     p.add_argument("--nli", action="store_true")
     p.add_argument("--max-steps", type=int, help="stop after this many steps (the schedule "
                    "then spans these steps)")
