@@ -2,7 +2,8 @@
 
 Runs our trainer with the paper's settings (batch 16, AdamW 2e-5, 10% linear
 warm-up) on STSb train with each objective asked for (dev: STSb dev, best
-epoch kept) and reports STSb test Spearman×100 before and after. With
+epoch kept) and reports STSb test Spearman×100 before and after
+(``--lr`` and ``--batch-size`` step outside those settings, for comparison). With
 ``--nli`` it also trains one epoch of the softmax objective on
 nli-train-small and reports the classifier's NLI dev accuracy and STSb test
 before and after. The peer numbers (sentence-transformers' own fit) are the

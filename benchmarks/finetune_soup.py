@@ -39,11 +39,13 @@ def soup(states: list[dict]) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("best", nargs="+", help="best.pt files of runs from the same base model")
+    p.add_argument("--model", default=None, help="the runs' base model folder "
+                   "(default: the bundled MiniLM)")
     p.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
     p.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "finetune_soup.json"))
     args = p.parse_args()
     splits = stsb_splits(Path(args.data))
-    encoder = SiameseEncoder.load(str(BUNDLED["all-MiniLM-L6-v2"]()), device="cpu")
+    encoder = SiameseEncoder.load(args.model or str(BUNDLED["all-MiniLM-L6-v2"]()), device="cpu")
     states = [torch.load(f, map_location="cpu", weights_only=True)["encoder"]
               for f in args.best]
     rows = []
