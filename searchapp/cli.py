@@ -199,19 +199,23 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_duplicates(args: argparse.Namespace) -> int:
     from searchapp import duplicates as dup
-    from searchapp.search import open_corpus
+    from searchapp.handle import open_corpus
 
     if not args.corpus:
         raise SearchAppError("Say which corpus: searchapp duplicates --corpus NAME")
     app = _app()
-    report = dup.find_duplicates(app, args.corpus, args.threshold, args.k, compute=False)
-    if report is None and open_corpus(app, args.corpus).index.count <= dup.INLINE_MAX:
-        report = dup.find_duplicates(app, args.corpus, args.threshold, args.k)
+    handle = open_corpus(app, args.corpus)
+    report = dup.find_duplicates(app, handle, args.threshold, args.k, compute=False)
+    if report is None and handle.index.count <= dup.INLINE_MAX:
+        report = dup.find_duplicates(app, handle, args.threshold, args.k)
     elif report is None:
-        job_id = dup.request_mining(app, args.corpus, args.threshold, args.k)
+        job_id = dup.request_mining(app, handle, args.threshold, args.k)
         if wait_for_job(app, job_id, f"duplicates job {job_id}") != 0:
             return 1
         report = dup.find_duplicates(app, args.corpus, args.threshold, args.k, compute=False)
+        if report is None:
+            raise SearchAppError(f"Corpus {args.corpus!r} changed while its duplicates were "
+                                 "mined; run the command again.")
     if args.json:
         _print_json(report.as_dict())
         return 0
@@ -220,19 +224,19 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
         groups_out = out.with_name(out.stem + "-groups.csv")
         dup.pairs_frame(report).to_csv(out, index=False)
         dup.groups_frame(report).to_csv(groups_out, index=False)
-        print(f"Wrote {len(report.pairs)} pairs to {out} and {len(report.groups)} groups "
+        print(f"Wrote {report.pair_count} pairs to {out} and {report.group_count} groups "
               f"to {groups_out}.")
         return 0
-    exact = sum(p.exact for p in report.pairs)
     how = "stored result" if report.reused else f"mined in {report.seconds:.2f} s"
     print(f"Corpus {report.corpus!r} ({report.documents} documents, {report.model}), threshold "
           f"{report.threshold:.3f}, k={report.k} ({report.method}, {how}): "
-          f"{len(report.pairs)} pairs ({exact} exact), {len(report.groups)} groups.")
+          f"{report.pair_count} pairs ({report.exact_count} exact), "
+          f"{report.group_count} groups.")
     _print_table([{"score": f"{p.score:.3f}", "exact": "yes" if p.exact else "",
                    "a": p.a, "b": p.b, "a_text": _short(p.a_text), "b_text": _short(p.b_text)}
-                  for p in report.pairs[:args.limit]],
+                  for p in report.top_pairs(args.limit)],
                  ["score", "exact", "a", "b", "a_text", "b_text"])
-    for g in report.groups[:args.limit]:
+    for g in report.top_groups(args.limit):
         print(f"group of {g.size}, representative [{g.representative}] {_short(g.texts[0], 60)}")
         for member, score, text in list(zip(g.members, g.scores, g.texts, strict=True))[1:]:
             print(f"    {score:.3f}  [{member}]  {_short(text, 60)}")
@@ -323,7 +327,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     rows = [{k: c[k] for k in ("id", "size", "label", "example")} for c in result.clusters]
     _print_table(rows, ["id", "size", "label", "example"])
     print(f"{len(result.clusters)} clusters; {result.outliers} outliers "
-          f"({result.outlier_share:.1%} of {len(result.ids)} documents).")
+          f"({result.outlier_share:.1%} of {result.size} documents).")
     return 0
 
 

@@ -65,11 +65,11 @@ def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
 
 
 def _needs_embedding(app: App, name: str) -> bool:
+    """True while some document of the corpus has no vector for its model (O(1) counters)."""
     with app.db.session() as s:
-        c = repo.get_corpus(s, name)
+        c = repo.corpus_state(s, name)
         model = repo.find_model(s, c.model_name)
-        total = repo.count_documents(s, c.id)
-        return model is None or repo.count_embedded(s, c.id, model.id) < total
+        return model is None or repo.count_embedded(s, c.id, model.id) < c.documents
 
 
 def delete(app: App, name: str) -> None:

@@ -63,6 +63,13 @@ class CorpusNotFoundError(SearchAppError):
         self.name = name
 
 
+class CorpusDeletedError(SearchAppError):
+    """A corpus disappeared while something was working on it."""
+
+    def __init__(self, what: str = "The corpus"):
+        super().__init__(f"{what} was deleted while this was running; nothing more was stored.")
+
+
 class EmptyCorpusError(SearchAppError):
     """The corpus has no embedded documents yet."""
 

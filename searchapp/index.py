@@ -1,14 +1,15 @@
 """The vector index over one (corpus, model): hnswlib, inner product on unit vectors.
 
 Labels are document primary keys. The index is a cache derived from the
-embeddings in the database: ``sync_index`` loads the file when it is readable and
-belongs to this (corpus, model), then adds what the database has and the file
-lacks and deletes what the file has and the database lost. A missing, stale or
-corrupt file therefore ends in the same state as a fresh build.
+embeddings in the database (see ``searchapp.index_cache``, which keeps it at the
+corpus' generation).
 
 Files: ``DATA_DIR/indexes/c{corpus}-m{model}.hnsw`` plus ``.json`` metadata
-(format version, model, dimension, count, M, ef_construction, deleted labels),
-each written to a temporary name and renamed into place.
+(format version, model, dimension, count, M, ef_construction, deleted labels,
+the generation it reflects), each written to a temporary name and renamed into
+place. A lock file beside them (``flock``) makes the pair change together:
+two processes saving the same index never leave one's metadata beside the
+other's graph, and a reader never sees half of a save.
 
 Below ``EXACT_MAX`` live vectors, search is exact (a matrix product over the
 stored vectors) rather than approximate.
@@ -24,10 +25,13 @@ Example:
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -64,6 +68,7 @@ class VectorIndex:
         self._deleted: set[int] = set()
         self._exact: tuple[np.ndarray, np.ndarray] | None = None  # (labels, matrix) cache
         self._lock = threading.RLock()  # hnswlib forbids add/search at the same time
+        self.meta: dict = {}  # what the file it was loaded from said (empty when built here)
 
     # ---- size and contents ---------------------------------------------------
     @property
@@ -105,13 +110,19 @@ class VectorIndex:
             self._exact = None
 
     def delete(self, labels: np.ndarray) -> None:
-        """Mark labels deleted; unknown or already deleted labels are ignored."""
+        """Mark labels deleted; unknown or already deleted labels are ignored.
+
+        Costs O(len(labels)), not O(count): hnswlib looks each label up itself.
+        """
         with self._lock:
-            known = set(self._hnsw.get_ids_list())
             for label in (int(x) for x in labels):
-                if label in known and label not in self._deleted:
+                if label in self._deleted:
+                    continue
+                try:
                     self._hnsw.mark_deleted(label)
-                    self._deleted.add(label)
+                except RuntimeError:  # "Label not found": never added
+                    continue
+                self._deleted.add(label)
             self._exact = None
 
     # ---- queries ---------------------------------------------------------------
@@ -201,9 +212,9 @@ class VectorIndex:
 
     # ---- files -----------------------------------------------------------------
     def save(self, path: Path, meta: dict) -> None:
-        """Write index and metadata atomically (temporary name, then rename)."""
+        """Write index and metadata atomically (temporary names, renamed under the file lock)."""
         path.parent.mkdir(parents=True, exist_ok=True)
-        with self._lock:
+        with self._lock, file_lock(path, exclusive=True):
             tmp_index = _temp_name(path)
             self._hnsw.save_index(str(tmp_index))
             full_meta = {
@@ -217,12 +228,19 @@ class VectorIndex:
                 "ef_construction": self.params.ef_construction,
                 "deleted": sorted(self._deleted),
             }
+            tmp_meta = _temp_name(meta_path(path))
+            tmp_meta.write_text(json.dumps(full_meta), encoding="utf-8")
             os.replace(tmp_index, path)
-        _atomic_write_text(meta_path(path), json.dumps(full_meta))
+            os.replace(tmp_meta, meta_path(path))
 
     @classmethod
     def load(cls, path: Path, expect: dict) -> VectorIndex:
         """Load a saved index; IndexCorruptError when missing, unreadable or not ``expect``."""
+        with file_lock(path, exclusive=False):
+            return cls._load(path, expect)
+
+    @classmethod
+    def _load(cls, path: Path, expect: dict) -> VectorIndex:
         try:
             meta = json.loads(meta_path(path).read_text(encoding="utf-8"))
             size = path.stat().st_size
@@ -241,16 +259,8 @@ class VectorIndex:
         if index._hnsw.element_count != meta["element_count"]:
             raise IndexCorruptError(f"{path}: element count differs from its metadata.")
         index._deleted = set(meta["deleted"])
+        index.meta = meta
         return index
-
-
-    @staticmethod
-    def stored_fingerprint(path: Path) -> str | None:
-        """The database fingerprint recorded when the file was saved (None if unreadable)."""
-        try:
-            return json.loads(meta_path(path).read_text(encoding="utf-8")).get("fingerprint")
-        except (OSError, ValueError):
-            return None
 
 
 def _drop_self(labels: np.ndarray, found: np.ndarray, scores: np.ndarray
@@ -272,22 +282,13 @@ def _temp_name(path: Path) -> Path:
     return Path(name)
 
 
-def _atomic_write_text(path: Path, text: str) -> None:
-    tmp = _temp_name(path)
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
-
-def reconcile(index: VectorIndex, db_labels: np.ndarray, fetch_vectors) -> bool:
-    """Make ``index`` hold exactly ``db_labels``; ``fetch_vectors(labels)`` gives missing ones.
-
-    Returns True when anything changed.
-    """
-    have = index.labels()
-    extra = np.setdiff1d(have, db_labels, assume_unique=True)
-    missing = np.setdiff1d(db_labels, have, assume_unique=True)
-    index.delete(extra)
-    for start in range(0, len(missing), 20_000):
-        chunk = missing[start:start + 20_000]
-        index.add(chunk, fetch_vectors(chunk))
-    return bool(len(extra) or len(missing))
+@contextmanager
+def file_lock(path: Path, exclusive: bool) -> Iterator[None]:
+    """An advisory lock on ``path`` + ``.lock`` (shared for readers, exclusive for writers)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_suffix(".lock"), "a+b") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

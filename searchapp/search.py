@@ -1,5 +1,10 @@
 """Semantic search: query → encode → index → documents with cosine scores.
 
+The corpus is given by name or as an open ``CorpusHandle``; a page or a script
+that runs many queries opens it once. Per query the work is one encoder pass,
+one index query and one primary-key lookup of the k rows: nothing grows with
+the corpus.
+
 Example:
     >>> hits = search(app, "captions", "a dog runs on the beach", k=3)   # doctest: +SKIP
     >>> [(h.id, round(h.score, 2)) for h in hits]                        # doctest: +SKIP
@@ -10,10 +15,11 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from searchapp.context import App, ModelRef
-from searchapp.corpora import corpus_status
-from searchapp.errors import EmptyCorpusError, InvalidParameterError, check_range
-from searchapp.index import VectorIndex
+import numpy as np
+
+from searchapp.context import App
+from searchapp.errors import InvalidParameterError, check_range
+from searchapp.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
 from searchapp.store import repo
 
 MAX_K = 1000
@@ -26,31 +32,10 @@ class SearchHit:
     text: str
     score: float
     meta: dict = field(default_factory=dict)
+    doc_id: int = 0  # the primary key, for linking a hit to stored analyses
 
     def as_dict(self) -> dict:
         return asdict(self)
-
-
-@dataclass(frozen=True)
-class CorpusHandle:
-    """A corpus ready to query: its id, model and up-to-date index."""
-
-    corpus_id: int
-    name: str
-    model: ModelRef
-    index: VectorIndex
-
-
-def open_corpus(app: App, name: str) -> CorpusHandle:
-    """The corpus with its model and index; EmptyCorpusError while nothing is embedded."""
-    with app.db.session() as s:
-        corpus = repo.get_corpus(s, name)
-        corpus_id, model_name = corpus.id, corpus.model_name
-    model = app.model_ref(model_name)
-    index = app.index(corpus_id, model)
-    if index.count == 0:
-        raise EmptyCorpusError(name, corpus_status(app, name))
-    return CorpusHandle(corpus_id, name, model, index)
 
 
 def validate_query(query: str, k: int, min_score: float | None) -> str:
@@ -65,13 +50,19 @@ def validate_query(query: str, k: int, min_score: float | None) -> str:
     return query
 
 
-def search(app: App, corpus: str, query: str, k: int = 10,
+def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
            min_score: float | None = None) -> list[SearchHit]:
     """The k documents closest in meaning to ``query`` (cosine ≥ min_score), best first."""
     query = validate_query(query, k, min_score)
-    handle = open_corpus(app, corpus)
-    vector = app.encoder(handle.model.name).encode([query])
-    labels, scores = handle.index.search(vector, k)
+    handle = as_handle(app, corpus)
+    vector = app.encoder(handle.model.name).encode([query])  # (1, dim)
+    return search_vector(app, handle, vector[0], k, min_score)
+
+
+def search_vector(app: App, handle: CorpusHandle, vector: np.ndarray, k: int = 10,
+                  min_score: float | None = None) -> list[SearchHit]:
+    """Search with a query vector (dim,) already encoded: the index and rows part."""
+    labels, scores = handle.index.search(vector[None, :], k)
     return hits_for(app, labels[0], scores[0], min_score)
 
 
@@ -82,5 +73,5 @@ def hits_for(app: App, labels, scores, min_score: float | None = None) -> list[S
     with app.db.session() as s:
         docs = repo.documents_by_id(s, [label for label, _ in keep])
     return [SearchHit(docs[label].external_id, docs[label].text, round(score, 6),
-                      dict(docs[label].meta or {}))
+                      dict(docs[label].meta), label)
             for label, score in keep if label in docs]

@@ -52,7 +52,7 @@ def make_corpus(app, name, texts, vectors):
         by_ext = {ext: i for i, (ext, _) in repo.document_texts(s, corpus.id).items()}
         ids = [by_ext[f"d{i}"] for i in range(len(texts))]
         if len(vectors):
-            repo.save_embeddings(s, model.id, ids, vectors)
+            repo.save_embeddings(s, corpus.id, model.id, ids, vectors)
     return ids
 
 
@@ -204,10 +204,9 @@ def test_a_job_for_a_corpus_that_shrank_fails_with_the_reason(app):
     vectors, _, texts = planted()
     make_corpus(app, "planted", texts[:4], vectors[:4])
     _, job_id = request_clusters(app, "planted", ClusterParams("kmeans", k=3, projection="pca"))
-    with app.db.session() as s:  # two documents lose their vectors before the job runs
+    with app.db.session() as s:  # two documents get new texts (no vectors yet) before the job
         corpus = repo.get_corpus(s, "planted")
-        s.execute(repo.delete(repo.Embedding).where(repo.Embedding.document_id.in_(
-            [repo.document_by_external_id(s, corpus.id, f"d{i}").id for i in (0, 1)])))
+        repo.add_documents(s, corpus, [NewDocument(f"d{i}", f"changed {i}") for i in (0, 1)])
     job = run_until_done(app, job_id)
     assert job.status == "failed" and "at least 3 embedded documents; there are 2" in job.error
 
@@ -223,7 +222,8 @@ def test_job_stores_result_reused_until_corpus_changes(app):
     job = run_until_done(app, job_id)
     assert job.status == "succeeded" and job.result["clusters"] == 4
     stored, again = request_clusters(app, "planted", params)
-    assert again is None and stored.cluster == cached_clusters(app, "planted", params).cluster
+    assert again is None and np.array_equal(stored.cluster,
+                                             cached_clusters(app, "planted", params).cluster)
     # Other parameters are another result.
     assert request_clusters(app, "planted", ClusterParams("kmeans", k=3, projection="pca"))[0] \
         is None
@@ -232,7 +232,7 @@ def test_job_stores_result_reused_until_corpus_changes(app):
         corpus = repo.get_corpus(s, "planted")
         repo.add_documents(s, corpus, [NewDocument("new", "apple banana today")])
         doc = repo.document_by_external_id(s, corpus.id, "new")
-        repo.save_embeddings(s, app.model_ref(MODEL).id, [doc.id], vectors[:1])
+        repo.save_embeddings(s, corpus.id, app.model_ref(MODEL).id, [doc.id], vectors[:1])
     assert cached_clusters(app, "planted", params) is None
     _, new_job = request_clusters(app, "planted", params)
     assert new_job != job_id

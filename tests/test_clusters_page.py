@@ -88,6 +88,7 @@ def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
 
     monkeypatch.setattr(cl, "MAP_MAX_POINTS", 60)
     monkeypatch.setattr(cl, "SAMPLE_FLOOR", 5)
+    monkeypatch.setattr("searchapp.clusters.views.SAMPLE_FLOOR", 5)
     vectors, _, texts = planted()
     make_corpus(app, "planted", texts, vectors)
     at = computed(page())

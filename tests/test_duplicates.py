@@ -98,7 +98,8 @@ def test_stored_result_is_reused_and_invalidated_when_the_corpus_changes(faq, bu
     with faq.db.session() as s:
         corpus = repo.get_corpus(s, "faq")
         model = repo.find_model(s, MODEL)
-        assert len(repo.analyses(s, corpus.id, model.id, dup.KIND)) == 1
+        assert len(repo.current_analyses(s, corpus.id, model.id, dup.KIND,
+                                         corpus.generation)) == 1
     make_corpus(faq, bundled_encoder, "faq", "id,text\nf3,What's the capital city of France?\n")
     assert dup.find_duplicates(faq, "faq", threshold=0.8, k=5, compute=False) is None
     changed = dup.find_duplicates(faq, "faq", threshold=0.8, k=5)
@@ -216,11 +217,14 @@ def test_normalise():
 
 
 def test_exact_pairs_star_for_many_copies():
-    keys = {i: "same" for i in range(dup.EXACT_CLIQUE_MAX + 5)} | {1000: "other", 1001: ""}
-    a, _ = dup.exact_pairs(keys)
-    assert len(a) == dup.EXACT_CLIQUE_MAX + 4 and set(a.tolist()) == {0}
-    small = dup.exact_pairs({1: "x", 2: "x", 3: "x", 4: ""})
+    same, other, empty = dup.text_key("Same"), dup.text_key("other"), dup.text_key("?!")
+    n = dup.EXACT_CLIQUE_MAX + 5
+    labels = np.r_[np.arange(n)[::-1], 1000, 1001]
+    a, b = dup.exact_pairs(labels, np.r_[np.full(n, same), other, empty])
+    assert len(a) == n - 1 and set(a.tolist()) == {0} and set(b.tolist()) == set(range(1, n))
+    small = dup.exact_pairs(np.array([1, 2, 3, 4]), np.array([same, same, same, empty]))
     assert sorted(zip(*(x.tolist() for x in small), strict=True)) == [(1, 2), (1, 3), (2, 3)]
+    assert empty == 0 and dup.text_key("  SAME ") == same
 
 
 def test_iter_neighbours_exact_and_hnsw_agree_with_brute_force(monkeypatch):

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from searchapp.errors import IndexCorruptError, InvalidParameterError
-from searchapp.index import EXACT_MAX, VectorIndex, reconcile
+from searchapp.index import EXACT_MAX, VectorIndex
 
 
 def unit(rng, n, dim=16):
@@ -70,13 +70,3 @@ def test_save_load_round_trip_and_corruption_is_detected(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(IndexCorruptError):
         VectorIndex.load(path, {"model": "m"})
-
-
-def test_reconcile_adds_missing_and_drops_extra():
-    rng = np.random.default_rng(4)
-    x = unit(rng, 10)
-    idx = VectorIndex(16)
-    idx.add(np.arange(0, 6), x[:6])
-    changed = reconcile(idx, np.arange(3, 10), lambda labels: x[labels])
-    assert changed and idx.labels().tolist() == list(range(3, 10))
-    assert not reconcile(idx, np.arange(3, 10), lambda labels: x[labels])

@@ -36,21 +36,21 @@ def test_documents_are_added_once_and_changed_text_is_replaced():
         assert repo.count_documents(s, c.id) == 2
 
 
-def test_embeddings_round_trip_and_fingerprint_changes():
+def test_embeddings_round_trip():
     db = Database("sqlite://")
     with db.session() as s:
         c = repo.get_or_create_corpus(s, "faq", "m")
         repo.add_documents(s, c, [repo.NewDocument(str(i), f"doc {i}") for i in range(3)])
         model = repo.get_or_create_model(s, "m", 4)
-        missing = repo.documents_missing_embedding(s, c.id, model.id, 10)
-        before = repo.embedding_fingerprint(s, c.id, model.id)
+        missing = repo.documents_missing_embedding(s, c.id, model.id, 0, 10)
         vectors = np.arange(12, dtype=np.float32).reshape(3, 4)
-        repo.save_embeddings(s, model.id, [i for i, _ in missing], vectors)
-        ids, matrix = repo.load_embeddings(s, c.id, model.id, 4)
-        assert np.array_equal(matrix, vectors)
-        assert np.array_equal(repo.vectors_for(s, model.id, ids[::-1], 4), vectors[::-1])
-        assert repo.embedding_fingerprint(s, c.id, model.id) != before
-        assert repo.documents_missing_embedding(s, c.id, model.id, 10) == []
+        repo.save_embeddings(s, c.id, model.id, [i for i, _ in missing], vectors)
+        [(ids, matrix)] = list(repo.embeddings_since(s, c.id, model.id, 0, 4))
+        assert np.array_equal(matrix[np.argsort(ids)], vectors)
+        assert np.array_equal(repo.vectors_for(s, model.id, np.sort(ids)[::-1], 4),
+                              vectors[::-1])
+        assert repo.documents_missing_embedding(s, c.id, model.id, 0, 10) == []
+        assert repo.count_embedded(s, c.id, model.id) == 3
 
 
 def test_deleting_a_corpus_removes_its_rows_and_unknown_names_list_existing():
@@ -59,8 +59,8 @@ def test_deleting_a_corpus_removes_its_rows_and_unknown_names_list_existing():
         c = repo.get_or_create_corpus(s, "faq", "m")
         repo.add_documents(s, c, [repo.NewDocument("a", "x")])
         model = repo.get_or_create_model(s, "m", 2)
-        doc_id = repo.documents_missing_embedding(s, c.id, model.id, 1)[0][0]
-        repo.save_embeddings(s, model.id, [doc_id], np.ones((1, 2), np.float32))
+        doc_id = repo.documents_missing_embedding(s, c.id, model.id, 0, 1)[0][0]
+        repo.save_embeddings(s, c.id, model.id, [doc_id], np.ones((1, 2), np.float32))
     with db.session() as s:
         repo.delete_corpus(s, "faq")
     with db.session() as s:

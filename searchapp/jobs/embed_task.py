@@ -1,9 +1,14 @@
 """The ``embed`` task: vectors for every document of a corpus that lacks one.
 
-Works in batches; each batch is committed to the database and added to the
-index before the next, so a worker killed mid-job loses at most one batch, and
-started again it embeds only what is still missing. The index file is saved
-every few seconds and at the end (a stale file is repaired on load anyway).
+Reads what is missing in keyset pages (ids after the last one done), so the
+whole corpus is read once: O(n) for the job, not O(n) per batch. Each batch is
+encoded, committed with its generation, and handed to the process' index before
+the next, so a worker killed mid-job loses at most one batch, and started again
+it embeds only what is still missing.
+
+The index file is saved when saving is cheap relative to the work done since
+the last save (at most ~5% of the time goes to writing it), and at the end; a
+file that lags behind is brought forward from the database on load anyway.
 
 Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
 "switch": bool}``; with ``switch`` the corpus moves to MODEL once every document
@@ -14,46 +19,64 @@ from __future__ import annotations
 
 import time
 
+from searchapp.handle import open_corpus
 from searchapp.jobs.tasks import TaskContext
 from searchapp.store import repo
 
-SAVE_EVERY_SECONDS = 10.0
+BATCH_CPU = 1024  # documents per committed batch
+BATCH_CUDA = 8192
+MIN_SAVE_GAP_SECONDS = 10.0
+SAVE_SHARE = 0.05  # the most of the time that saving the index may take
+
+
+class _SaveClock:
+    """When to write the index: not more often than every 20× the last save's duration."""
+
+    def __init__(self) -> None:
+        self.last, self.cost = time.monotonic(), 0.0
+
+    def due(self) -> bool:
+        return time.monotonic() - self.last > max(MIN_SAVE_GAP_SECONDS, self.cost / SAVE_SHARE)
+
+    def saved(self, seconds: float) -> None:
+        self.last, self.cost = time.monotonic(), seconds
 
 
 def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
-    app = ctx.app
+    app, name = ctx.app, payload["corpus"]
+    handle = open_corpus(app, name, model=payload.get("model"), require_vectors=False)
+    model = handle.model
+    ctx.progress(0, 0, f"Loading the model {model.name}", force=True)
+    encoder = app.encoder(model.name)
+    batch = BATCH_CUDA if encoder.device.type == "cuda" else BATCH_CPU
     with app.db.session() as s:
-        corpus = repo.get_corpus(s, payload["corpus"])
-        corpus_id, model_name = corpus.id, payload.get("model") or corpus.model_name
-    model = app.model_ref(model_name)
-    encoder = app.encoder(model_name)
-    on_cuda = encoder.device.type == "cuda"
-    batch_size = 2048 if on_cuda else 256
-    index = app.index(corpus_id, model)
-    with app.db.session() as s:
-        total = repo.count_documents(s, corpus_id)
-        done = already = repo.count_embedded(s, corpus_id, model.id)
-    started, last_save = time.monotonic(), time.monotonic()
-    ctx.progress(done, total, f"Embedding {total - done} documents with {model_name}", force=True)
+        already = repo.count_embedded(s, handle.corpus_id, model.id)
+    total, done, after = handle.documents, already, 0
+    clock, started = _SaveClock(), time.monotonic()
+    ctx.progress(done, total, f"Embedding {total - done:,} documents with {model.name}",
+                 force=True)
     while True:
         with app.db.session() as s:
-            rows = repo.documents_missing_embedding(s, corpus_id, model.id, batch_size)
+            rows = repo.documents_missing_embedding(s, handle.corpus_id, model.id, after, batch)
         if not rows:
             break
+        after = rows[-1][0]
         ids = [doc_id for doc_id, _ in rows]
-        vectors = encoder.encode([text for _, text in rows], batch_size=256 if on_cuda else 32)
+        vectors = encoder.encode([text for _, text in rows])
         with app.db.session() as s:
-            repo.save_embeddings(s, model.id, ids, vectors)
-        index.add(ids, vectors)
+            generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids, vectors)
+            total = repo.count_documents(s, handle.corpus_id)
+        app.indexes.advance(handle.corpus_id, model, generation, ids, vectors)
         done += len(rows)
-        if time.monotonic() - last_save > SAVE_EVERY_SECONDS:
-            app.save_index(corpus_id, model, index)
-            last_save = time.monotonic()
-        ctx.progress(done, max(total, done), f"Embedded {done} of {max(total, done)}")
-    app.save_index(corpus_id, model, index)
+        if clock.due():
+            clock.saved(app.indexes.save(handle.corpus_id, model))
+        ctx.progress(done, max(total, done), f"Embedded {done:,} of {max(total, done):,}")
+    app.indexes.get(handle.corpus_id, model)  # catch up with anything written meanwhile
+    app.indexes.save(handle.corpus_id, model)
     if payload.get("switch"):
         with app.db.session() as s:
-            repo.get_corpus(s, payload["corpus"]).model_name = model_name
+            repo.get_corpus(s, name).model_name = model.name
+            repo.next_generation(s, handle.corpus_id)  # readers re-open with the new model
     seconds = time.monotonic() - started
-    return {"corpus": payload["corpus"], "model": model_name, "embedded": done - already,
+    return {"corpus": name, "model": model.name, "embedded": done - already,
             "documents": done, "seconds": round(seconds, 2)}

@@ -25,9 +25,9 @@ from searchapp.jobs import queue
 TASKS: dict[str, str] = {
     "embed": "searchapp.jobs.embed_task:embed_corpus",
     "finetune": "searchapp.training.task:finetune",
-    "duplicates": "searchapp.duplicates:duplicates_task",
+    "duplicates": "searchapp.duplicates.service:duplicates_task",
     "calibrate": "searchapp.calibration:calibrate_task",
-    "clusters": "searchapp.clusters:clusters_task",
+    "clusters": "searchapp.clusters.service:clusters_task",
 }
 
 

@@ -56,7 +56,7 @@ class Database:
     def __init__(self, url: str):
         self.url = url
         self.engine = make_engine(url)
-        with self.engine.begin() as conn:
+        with self.engine.connect() as conn:
             migrate(conn)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
 

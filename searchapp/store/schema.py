@@ -1,8 +1,19 @@
 """The ORM tables. The database is the source of truth; index files derive from it.
 
     corpora ─< documents ─< embeddings >─ models
-    jobs                      (the queue, see searchapp.jobs.queue)
-    analyses                  (stored results of duplicate mining / clustering)
+       │ ─< embedded_counts >─ models     (how many vectors each model has, O(1) to read)
+       │ ─< document_tombstones          (documents removed, for incremental index sync)
+    jobs                                  (the queue, see searchapp.jobs.queue)
+    analyses                              (stored duplicate / cluster results)
+
+Change tracking: ``corpora.generation`` is bumped in the same transaction as
+every change to the corpus' documents or embeddings, and each embedding and
+tombstone row records the generation that wrote it. A cache built at generation
+g (an index file, an in-process index, a stored analysis) is current while the
+corpus is still at g, and is brought up to date by reading only the rows
+written after g. Ids of corpora and documents are never reused (AUTOINCREMENT
+on SQLite, sequences elsewhere), so a label in an index always means the same
+text.
 
 Vectors are float32 blobs (``numpy.ndarray.tobytes()``), ``dimension`` floats each.
 """
@@ -17,15 +28,17 @@ from sqlalchemy import (
     DateTime,
     Float,
     ForeignKey,
+    Index,
     Integer,
     LargeBinary,
     String,
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
 def utcnow() -> datetime:
@@ -58,41 +71,74 @@ class Model(Base):
 
 
 class Corpus(Base):
+    """A named collection of documents, embedded with ``model_name``."""
+
     __tablename__ = "corpora"
+    __table_args__ = NEVER_REUSE_IDS
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     name: Mapped[str] = mapped_column(String(200), unique=True, nullable=False)
     model_name: Mapped[str] = mapped_column(String(200), nullable=False)
+    generation: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    document_count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, onupdate=utcnow)
-    documents: Mapped[list[Document]] = relationship(
-        back_populates="corpus", cascade="all, delete-orphan", passive_deletes=True
-    )
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
 
 class Document(Base):
     __tablename__ = "documents"
-    __table_args__ = (UniqueConstraint("corpus_id", "external_id", name="uq_document_external"),)
+    __table_args__ = (
+        UniqueConstraint("corpus_id", "external_id", name="uq_document_external"),
+        Index("ix_documents_corpus_id_id", "corpus_id", "id"),  # keyset pages of a corpus
+        NEVER_REUSE_IDS,
+    )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     corpus_id: Mapped[int] = mapped_column(
-        ForeignKey("corpora.id", ondelete="CASCADE"), index=True, nullable=False
-    )
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
     external_id: Mapped[str] = mapped_column(String(500), nullable=False)
     text: Mapped[str] = mapped_column(Text, nullable=False)
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
-    content_hash: Mapped[str] = mapped_column(String(64), index=True, nullable=False)
+    content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
-    corpus: Mapped[Corpus] = relationship(back_populates="documents")
 
 
 class Embedding(Base):
+    """One document's vector for one model, tagged with the generation that wrote it."""
+
     __tablename__ = "embeddings"
+    __table_args__ = (
+        Index("ix_embeddings_changes", "corpus_id", "model_id", "generation"),
+    )
     document_id: Mapped[int] = mapped_column(
-        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True
-    )
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
     model_id: Mapped[int] = mapped_column(
-        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True, index=True
-    )
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    generation: Mapped[int] = mapped_column(Integer, nullable=False)
     vector: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+
+
+class EmbeddedCount(Base):
+    """How many documents of a corpus have a vector for a model (kept with every change)."""
+
+    __tablename__ = "embedded_counts"
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), primary_key=True)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+
+
+class DocumentTombstone(Base):
+    """A document removed from a corpus at ``generation``: indexes built before drop it."""
+
+    __tablename__ = "document_tombstones"
+    __table_args__ = (Index("ix_tombstones_changes", "corpus_id", "generation"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    document_id: Mapped[int] = mapped_column(Integer, nullable=False)
+    generation: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
 class Job(Base):
@@ -120,8 +166,9 @@ class Job(Base):
 class Analysis(Base):
     """A stored result (duplicate pairs, clusters) for a (corpus, model, parameters).
 
-    ``fingerprint`` describes the embeddings it was computed from; a result whose
-    fingerprint no longer matches is recomputed, never shown.
+    ``generation`` is the corpus generation it was computed at; a result from
+    another generation is recomputed, never shown. ``result`` holds the small
+    JSON part, ``arrays`` the per-document arrays (an ``.npz`` file's bytes).
     """
 
     __tablename__ = "analyses"
@@ -136,7 +183,8 @@ class Analysis(Base):
     kind: Mapped[str] = mapped_column(String(50), nullable=False)
     params_key: Mapped[str] = mapped_column(String(500), nullable=False)
     params: Mapped[dict] = mapped_column(JSON, default=dict)
-    fingerprint: Mapped[str] = mapped_column(String(200), nullable=False)
+    generation: Mapped[int] = mapped_column(Integer, nullable=False)
     result: Mapped[dict] = mapped_column(JSON, default=dict)
+    arrays: Mapped[bytes | None] = mapped_column(LargeBinary)
     seconds: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)

@@ -52,12 +52,16 @@ def score_histogram(scores: Sequence[float], threshold: float,
                     calibrated: float | None = None) -> go.Figure:
     """How the mined pairs' cosines spread, with the threshold (and calibrated value) marked.
 
+    Binned here (40 bins), so the browser gets 40 bars whatever the number of pairs.
+
     Example:
         >>> score_histogram([0.81, 0.9, 0.95], 0.8).layout.shapes[0].x0
         0.8
     """
-    fig = go.Figure(go.Histogram(x=list(scores), nbinsx=40, name="pairs",
-                                 hovertemplate="cosine %{x}<br>%{y} pairs<extra></extra>"))
+    counts, edges = np.histogram(np.asarray(scores, dtype=np.float64), bins=40)
+    centres, widths = (edges[:-1] + edges[1:]) / 2, np.diff(edges)
+    fig = go.Figure(go.Bar(x=centres, y=counts, width=widths, name="pairs",
+                           hovertemplate="cosine %{x:.3f}<br>%{y} pairs<extra></extra>"))
     fig.add_vline(x=threshold, line_dash="dash", annotation_text="threshold")
     if calibrated is not None and abs(calibrated - threshold) > 1e-9:
         fig.add_vline(x=calibrated, line_dash="dot", line_color="green",

@@ -14,6 +14,7 @@ import streamlit as st
 
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
+from searchapp.handle import CorpusHandle, open_corpus
 from searchapp.search import search
 from searchapp.ui.charts_clusters import cluster_map, size_bars
 from searchapp.ui.common import (
@@ -76,8 +77,8 @@ def ask_for(params: ClusterParams) -> None:
         st.rerun()
 
 
-def show(result: cl.ClusterResult) -> None:
-    n = len(result.ids)
+def show(handle: CorpusHandle, result: cl.ClusterResult) -> None:
+    n = result.size
     sizes = {c["id"]: c["size"] for c in result.clusters} | {-1: result.outliers}
     a, b, c = st.columns(3)
     a.metric("Documents", f"{n:,}")
@@ -90,18 +91,19 @@ def show(result: cl.ClusterResult) -> None:
 
     query = st.text_input("Show a search on the map", key="clusters.query",
                           placeholder="Its nearest documents are ringed on the map")
-    hits = search(app, corpus.name, query, k=SEARCH_HITS) if query.strip() else []
-    frame = cl.map_frame(app, result, cl.MAP_MAX_POINTS, [h.id for h in hits])
+    hits = search(app, handle, query, k=SEARCH_HITS) if query.strip() else []
+    frame = cl.map_frame(app, result, cl.MAP_MAX_POINTS, [h.doc_id for h in hits])
     if len(frame) < n:
         st.caption(f"Showing {len(frame):,} of {n:,} documents: the same share of every "
                    f"cluster (at least {cl.SAMPLE_FLOOR} each), so the browser stays smooth.")
     st.plotly_chart(cluster_map(frame, sizes), key="clusters.map")
     if hits:
-        label = {c["id"]: c["label"] for c in result.clusters} | {-1: "outlier"}
-        where = dict(zip(result.ids, result.cluster, strict=True))
+        label = result.labels()
+        where = cl.clusters_of(result, [h.doc_id for h in hits])
         st.dataframe([{"id": h.id, "score": round(h.score, 3),
-                       "cluster": label.get(where.get(h.id, -1), "not in this result"),
-                       "text": h.text} for h in hits], hide_index=True, key="clusters.hits")
+                       "cluster": "not in this result" if c is None else label[c],
+                       "text": h.text} for h, c in zip(hits, where, strict=True)],
+                     hide_index=True, key="clusters.hits")
 
     left, right = st.columns([2, 3])
     with left:
@@ -126,8 +128,9 @@ def show(result: cl.ClusterResult) -> None:
 
 params = settings()
 with user_errors():
-    stored = cl.cached_clusters(app, corpus.name, params)
+    opened = open_corpus(app, corpus.name)
+    stored = cl.cached_clusters(app, opened, params)
     if stored is None:
         ask_for(params)
     else:
-        show(stored)
+        show(opened, stored)

@@ -35,34 +35,35 @@ def last_job(kind: str, corpus: str) -> queue.JobView | None:
 
 
 def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None) -> None:
-    exact = sum(p.exact for p in report.pairs)
     cols = st.columns(4)
-    cols[0].metric("Pairs", f"{len(report.pairs):,}")
-    cols[1].metric("Exact duplicates", f"{exact:,}")
-    cols[2].metric("Groups", f"{len(report.groups):,}")
+    cols[0].metric("Pairs", f"{report.pair_count:,}")
+    cols[1].metric("Exact duplicates", f"{report.exact_count:,}")
+    cols[2].metric("Groups", f"{report.group_count:,}")
     cols[3].metric("Documents", f"{report.documents:,}")
     how = "stored result" if report.reused else "just mined"
     st.caption(f"k = {report.k} nearest neighbours per document, {report.method} search, "
                f"{how} (mining took {report.seconds:.2f} s).")
-    if not report.pairs:
+    if not report.pair_count:
         st.info("No pair reaches this threshold. Lower it to see weaker candidates.")
         return
-    pairs = dup.pairs_frame(report)
-    groups = dup.groups_frame(report)
+    pairs = dup.pairs_frame(report, SHOWN_PAIRS)
     left, right = st.columns(2)
-    left.download_button("Download pairs (CSV)", pairs.to_csv(index=False),
+    # The full tables are built only when a button is clicked (on Streamlit's thread).
+    left.download_button("Download pairs (CSV)",
+                         lambda: dup.pairs_frame(report).to_csv(index=False),
                          file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
-                         icon=":material/download:")
-    right.download_button("Download groups (CSV)", groups.to_csv(index=False),
+                         icon=":material/download:", on_click="ignore")
+    right.download_button("Download groups (CSV)",
+                          lambda: dup.groups_frame(report).to_csv(index=False),
                           file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
-                          icon=":material/download:")
-    st.plotly_chart(score_histogram(pairs["score"], report.threshold, calibrated),
+                          icon=":material/download:", on_click="ignore")
+    st.plotly_chart(score_histogram(report.pair_scores, report.threshold, calibrated),
                     width="stretch")
     st.subheader("Pairs")
-    if len(pairs) > SHOWN_PAIRS:
-        st.caption(f"The {SHOWN_PAIRS} best of {len(pairs):,}; the CSV has them all.")
+    if report.pair_count > SHOWN_PAIRS:
+        st.caption(f"The {SHOWN_PAIRS} best of {report.pair_count:,}; the CSV has them all.")
     st.dataframe(
-        pairs.head(SHOWN_PAIRS)[["score", "exact", "a_text", "b_text", "a", "b"]],
+        pairs[["score", "exact", "a_text", "b_text", "a", "b"]],
         hide_index=True, width="stretch",
         column_config={
             "score": st.column_config.NumberColumn("Score", format="%.3f"),
@@ -74,7 +75,8 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     st.caption("Each group keeps only members within the threshold of its representative "
                "(the member closest to all the others), so a chain of near-duplicates "
                "cannot pull in unrelated questions.")
-    for n, group in enumerate(report.groups[:SHOWN_GROUPS], start=1):
+    groups = dup.groups_frame(report, SHOWN_GROUPS)
+    for n, group in enumerate(report.top_groups(SHOWN_GROUPS), start=1):
         with st.expander(f"{group.size} questions · {group.texts[0][:100]}"):
             st.dataframe(groups[groups["group"] == n][["member", "score", "text"]],
                          hide_index=True, width="stretch",

@@ -1,0 +1,120 @@
+"""The whole clustering of an index: k-NN graph, clusters, map, names, in steps with progress.
+
+Example:
+    >>> out = compute(index, ClusterParams("kmeans", k=3), texts_of)   # doctest: +SKIP
+    >>> out["clusters"][0]["label"]                                  # doctest: +SKIP
+    'dog, beach, running, sand'
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+
+import numpy as np
+
+from searchapp.clusters.algorithms import (
+    by_size,
+    community_detection,
+    far_members,
+    hdbscan_clusters,
+    kmeans_clusters,
+    lonely,
+)
+from searchapp.clusters.naming import LABEL_TERMS, central_rows, ctfidf_terms, naming_rows
+from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
+from searchapp.clusters.projection import reduce
+from searchapp.index import VectorIndex
+
+Progress = Callable[[int, int, str], None]
+TextsOf = Callable[[np.ndarray], list[str]]  # document ids -> their texts ("" if gone)
+
+
+def _expander(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, k: int,
+              threshold: float) -> Callable[[int], np.ndarray]:
+    """``row → rows at cosine ≥ threshold``, asking the index for ever more neighbours."""
+
+    def expand(row: int) -> np.ndarray:
+        want = 4 * k
+        while True:
+            labels, scores = index.search(vectors[row:row + 1], want)
+            if scores[0, -1] < threshold or want >= index.count:
+                break
+            want *= 4
+        return np.searchsorted(ids, labels[0, scores[0] >= threshold])
+
+    return expand
+
+
+class _Laps:
+    """Seconds per named step."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._clock = time.perf_counter()
+
+    def __call__(self, name: str) -> None:
+        now = time.perf_counter()
+        self.seconds[name] = round(now - self._clock, 3)
+        self._clock = now
+
+
+def _assign(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, params: ClusterParams,
+            neighbours, scores, lap: _Laps) -> np.ndarray:
+    """Cluster per row (-1: outlier), numbered from the biggest cluster down."""
+    if params.method == "community":
+        expand = _expander(index, ids, vectors, neighbours.shape[1], params.threshold)
+        assign = community_detection(neighbours, scores, params.threshold, params.min_size,
+                                     expand)
+    elif params.method == "kmeans":
+        assign = kmeans_clusters(vectors, params.k)
+    else:
+        reduced, _ = reduce(vectors, 5, params.projection, neighbours, scores, min_dist=0.0)
+        lap("reduce_5d")
+        assign = hdbscan_clusters(reduced, params.min_size)
+        assign[lonely(scores, min(params.min_size, 15))] = -1
+        assign = far_members(vectors, assign)
+    return by_size(assign)
+
+
+def compute(index: VectorIndex, params: ClusterParams, texts_of: TextsOf,
+            progress: Progress | None = None) -> dict:
+    """Cluster every live vector of ``index``.
+
+    Returns ``params`` (resolved), ``projection``, ``ids`` (n,) document ids in
+    index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
+    (id, label, terms, size, example_id) and ``seconds`` per step.
+    """
+    report = progress or (lambda done, total, message: None)
+    ids = index.labels()
+    n = len(ids)
+    params = params.resolved(n)
+    lap = _Laps()
+    vectors = index.vectors(ids)  # (n, dim), unit length
+    neighbours = scores = None
+    if params.method != "kmeans" or params.projection == "umap":
+        report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
+        graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
+        labels, scores = index.knn_graph(graph_k)  # (n, k) labels and cosines
+        neighbours = np.searchsorted(ids, labels)  # labels → row positions
+        lap("knn_graph")
+    report(2, STEPS, f"Clustering with {params.method}")
+    assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
+    lap("cluster")
+    report(3, STEPS, f"Drawing the map ({params.projection})")
+    coords, projection = reduce(vectors, 2, params.projection, neighbours, scores)
+    lap("map")
+    report(4, STEPS, "Naming the clusters")
+    rows = naming_rows(assign)
+    terms = ctfidf_terms(texts_of(ids[rows]), assign[rows])
+    central = central_rows(vectors, assign)
+    lap("labels")
+    sizes = np.bincount(assign[assign >= 0], minlength=len(central))
+    clusters = [{"id": c, "label": ", ".join(terms.get(c, [])[:LABEL_TERMS]) or f"cluster {c}",
+                 "terms": terms.get(c, []), "size": int(sizes[c]),
+                 "example_id": int(ids[central[c]])}
+                for c in sorted(central)]
+    return {"params": asdict(params), "projection": projection, "ids": ids,
+            "assign": assign, "coords": coords, "clusters": clusters,
+            "seconds": lap.seconds}

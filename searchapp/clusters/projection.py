@@ -1,0 +1,54 @@
+"""Reductions of unit vectors: a 2-D map, or a few dimensions for HDBSCAN.
+
+UMAP reuses the corpus' k-NN graph (no second neighbour search); PCA is the
+fast fallback and the choice where UMAP cannot run (too few documents, no graph).
+
+Example:
+    >>> v = np.eye(4, dtype=np.float32)
+    >>> coords, used = reduce(v, 2, "umap", None, None)
+    >>> coords.shape, used
+    ((4, 2), 'pca')
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+UMAP_MIN_DOCUMENTS = 30  # below this UMAP is unreliable: PCA instead
+
+
+def _umap_knn(neighbours: np.ndarray, scores: np.ndarray, n_neighbors: int):
+    """The k-NN graph in UMAP's precomputed form: self first, cosine distances."""
+    n = len(neighbours)
+    idx = np.hstack([np.arange(n)[:, None], neighbours[:, :n_neighbors - 1]])
+    dist = np.hstack([np.zeros((n, 1), np.float32), 1.0 - scores[:, :n_neighbors - 1]])
+    return idx.astype(np.int64), dist.clip(0.0).astype(np.float32)
+
+
+def reduce(vectors: np.ndarray, dims: int, method: str, neighbours: np.ndarray | None = None,
+           scores: np.ndarray | None = None, min_dist: float = 0.1, seed: int = 0
+           ) -> tuple[np.ndarray, str]:
+    """Reduce (n, d) vectors to (n, dims) with UMAP (reusing the k-NN graph) or PCA.
+
+    Returns the coordinates and the method used: PCA where UMAP cannot run
+    (fewer than UMAP_MIN_DOCUMENTS documents, or no k-NN graph).
+    """
+    n = len(vectors)
+    if method == "umap" and n >= UMAP_MIN_DOCUMENTS and neighbours is not None:
+        import warnings
+
+        import umap
+
+        n_neighbors = min(15, neighbours.shape[1] + 1)
+        with warnings.catch_warnings():  # "n_jobs overridden by random_state", "no search index"
+            warnings.simplefilter("ignore")
+            model = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, metric="cosine",
+                              min_dist=min_dist, random_state=seed,
+                              precomputed_knn=(*_umap_knn(neighbours, scores, n_neighbors),
+                                               None))
+            return model.fit_transform(vectors).astype(np.float32), "umap"
+    from sklearn.decomposition import PCA
+
+    dims = min(dims, n, vectors.shape[1])
+    coords = PCA(n_components=dims, random_state=seed).fit_transform(vectors)
+    return coords.astype(np.float32), "pca"

@@ -1,0 +1,89 @@
+"""A stored clustering: clusters (biggest first) and, per document, its cluster and place.
+
+The per-document part is arrays of document ids, clusters and map coordinates
+(stored as an ``.npz`` blob, loaded in milliseconds at a million documents);
+external ids are looked up only when someone asks for all of them (``ids``,
+``summary``, ``frame``: exports), never on a page view.
+
+Example:
+    >>> result.summary(assignments=False)["clusters"][0]             # doctest: +SKIP
+    {'id': 0, 'label': 'password, reset, login', 'size': 412, 'example': 'q-1832'}
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+
+@dataclass(eq=False)
+class ClusterResult:
+    corpus: str
+    params: dict  # as resolved for this corpus
+    projection: str  # the map actually drawn (PCA where UMAP cannot run)
+    clusters: list[dict]  # id, label, terms, size, example, example_text, example_id
+    doc_ids: np.ndarray  # (n,) int64 document ids
+    cluster: np.ndarray  # (n,) int64, -1 for outliers
+    x: np.ndarray  # (n,) float32 map position
+    y: np.ndarray
+    seconds: dict
+    lookup_ids: Callable[[], dict[int, str]] = field(default=lambda: {}, repr=False)
+
+    @property
+    def size(self) -> int:
+        return len(self.doc_ids)
+
+    @property
+    def outliers(self) -> int:
+        return int((self.cluster < 0).sum())
+
+    @property
+    def outlier_share(self) -> float:
+        return self.outliers / self.size if self.size else 0.0
+
+    @cached_property
+    def ids(self) -> list[str]:
+        """External ids in ``doc_ids`` order (one query for the whole corpus: exports only)."""
+        by_id = self.lookup_ids()
+        return [by_id.get(int(i), "") for i in self.doc_ids]
+
+    def labels(self) -> dict[int, str]:
+        return {c["id"]: c["label"] for c in self.clusters} | {-1: "outlier"}
+
+    def summary(self, assignments: bool = True) -> dict:
+        """The CLI's JSON: clusters, outlier count and (optionally) every assignment."""
+        out = {"clusters": [{k: c[k] for k in ("id", "label", "size", "example")}
+                            for c in self.clusters],
+               "outliers": self.outliers}
+        if assignments:
+            out["assignments"] = [
+                {"id": i, "cluster": int(c), "x": round(float(x), 4), "y": round(float(y), 4)}
+                for i, c, x, y in zip(self.ids, self.cluster, self.x, self.y, strict=True)]
+        return out
+
+    def frame(self):
+        """One row per document: doc_id, id, cluster, label, x, y (a pandas DataFrame)."""
+        import pandas as pd
+
+        labels = self.labels()
+        return pd.DataFrame({"doc_id": self.doc_ids, "id": self.ids, "cluster": self.cluster,
+                             "label": [labels[int(c)] for c in self.cluster],
+                             "x": np.round(self.x, 4), "y": np.round(self.y, 4)})
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {"doc_ids": self.doc_ids, "cluster": self.cluster, "x": self.x, "y": self.y}
+
+    def info(self) -> dict:
+        return {"corpus": self.corpus, "params": self.params, "projection": self.projection,
+                "clusters": self.clusters, "seconds": self.seconds}
+
+    @classmethod
+    def from_stored(cls, info: dict, arrays: dict[str, np.ndarray],
+                    lookup_ids: Callable[[], dict[int, str]]) -> ClusterResult:
+        return cls(info["corpus"], info["params"], info["projection"], info["clusters"],
+                   arrays["doc_ids"].astype(np.int64), arrays["cluster"].astype(np.int64),
+                   arrays["x"].astype(np.float32), arrays["y"].astype(np.float32),
+                   info["seconds"], lookup_ids)

@@ -1,0 +1,139 @@
+"""Clusters of a stored corpus: computed once per generation and parameters, as a job.
+
+Results are stored per (corpus, model, parameters) in the ``analyses`` table at
+the corpus generation and reused while it is unchanged; in one process they are
+kept in the App's generation memo, so a page rerun reads nothing.
+
+Example:
+    >>> result, job_id = request_clusters(app, "faq", ClusterParams("kmeans", 8)) # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict
+
+import numpy as np
+
+from searchapp.clusters.compute import Progress, compute
+from searchapp.clusters.params import KIND, STEPS, ClusterParams
+from searchapp.clusters.result import ClusterResult
+from searchapp.context import App
+from searchapp.handle import CorpusHandle, as_handle
+from searchapp.jobs import queue
+from searchapp.store import repo
+
+
+def _job_key(corpus: str, params: ClusterParams) -> str:
+    return f"{corpus}|{params.key()}"
+
+
+def _id_lookup(app: App, corpus_id: int):
+    def lookup() -> dict[int, str]:
+        with app.db.session() as s:
+            return repo.external_ids(s, corpus_id)
+    return lookup
+
+
+def stored(app: App, handle: CorpusHandle, params: ClusterParams) -> ClusterResult | None:
+    """The result stored for (corpus, model, params) at the handle's generation, if any."""
+    params = params.validated()
+
+    def load() -> ClusterResult | None:
+        with app.db.session() as s:
+            row = repo.get_analysis(s, handle.corpus_id, handle.model.id, KIND, params.key())
+            if row is None or row.generation != handle.generation:
+                return None
+            info, blob = row.result, row.arrays
+        return ClusterResult.from_stored(info, repo.unpack_arrays(blob),
+                                         _id_lookup(app, handle.corpus_id))
+
+    return app.memo.get_or_make(handle.corpus_id, handle.generation, (KIND, params.key()), load)
+
+
+def cached_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
+                    ) -> ClusterResult | None:
+    """The stored result for (corpus, its model, params) if the corpus is unchanged.
+
+    Raises CorpusNotFoundError / EmptyCorpusError for a missing or empty corpus.
+    """
+    return stored(app, as_handle(app, corpus), params)
+
+
+def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
+                     ) -> tuple[ClusterResult | None, int | None]:
+    """A fresh stored result, or else the id of the job computing it (queued if needed).
+
+    Example:
+        >>> result, job_id = request_clusters(app, "faq", ClusterParams())   # doctest: +SKIP
+    """
+    handle = as_handle(app, corpus)
+    params = params.validated()
+    result = stored(app, handle, params)
+    if result is not None:
+        return result, None
+    params.resolved(handle.index.count)  # too few documents: say so now
+    key = _job_key(handle.name, params)
+    job = queue.active_for(app.db, KIND, "key", key)
+    if job is not None:
+        return None, job.id
+    payload = {"corpus": handle.name, "params": asdict(params), "key": key}
+    return None, queue.enqueue(app.db, KIND, payload)
+
+
+def _texts_of(app: App, corpus_id: int):
+    def texts_of(ids: np.ndarray) -> list[str]:
+        with app.db.session() as s:
+            found = repo.texts_by_id(s, ids.tolist())
+        return [found.get(int(i), "") for i in ids]  # a document deleted meanwhile: no text
+    return texts_of
+
+
+def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParams,
+                      progress: Progress | None = None) -> ClusterResult:
+    """Compute the clusters of a corpus and store them (reusing a fresh stored result)."""
+    handle = as_handle(app, corpus)
+    params = params.validated()
+    if (done := stored(app, handle, params)) is not None:
+        return done
+    started = time.perf_counter()
+    out = compute(handle.index, params, _texts_of(app, handle.corpus_id), progress)
+    with app.db.session() as s:
+        examples = repo.document_texts(s, handle.corpus_id,
+                                       [c["example_id"] for c in out["clusters"]])
+    for c in out["clusters"]:
+        c["example"], c["example_text"] = examples.get(c["example_id"], ("", ""))
+    out["seconds"]["total"] = round(time.perf_counter() - started, 3)
+    coords = out["coords"]
+    result = ClusterResult(handle.name, out["params"], out["projection"], out["clusters"],
+                           out["ids"], out["assign"], coords[:, 0].astype(np.float32),
+                           coords[:, 1].astype(np.float32), out["seconds"],
+                           _id_lookup(app, handle.corpus_id))
+    if progress:
+        progress(5, STEPS, "Storing the result")
+    with app.db.session() as s:
+        repo.save_analysis(s, handle.corpus_id, handle.model.id, KIND, params.key(),
+                           asdict(params), handle.generation, result.info(),
+                           out["seconds"]["total"], result.arrays())
+    app.memo.put(handle.corpus_id, handle.generation, (KIND, params.key()), result)
+    return result
+
+
+def clusters_task(ctx, payload: dict) -> dict:
+    """The ``clusters`` job: payload ``{"corpus": NAME, "params": {...}}``.
+
+    Idempotent: a job run again after a crash finds a stored fresh result and
+    returns at once, or computes it again from the corpus as it is now.
+    """
+    params = ClusterParams.from_dict(payload.get("params") or {})
+    result = compute_and_store(ctx.app, payload["corpus"], params,
+                               lambda done, total, message: ctx.progress(done, total, message))
+    ctx.progress(STEPS, STEPS, "Done", force=True)
+    return {"corpus": result.corpus, "documents": result.size,
+            "clusters": len(result.clusters), "outliers": result.outliers,
+            "seconds": result.seconds.get("total")}
+
+
+def active_job(app: App, corpus: str, params: ClusterParams) -> queue.JobView | None:
+    """The queued or running job computing (corpus, params), if any."""
+    return queue.active_for(app.db, KIND, "key", _job_key(corpus, params.validated()))

@@ -1,0 +1,100 @@
+"""What the map and the cluster list show: an even sample to draw, a cluster's members.
+
+Everything here reads only the rows it shows: a map of 20,000 points out of a
+million reads 20,000 texts; opening a cluster reads its first ``limit`` members.
+
+Example:
+    >>> rows = sample_evenly(np.repeat([0, 1, -1], [900, 90, 10]), 200)
+    >>> np.bincount(np.repeat([0, 1, -1], [900, 90, 10])[rows] + 1).tolist()
+    [10, 180, 50]
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from searchapp.clusters.result import ClusterResult
+from searchapp.context import App
+from searchapp.store import repo
+
+MAP_MAX_POINTS = 20_000  # more than this and a browser draws the scatter slowly
+SAMPLE_FLOOR = 50  # every cluster keeps at least this many points (or all it has)
+
+
+def sample_evenly(cluster: np.ndarray, max_points: int, seed: int = 0) -> np.ndarray:
+    """Sorted rows to draw: all if few enough, else the same share of every cluster.
+
+    Each cluster (and the outliers) keeps about ``max_points / n`` of its
+    documents, and at least ``SAMPLE_FLOOR``, so the map keeps its shape and
+    small clusters stay visible. One sort, whatever the number of clusters.
+    """
+    n = len(cluster)
+    if n <= max_points:
+        return np.arange(n)
+    rng = np.random.default_rng(seed)
+    share = max_points / n
+    order = np.argsort(cluster, kind="stable")
+    cuts = np.flatnonzero(np.diff(cluster[order])) + 1
+    keep = []
+    for members in np.split(order, cuts):
+        take = min(len(members), max(SAMPLE_FLOOR, round(len(members) * share)))
+        keep.append(rng.choice(members, size=take, replace=False))
+    return np.sort(np.concatenate(keep))
+
+
+def shorten(text: str, limit: int = 160) -> str:
+    """One line of at most ``limit`` characters (for hover boxes)."""
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
+
+
+def clusters_of(result: ClusterResult, doc_ids) -> list[int | None]:
+    """The cluster of each document id (None: not in this result, e.g. added since)."""
+    ids = np.asarray(list(doc_ids), dtype=np.int64)
+    pos = np.clip(np.searchsorted(result.doc_ids, ids), 0, max(result.size - 1, 0))
+    found = result.size > 0 and result.doc_ids[pos] == ids
+    return [int(result.cluster[p]) if ok else None
+            for p, ok in zip(pos, np.broadcast_to(found, ids.shape), strict=True)]
+
+
+def _rows(app: App, result: ClusterResult, rows: np.ndarray) -> pd.DataFrame:
+    """doc_id, id, cluster, label, x, y, text for the given rows of the result."""
+    doc_ids = result.doc_ids[rows]
+    with app.db.session() as s:
+        docs = repo.documents_by_id(s, doc_ids.tolist())
+    labels = result.labels()
+    return pd.DataFrame({
+        "doc_id": doc_ids,
+        "id": [docs[i].external_id if i in docs else "" for i in doc_ids.tolist()],
+        "cluster": result.cluster[rows],
+        "label": [labels[int(c)] for c in result.cluster[rows]],
+        "x": result.x[rows], "y": result.y[rows],
+        "text": [shorten(docs[i].text) if i in docs else "(deleted since)"
+                 for i in doc_ids.tolist()]})
+
+
+def map_frame(app: App, result: ClusterResult, max_points: int = MAP_MAX_POINTS,
+              highlight=()) -> pd.DataFrame:
+    """The points to draw: an even sample per cluster plus every highlighted document.
+
+    ``highlight`` holds document ids (``SearchHit.doc_id``). Returns a DataFrame
+    (doc_id, id, cluster, label, x, y, text, highlight); ``result.size`` tells
+    how many documents there are in all.
+    """
+    rows = sample_evenly(result.cluster, max_points)
+    marked = np.flatnonzero(np.isin(result.doc_ids, np.asarray(list(highlight), np.int64)))
+    rows = np.union1d(rows, marked)
+    frame = _rows(app, result, rows)
+    frame["highlight"] = frame.doc_id.isin(list(highlight))
+    return frame
+
+
+def cluster_members(app: App, result: ClusterResult, cluster_id: int, limit: int = 1000
+                    ) -> pd.DataFrame:
+    """Documents of one cluster (-1: the outliers), nearest its centre on the map first."""
+    rows = np.flatnonzero(result.cluster == cluster_id)
+    xy = np.stack([result.x[rows], result.y[rows]], axis=1)
+    centre = xy.mean(axis=0) if len(rows) else np.zeros(2)
+    order = rows[np.argsort(((xy - centre) ** 2).sum(axis=1), kind="stable")][:limit]
+    return _rows(app, result, order)[["id", "text"]].reset_index(drop=True)

@@ -1,0 +1,54 @@
+"""A new question: is it already in the corpus? And adding it when it is not.
+
+One encoder pass and one index query: milliseconds, whatever the corpus size.
+A document with the same normalised text is always a match.
+
+Example:
+    >>> check(app, "faq", "How can I change my password?")[0].id      # doctest: +SKIP
+    'q12'
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from searchapp.calibration import resolve_threshold
+from searchapp.context import App
+from searchapp.duplicates.params import CHECK_K
+from searchapp.duplicates.results import Match
+from searchapp.duplicates.text_keys import normalise
+from searchapp.handle import CorpusHandle, as_handle
+from searchapp.search import validate_query
+from searchapp.store import repo
+
+
+def check(app: App, corpus: str | CorpusHandle, question: str, threshold: float | None = None,
+          k: int = CHECK_K) -> list[Match]:
+    """Documents of the corpus that are likely duplicates of ``question`` (cosine ≥ threshold)."""
+    question = validate_query(question, k, None)
+    handle = as_handle(app, corpus)
+    threshold = resolve_threshold(app, handle.model.name, threshold)
+    vector = app.encoder(handle.model.name).encode([question])  # (1, dim)
+    labels, scores = handle.index.search(vector, k)
+    with app.db.session() as s:
+        docs = repo.documents_by_id(s, labels[0].tolist())
+    key = normalise(question)
+    out = []
+    for label, score in zip(labels[0].tolist(), scores[0].tolist(), strict=True):
+        doc = docs.get(label)
+        exact = doc is not None and bool(key) and normalise(doc.text) == key
+        if doc is not None and (score >= threshold or exact):
+            out.append(Match(doc.external_id, doc.text, round(float(score), 4), exact,
+                             dict(doc.meta)))
+    return out
+
+
+def add_question(app: App, corpus: str, question: str, external_id: str | None = None):
+    """Add one question to the corpus and queue its embedding (returns the UploadSummary)."""
+    from searchapp.corpora import upload
+    from searchapp.ingest import Table
+
+    question = validate_query(question, 1, None)
+    columns = {"text": [question]} | ({"id": [external_id.strip()]} if external_id else {})
+    table = Table(pd.DataFrame(columns), "txt", lambda i: "the new question")
+    return upload(app, table, corpus, "text", "id" if external_id else None, meta_columns=[])

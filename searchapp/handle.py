@@ -1,0 +1,64 @@
+"""CorpusHandle: a corpus opened once (id, model, generation, index), passed to every query.
+
+Opening costs one indexed lookup of the corpus row; the model row and the index
+come from the process' caches, and the index is brought to the corpus'
+generation only when the corpus changed (see ``searchapp.index_cache``). Search,
+duplicates and clusters take the handle, so a page or a command opens a corpus
+once however many queries it runs, and nothing on the query path reads a file
+or scans the corpus.
+
+Example:
+    >>> handle = open_corpus(app, "faq")                           # doctest: +SKIP
+    >>> handle.generation, handle.index.count                      # doctest: +SKIP
+    (42, 13)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchapp.context import App, ModelRef
+from searchapp.errors import EmptyCorpusError
+from searchapp.index import VectorIndex
+from searchapp.store import repo
+
+
+@dataclass(frozen=True)
+class CorpusHandle:
+    """A corpus ready to query: ids, its model, the generation it reflects, its index."""
+
+    corpus_id: int
+    name: str
+    model: ModelRef
+    generation: int
+    documents: int
+    index: VectorIndex
+
+    @property
+    def embedded(self) -> int:
+        return self.index.count
+
+
+def open_corpus(app: App, name: str, model: str | None = None,
+                require_vectors: bool = True) -> CorpusHandle:
+    """The corpus called ``name`` with its (or ``model``'s) index at its current generation.
+
+    Raises CorpusNotFoundError (listing the corpora) for an unknown name and, with
+    ``require_vectors``, EmptyCorpusError while nothing is embedded yet.
+    """
+    with app.db.session() as s:
+        state = repo.corpus_state(s, name)
+    ref = app.model_ref(model or state.model_name)
+    if model is None:
+        app.indexes.opened(state.name, state.id, ref.id)
+    index, generation = app.indexes.get(state.id, ref, state.generation)
+    if require_vectors and index.count == 0:
+        from searchapp.corpora import corpus_status
+
+        raise EmptyCorpusError(state.name, corpus_status(app, state.name))
+    return CorpusHandle(state.id, state.name, ref, generation, state.documents, index)
+
+
+def as_handle(app: App, corpus: str | CorpusHandle) -> CorpusHandle:
+    """A handle for a corpus given by name or already opened."""
+    return corpus if isinstance(corpus, CorpusHandle) else open_corpus(app, corpus)

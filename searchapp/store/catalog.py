@@ -1,0 +1,149 @@
+"""Corpora and models: create, find, list with their counts, delete.
+
+Counts come from counters kept in the same transactions as the changes
+(``corpora.document_count``, ``embedded_counts``): listing corpora costs the
+same for ten documents as for ten million.
+
+Example:
+    >>> db = Database("sqlite://")
+    >>> with db.session() as s:
+    ...     _ = get_or_create_corpus(s, "faq", "all-MiniLM-L6-v2")
+    ...     summaries(s)
+    [CorpusSummary(name='faq', model_name='all-MiniLM-L6-v2', documents=0, embedded=0)]
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import and_, delete, select
+from sqlalchemy.orm import Session
+
+from searchapp.errors import CorpusNotFoundError, InvalidParameterError, ModelError
+from searchapp.store.db import Database  # noqa: F401 - used in the doctest
+from searchapp.store.schema import (
+    Analysis,
+    Corpus,
+    Document,
+    DocumentTombstone,
+    EmbeddedCount,
+    Embedding,
+    Model,
+)
+
+
+@dataclass(frozen=True)
+class CorpusSummary:
+    name: str
+    model_name: str
+    documents: int
+    embedded: int
+
+
+@dataclass(frozen=True)
+class CorpusState:
+    """What a reader needs to know about a corpus, in one row: ids and generation."""
+
+    id: int
+    name: str
+    model_name: str
+    generation: int
+    documents: int
+
+
+# ---- corpora ---------------------------------------------------------------
+def corpus_names(s: Session) -> list[str]:
+    return list(s.scalars(select(Corpus.name).order_by(Corpus.name)))
+
+
+def find_corpus(s: Session, name: str) -> Corpus | None:
+    return s.scalar(select(Corpus).where(Corpus.name == name.strip()))
+
+
+def get_corpus(s: Session, name: str) -> Corpus:
+    """The corpus called ``name``; the error lists the existing ones."""
+    corpus = find_corpus(s, name)
+    if corpus is None:
+        raise CorpusNotFoundError(name, corpus_names(s))
+    return corpus
+
+
+def corpus_state(s: Session, name: str) -> CorpusState:
+    """Id, model, generation and size of a corpus: one indexed lookup."""
+    row = s.execute(select(Corpus.id, Corpus.name, Corpus.model_name, Corpus.generation,
+                           Corpus.document_count).where(Corpus.name == name.strip())).first()
+    if row is None:
+        raise CorpusNotFoundError(name, corpus_names(s))
+    return CorpusState(*row)
+
+
+def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:
+    name = name.strip()
+    if not name or len(name) > 200:
+        raise InvalidParameterError("A corpus name must have 1 to 200 characters.")
+    corpus = s.scalar(select(Corpus).where(Corpus.name == name))
+    if corpus is None:
+        corpus = Corpus(name=name, model_name=model_name, generation=0, document_count=0)
+        s.add(corpus)
+        s.flush()
+    return corpus
+
+
+def delete_corpus(s: Session, name: str) -> Corpus:
+    """Delete a corpus with everything that hangs off it (index files: the caller)."""
+    corpus = get_corpus(s, name)
+    for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis, Document):
+        s.execute(delete(table).where(table.corpus_id == corpus.id))
+    s.delete(corpus)
+    s.flush()
+    return corpus
+
+
+def summaries(s: Session) -> list[CorpusSummary]:
+    """Each corpus with its document count and how many are embedded for its model."""
+    q = (select(Corpus.name, Corpus.model_name, Corpus.document_count, EmbeddedCount.count)
+         .outerjoin(Model, Model.name == Corpus.model_name)
+         .outerjoin(EmbeddedCount, and_(EmbeddedCount.corpus_id == Corpus.id,
+                                        EmbeddedCount.model_id == Model.id))
+         .order_by(Corpus.name))
+    return [CorpusSummary(name, model, docs, embedded or 0)
+            for name, model, docs, embedded in s.execute(q).all()]
+
+
+def count_documents(s: Session, corpus_id: int) -> int:
+    return int(s.scalar(select(Corpus.document_count).where(Corpus.id == corpus_id)) or 0)
+
+
+def count_embedded(s: Session, corpus_id: int, model_id: int) -> int:
+    return int(s.scalar(select(EmbeddedCount.count).where(
+        EmbeddedCount.corpus_id == corpus_id, EmbeddedCount.model_id == model_id)) or 0)
+
+
+# ---- models ------------------------------------------------------------------
+def find_model(s: Session, name: str) -> Model | None:
+    return s.scalar(select(Model).where(Model.name == name))
+
+
+def get_or_create_model(s: Session, name: str, dimension: int, **fields) -> Model:
+    """The Model row for ``name``; created on first use. A changed dimension is an error."""
+    model = find_model(s, name)
+    if model is None:
+        model = Model(name=name, dimension=dimension, info={}, **fields)
+        s.add(model)
+        s.flush()
+    elif model.dimension != dimension:
+        raise ModelError(
+            f"Model {name!r} is registered with dimension {model.dimension}, but the folder "
+            f"now gives {dimension}. Register it under a new name."
+        )
+    return model
+
+
+def update_model_info(s: Session, name: str, **fields) -> Model:
+    """Merge ``fields`` into a registered model's ``info`` JSON (e.g. a calibrated threshold)."""
+    model = find_model(s, name)
+    if model is None:
+        raise ModelError(f"Model {name!r} is not registered yet; use it for a corpus first.")
+    model.info = {**(model.info or {}), **fields}  # a new dict, so the JSON column is saved
+    s.flush()
+    return model

@@ -1,0 +1,206 @@
+"""Documents: batched upload with change detection, and reads by id or by keyset page.
+
+An upload compares each document's content hash with the stored one by
+external id, looking up only the ids in the upload (never the whole corpus),
+and inserts in batches. A changed text gets a *new* primary key (the old row,
+its vectors and its place in every index go; a tombstone records it), so a
+label in an index always means one text.
+
+Example:
+    >>> db = Database("sqlite://")
+    >>> with db.session() as s:
+    ...     c = get_or_create_corpus(s, "faq", "all-MiniLM-L6-v2")
+    ...     add_documents(s, c, [NewDocument("q1", "How do I reset my password?")]).added
+    1
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+from sqlalchemy import delete, exists, func, insert, select
+from sqlalchemy.orm import Session
+
+from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
+from searchapp.store.changes import LazyGeneration, record_removed
+from searchapp.store.db import Database  # noqa: F401 - used in the doctest
+from searchapp.store.schema import Corpus, Document, EmbeddedCount, Embedding, utcnow
+
+BATCH = 5_000  # rows per INSERT batch and per lookup of existing ids
+IN_LIMIT = 900  # ids per IN (...) list: under SQLite's variable limit
+
+
+def content_hash(text: str) -> str:
+    """SHA-256 of the text: unchanged text is never embedded twice."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class NewDocument:
+    external_id: str
+    text: str
+    meta: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class AddResult:
+    added: int
+    updated: int
+    unchanged: int
+    generation: int | None = None  # the generation the change was written at, if any
+
+
+@dataclass(frozen=True)
+class DocumentRow:
+    """A stored document as readers see it (no ORM object, no lazy loading)."""
+
+    id: int
+    external_id: str
+    text: str
+    meta: dict
+
+
+def chunks(items: Sequence, size: int) -> Iterator[Sequence]:
+    for start in range(0, len(items), size):
+        yield items[start:start + size]
+
+
+def _stored_hashes(s: Session, corpus_id: int, external_ids: list[str]
+                   ) -> dict[str, tuple[int, str]]:
+    """{external_id: (id, content_hash)} for those of ``external_ids`` already stored."""
+    out: dict[str, tuple[int, str]] = {}
+    for part in chunks(external_ids, IN_LIMIT):
+        q = select(Document.external_id, Document.id, Document.content_hash).where(
+            Document.corpus_id == corpus_id, Document.external_id.in_(part))
+        out.update({e: (i, h) for e, i, h in s.execute(q).all()})
+    return out
+
+
+def _row(corpus_id: int, doc: NewDocument, digest: str) -> dict:
+    return {"corpus_id": corpus_id, "external_id": doc.external_id, "text": doc.text,
+            "meta": doc.meta, "content_hash": digest, "created_at": utcnow()}
+
+
+def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
+                  batch: int = BATCH) -> AddResult:
+    """Insert new documents; an existing id with new text is replaced (and re-embedded).
+
+    Same id and same text: nothing happens, so uploading a file twice adds nothing
+    and does not even bump the generation.
+    """
+    generation = LazyGeneration(s, corpus.id)
+    empty = corpus.document_count == 0  # nothing to compare against: skip the lookups
+    added = updated = 0
+    for part in chunks(docs, batch):
+        digests = [content_hash(d.text) for d in part]
+        stored = {} if empty else _stored_hashes(s, corpus.id, [d.external_id for d in part])
+        rows, replaced = [], []
+        for doc, digest in zip(part, digests, strict=True):
+            old = stored.get(doc.external_id)
+            if old is None or old[1] != digest:
+                rows.append(_row(corpus.id, doc, digest))
+            if old is not None and old[1] != digest:
+                replaced.append(old[0])
+        if not rows:
+            continue
+        generation.value  # noqa: B018 - taken before the first write: it locks the corpus row
+        if replaced:
+            remove_documents(s, corpus.id, replaced, generation.value)
+        s.execute(insert(Document), rows)
+        added += len(rows) - len(replaced)
+        updated += len(replaced)
+    if generation.taken:
+        s.execute(Corpus.__table__.update().where(Corpus.id == corpus.id).values(
+            document_count=Corpus.document_count + added))
+        s.expire(corpus, ["document_count", "generation", "updated_at"])
+    s.flush()
+    return AddResult(added, updated, len(docs) - added - updated,
+                     generation.value if generation.taken else None)
+
+
+def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation: int) -> None:
+    """Delete documents with their vectors (counts kept right) and leave tombstones."""
+    for part in chunks(doc_ids, IN_LIMIT):
+        per_model = s.execute(select(Embedding.model_id, func.count()).where(
+            Embedding.document_id.in_(part)).group_by(Embedding.model_id)).all()
+        for model_id, n in per_model:
+            s.execute(EmbeddedCount.__table__.update().where(
+                EmbeddedCount.corpus_id == corpus_id, EmbeddedCount.model_id == model_id
+            ).values(count=EmbeddedCount.count - n))
+        s.execute(delete(Embedding).where(Embedding.document_id.in_(part)))
+        s.execute(delete(Document).where(Document.id.in_(part)))
+    record_removed(s, corpus_id, doc_ids, generation)
+
+
+# ---- reads -------------------------------------------------------------------
+def documents_by_id(s: Session, ids: Iterable[int]) -> dict[int, DocumentRow]:
+    """Documents keyed by primary key (for turning index labels into rows)."""
+    wanted = [int(i) for i in ids]
+    out: dict[int, DocumentRow] = {}
+    for part in chunks(wanted, IN_LIMIT):
+        q = select(Document.id, Document.external_id, Document.text, Document.meta).where(
+            Document.id.in_(part))
+        out.update({i: DocumentRow(i, e, t, m or {}) for i, e, t, m in s.execute(q).all()})
+    return out
+
+
+def document_texts(s: Session, corpus_id: int, ids: Iterable[int] | None = None
+                   ) -> dict[int, tuple[str, str]]:
+    """{id: (external_id, text)} for the given documents of a corpus, or for all of them.
+
+    Two columns only, no ORM objects: fast enough for every document of a large corpus.
+    """
+    q = select(Document.id, Document.external_id, Document.text).where(
+        Document.corpus_id == corpus_id)
+    if ids is None:
+        return {i: (e, t) for i, e, t in s.execute(q).all()}
+    out: dict[int, tuple[str, str]] = {}
+    for part in chunks([int(i) for i in ids], IN_LIMIT):
+        out.update({i: (e, t) for i, e, t in s.execute(q.where(Document.id.in_(part))).all()})
+    return out
+
+
+def external_ids(s: Session, corpus_id: int) -> dict[int, str]:
+    """{id: external id} of every document of a corpus (for exports)."""
+    q = select(Document.id, Document.external_id).where(Document.corpus_id == corpus_id)
+    return dict(s.execute(q).tuples().all())
+
+
+def iter_texts(s: Session, corpus_id: int, chunk: int = 20_000
+               ) -> Iterator[tuple[list[int], list[str]]]:
+    """Every (ids, texts) of a corpus in chunks, streamed: never the whole corpus in memory."""
+    q = (select(Document.id, Document.text).where(Document.corpus_id == corpus_id)
+         .execution_options(yield_per=chunk))
+    for rows in s.execute(q).partitions(chunk):
+        yield [r[0] for r in rows], [r[1] for r in rows]
+
+
+def texts_by_id(s: Session, ids: Iterable[int]) -> dict[int, str]:
+    """Texts of documents by primary key, without loading whole rows (for map hovers)."""
+    out: dict[int, str] = {}
+    for part in chunks([int(i) for i in ids], IN_LIMIT):
+        out.update(s.execute(select(Document.id, Document.text).where(
+            Document.id.in_(part))).tuples().all())
+    return out
+
+
+def document_by_external_id(s: Session, corpus_id: int, external_id: str) -> Document | None:
+    return s.scalar(select(Document).where(
+        Document.corpus_id == corpus_id, Document.external_id == external_id))
+
+
+def documents_missing_embedding(s: Session, corpus_id: int, model_id: int, after_id: int,
+                                limit: int) -> list[tuple[int, str]]:
+    """Up to ``limit`` (id, text) with id > ``after_id`` and no vector for the model, by id.
+
+    A keyset page: the caller passes the last id it got, so a whole corpus is read
+    once in O(n), whatever its size, and documents added meanwhile come last.
+    """
+    has_vector = exists().where(Embedding.document_id == Document.id,
+                                Embedding.model_id == model_id)
+    q = (select(Document.id, Document.text)
+         .where(Document.corpus_id == corpus_id, Document.id > after_id, ~has_vector)
+         .order_by(Document.id).limit(limit))
+    return [(i, t) for i, t in s.execute(q).all()]

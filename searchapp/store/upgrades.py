@@ -1,0 +1,128 @@
+"""The SQL of each schema upgrade, frozen as it was written, per database dialect.
+
+``UPGRADES[v][dialect]`` brings a database of version v-1 to version v. The
+statements are plain SQL, not derived from ``schema.py``, so that a later change
+to the ORM can never change what an old upgrade does.
+
+Version 2 (change tracking): corpora get ``generation`` and ``document_count``;
+ids of corpora and documents are never reused (SQLite needs the tables rebuilt
+for AUTOINCREMENT); embeddings carry their corpus and the generation that wrote
+them; new tables ``embedded_counts`` and ``document_tombstones``. Stored
+analyses were keyed on a fingerprint that cannot be translated: they are
+dropped and recomputed on demand (they are derived data).
+"""
+
+from __future__ import annotations
+
+_V2_COUNTS_AND_TOMBSTONES = [
+    """CREATE TABLE embedded_counts (
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
+        count INTEGER NOT NULL,
+        PRIMARY KEY (corpus_id, model_id))""",
+    """INSERT INTO embedded_counts (corpus_id, model_id, count)
+        SELECT corpus_id, model_id, count(*) FROM embeddings GROUP BY corpus_id, model_id""",
+    "CREATE INDEX ix_embeddings_changes ON embeddings (corpus_id, model_id, generation)",
+    "CREATE INDEX ix_documents_corpus_id_id ON documents (corpus_id, id)",
+    "CREATE INDEX ix_tombstones_changes ON document_tombstones (corpus_id, generation)",
+    "CREATE INDEX ix_analyses_corpus_id ON analyses (corpus_id)",
+]
+
+_V2_SQLITE = [
+    """CREATE TABLE corpora_v2 (
+        id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+        name VARCHAR(200) NOT NULL UNIQUE,
+        model_name VARCHAR(200) NOT NULL,
+        generation INTEGER NOT NULL DEFAULT 0,
+        document_count INTEGER NOT NULL DEFAULT 0,
+        created_at DATETIME NOT NULL,
+        updated_at DATETIME NOT NULL)""",
+    """INSERT INTO corpora_v2 (id, name, model_name, generation, document_count, created_at,
+                               updated_at)
+        SELECT c.id, c.name, c.model_name, 1,
+               (SELECT count(*) FROM documents d WHERE d.corpus_id = c.id),
+               c.created_at, c.updated_at
+        FROM corpora c""",
+    """CREATE TABLE documents_v2 (
+        id INTEGER NOT NULL PRIMARY KEY AUTOINCREMENT,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        external_id VARCHAR(500) NOT NULL,
+        text TEXT NOT NULL,
+        meta JSON NOT NULL,
+        content_hash VARCHAR(64) NOT NULL,
+        created_at DATETIME NOT NULL,
+        CONSTRAINT uq_document_external UNIQUE (corpus_id, external_id))""",
+    """INSERT INTO documents_v2 (id, corpus_id, external_id, text, meta, content_hash,
+                                 created_at)
+        SELECT id, corpus_id, external_id, text, meta, content_hash, created_at
+        FROM documents ORDER BY id""",
+    """CREATE TABLE embeddings_v2 (
+        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        generation INTEGER NOT NULL,
+        vector BLOB NOT NULL,
+        PRIMARY KEY (document_id, model_id))""",
+    """INSERT INTO embeddings_v2 (document_id, model_id, corpus_id, generation, vector)
+        SELECT e.document_id, e.model_id, d.corpus_id, 1, e.vector
+        FROM embeddings e JOIN documents d ON d.id = e.document_id""",
+    """CREATE TABLE analyses_v2 (
+        id INTEGER NOT NULL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        model_id INTEGER REFERENCES models (id) ON DELETE CASCADE,
+        kind VARCHAR(50) NOT NULL,
+        params_key VARCHAR(500) NOT NULL,
+        params JSON NOT NULL,
+        generation INTEGER NOT NULL,
+        result JSON NOT NULL,
+        arrays BLOB,
+        seconds FLOAT,
+        created_at DATETIME NOT NULL,
+        CONSTRAINT uq_analysis UNIQUE (corpus_id, model_id, kind, params_key))""",
+    """CREATE TABLE document_tombstones (
+        id INTEGER NOT NULL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        document_id INTEGER NOT NULL,
+        generation INTEGER NOT NULL)""",
+    "DROP TABLE analyses",
+    "DROP TABLE embeddings",
+    "DROP TABLE documents",
+    "DROP TABLE corpora",
+    "ALTER TABLE corpora_v2 RENAME TO corpora",
+    "ALTER TABLE documents_v2 RENAME TO documents",
+    "ALTER TABLE embeddings_v2 RENAME TO embeddings",
+    "ALTER TABLE analyses_v2 RENAME TO analyses",
+    *_V2_COUNTS_AND_TOMBSTONES,
+]
+
+# Sequences (SERIAL / IDENTITY) never hand out an id twice: no rebuild needed.
+_V2_POSTGRESQL = [
+    "ALTER TABLE corpora ADD COLUMN generation INTEGER NOT NULL DEFAULT 1",
+    "ALTER TABLE corpora ADD COLUMN document_count INTEGER NOT NULL DEFAULT 0",
+    """UPDATE corpora SET document_count =
+        (SELECT count(*) FROM documents d WHERE d.corpus_id = corpora.id)""",
+    "DROP INDEX IF EXISTS ix_documents_corpus_id",
+    "DROP INDEX IF EXISTS ix_documents_content_hash",
+    "ALTER TABLE embeddings ADD COLUMN corpus_id INTEGER REFERENCES corpora (id) "
+    "ON DELETE CASCADE",
+    "UPDATE embeddings SET corpus_id = d.corpus_id FROM documents d "
+    "WHERE d.id = embeddings.document_id",
+    "ALTER TABLE embeddings ALTER COLUMN corpus_id SET NOT NULL",
+    "ALTER TABLE embeddings ADD COLUMN generation INTEGER NOT NULL DEFAULT 1",
+    "DROP INDEX IF EXISTS ix_embeddings_model_id",
+    "DELETE FROM analyses",
+    "ALTER TABLE analyses DROP COLUMN fingerprint",
+    "ALTER TABLE analyses ADD COLUMN generation INTEGER NOT NULL DEFAULT 0",
+    "ALTER TABLE analyses ADD COLUMN arrays BYTEA",
+    "DROP INDEX IF EXISTS ix_analyses_corpus_id",
+    """CREATE TABLE document_tombstones (
+        id SERIAL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        document_id INTEGER NOT NULL,
+        generation INTEGER NOT NULL)""",
+    *_V2_COUNTS_AND_TOMBSTONES,
+]
+
+UPGRADES: dict[int, dict[str, list[str]]] = {
+    2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
+}
