@@ -5,7 +5,7 @@ then an ``embed`` job is queued for whatever the corpus' model lacks.
 
 Example:
     >>> app = App(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
-    >>> summary = upload(app, read_table(b"text\\nhello\\n\\nworld\\n", "a.csv"), "demo")
+    >>> summary = upload(app, read_table(b'text\\nhello\\n""\\nworld\\n', "a.csv"), "demo")
     >>> summary.added, summary.skipped_empty, summary.job_id is not None
     (2, 1, True)
 """

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import numpy as np
@@ -100,13 +99,6 @@ def test_knn_graph_of_tiny_indexes():
 
 
 # ---- the math -------------------------------------------------------------------
-def test_docstring_examples_run():
-    from searchapp import index
-
-    for module in (cl, index):
-        assert doctest.testmod(module).failed == 0
-
-
 def test_community_detection_claims_communities_bigger_than_k(app):
     vectors, truth, texts = planted(sizes=(120, 90), n_outliers=5, noise=0.3)
     make_corpus(app, "big", texts, vectors)

@@ -90,8 +90,11 @@ def _migrate_sqlite(conn: Connection) -> None:
             cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
             broken = cur.execute("PRAGMA foreign_key_check").fetchall()
             if broken:
-                raise ConfigError(f"The upgrade would break {len(broken)} references "
-                                  f"(first: {broken[0]}); the database was left unchanged.")
+                raise ConfigError(
+                    f"The upgrade would keep {len(broken)} rows that point to missing rows "
+                    f"(first: table {broken[0][0]}, row {broken[0][1]}, missing in "
+                    f"{broken[0][2]}); the database was left unchanged. Delete those rows "
+                    "(sqlite3 FILE 'PRAGMA foreign_key_check' lists them) and start again.")
             cur.execute("COMMIT")
         except BaseException:
             cur.execute("ROLLBACK")
