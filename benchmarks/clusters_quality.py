@@ -84,6 +84,9 @@ def main() -> None:
     truths = {"source": frame.source.to_numpy(), "genre": genre.to_numpy()}
     index = VectorIndex(vectors.shape[1], capacity=len(vectors))
     index.add(np.arange(len(vectors)), vectors)
+
+    def texts_of(ids: np.ndarray) -> list[str]:  # labels are row numbers here
+        return [texts[int(i)] for i in ids]
     print(f"{len(texts):,} sentences; sources: {frame.source.value_counts().to_dict()}")
 
     runs: list[dict] = []
@@ -122,7 +125,7 @@ def main() -> None:
         peer = peer_for(truth_name, k)
         params = ClusterParams("kmeans", k=k, projection="pca")
         started = time.perf_counter()
-        ours = np.asarray(compute(index, texts, params)["rows"])
+        ours = compute(index, params, texts_of)["assign"]
         record(f"ours: kmeans (k={k})", truth_name, ours, time.perf_counter() - started, peer)
     # The methods that find their own number of clusters: one run each, scored on both
     # truths, against the peer with as many clusters as they found.
@@ -130,9 +133,9 @@ def main() -> None:
                    ClusterParams("community", projection="pca"),
                    ClusterParams("community", threshold=0.55, projection="pca")):
         started = time.perf_counter()
-        out = compute(index, texts, params)
+        out = compute(index, params, texts_of)
         seconds = time.perf_counter() - started
-        found = np.asarray(out["rows"])
+        found = out["assign"]
         described = ", ".join(f"{k}={v}" for k, v in out["params"].items()
                               if v is not None and k != "method")
         for truth_name in truths:

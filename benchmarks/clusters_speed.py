@@ -42,6 +42,7 @@ os.environ.setdefault("SEARCHAPP_DEVICE", "cpu")
 from sentence_cache import all_sentences, all_vectors  # noqa: E402
 from sklearn.metrics import adjusted_rand_score  # noqa: E402
 from sqlalchemy import delete  # noqa: E402
+from synthetic import store_corpus  # noqa: E402
 
 from searchapp.clusters import (  # noqa: E402
     KIND,
@@ -52,9 +53,9 @@ from searchapp.clusters import (  # noqa: E402
     request_clusters,
 )
 from searchapp.context import App  # noqa: E402
+from searchapp.handle import open_corpus  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
 from searchapp.store import repo  # noqa: E402
-from searchapp.store.repo import NewDocument  # noqa: E402
 from searchapp.store.schema import Analysis  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
@@ -90,28 +91,11 @@ def synthetic(n: int = 200_000, clusters: int = 100, dim: int = 384, sigma: floa
     return texts, vectors, truth
 
 
-def store_corpus(app: App, name: str, texts: list[str], vectors: np.ndarray) -> float:
+def store_and_index(app: App, name: str, texts: list[str], vectors: np.ndarray) -> float:
     """Store documents and vectors as a corpus (once) and build its index; setup seconds."""
     started = time.perf_counter()
-    model = app.model_ref(MODEL)
-    with app.db.session() as s:
-        corpus = repo.get_or_create_corpus(s, name, MODEL)
-        done = repo.count_embedded(s, corpus.id, model.id) == len(texts)
-    if not done:
-        for start in range(0, len(texts), 20_000):
-            with app.db.session() as s:
-                corpus = repo.get_corpus(s, name)
-                docs = [NewDocument(f"{name}-{i}", texts[i])
-                        for i in range(start, min(start + 20_000, len(texts)))]
-                repo.add_documents(s, corpus, docs)
-                s.flush()
-                ids = {ext: i for i, (ext, _) in repo.document_texts(s, corpus.id).items()}
-                repo.save_embeddings(s, model.id, [ids[d.external_id] for d in docs],
-                                     vectors[start:start + len(docs)])
-            print(f"{name}: stored {start + len(docs):,}", flush=True)
-    with app.db.session() as s:
-        corpus_id = repo.get_corpus(s, name).id
-    app.index(corpus_id, model)  # builds (or loads) the HNSW index
+    store_corpus(app, name, texts, vectors, log=lambda m: print(m, flush=True))
+    open_corpus(app, name)  # builds (or loads) the HNSW index
     return time.perf_counter() - started
 
 
@@ -150,8 +134,6 @@ def peer_community(app: App, name: str, vectors: np.ndarray, ours_params: dict,
     import torch
     from sentence_transformers.util import community_detection as st_communities
 
-    from searchapp.search import open_corpus
-
     threshold, min_size = ours_params["threshold"], ours_params["min_size"]
     started = time.perf_counter()
     communities = st_communities(torch.from_numpy(vectors), threshold=threshold,
@@ -165,7 +147,7 @@ def peer_community(app: App, name: str, vectors: np.ndarray, ours_params: dict,
     started = time.perf_counter()
     labels, scores = handle.index.knn_graph(max(30, min_size))
     ids = handle.index.labels()
-    from searchapp.clusters import _expander
+    from searchapp.clusters.compute import _expander
 
     rows = community_detection(np.searchsorted(ids, labels), scores, threshold, min_size,
                                _expander(handle.index, ids, vectors, labels.shape[1],
@@ -183,7 +165,7 @@ def peer_community(app: App, name: str, vectors: np.ndarray, ours_params: dict,
 def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool, save,
           previous: dict) -> dict:
     """Time each method's job on one corpus (jobs of other methods from earlier runs kept)."""
-    setup = store_corpus(app, name, texts, vectors)
+    setup = store_and_index(app, name, texts, vectors)
     print(f"{name}: {len(texts):,} documents stored and indexed in {setup:.0f} s", flush=True)
     out = {"documents": len(texts), "setup_seconds": round(setup, 1),
            "jobs": [j for j in previous.get(name, {}).get("jobs", [])
@@ -194,7 +176,7 @@ def bench(app: App, name: str, texts, vectors, truth, methods, peer: bool, save,
         result = run.pop("assign")
         # Jobs return rows in index (doc id) order; stored documents follow the input order.
         order = np.argsort([int(i.rsplit("-", 1)[1]) for i in result.ids])
-        rows = np.asarray(result.cluster)[order]
+        rows = result.cluster[order]
         if truth is not None:
             run["ari_vs_planted"] = round(float(adjusted_rand_score(truth, rows)), 4)
             run["planted_outliers_kept_out"] = round(float((rows[truth < 0] < 0).mean()), 4)

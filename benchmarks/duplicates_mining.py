@@ -39,6 +39,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sentence_cache  # the shared sentence set and its cached vectors
+from synthetic import clustered_vectors, store_corpus
 
 from searchapp.duplicates import knn_pairs
 from searchapp.index import VectorIndex
@@ -145,35 +146,6 @@ def part_sentences(k: int) -> dict:
     return out
 
 
-def clustered_vectors(n: int, dim: int = 384, seed: int = 0) -> np.ndarray:
-    """n unit vectors: topics → clusters (cos ≈ 0.56 within a topic) → 1-8 near-duplicates.
-
-    Members of a cluster have pairwise cosine ≈ 1/(1+σ²) with σ ∈ [0.2, 0.8] per
-    cluster, i.e. ≈ 0.6 to 0.96, so pairs fall on both sides of 0.8 and 0.9.
-    """
-    rng = np.random.default_rng(seed)
-    sizes = np.minimum(rng.geometric(0.5, size=n), 8)
-    sizes = sizes[np.cumsum(sizes) <= n]
-    sizes = np.r_[sizes, n - sizes.sum()] if sizes.sum() < n else sizes
-    clusters = len(sizes)
-    topics = rng.standard_normal((max(clusters // 50, 1), dim), dtype=np.float32)
-    topics /= np.linalg.norm(topics, axis=1, keepdims=True)
-    out = np.empty((n, dim), dtype=np.float32)
-    owner = np.repeat(np.arange(clusters), sizes)  # (n,) cluster of each row
-    sigma = rng.uniform(0.2, 0.8, size=clusters).astype(np.float32)
-    for start in range(0, clusters, 100_000):
-        c = np.arange(start, min(start + 100_000, clusters))
-        t = topics[rng.integers(0, len(topics), size=len(c))]
-        noise = rng.standard_normal((len(c), dim), dtype=np.float32) / np.sqrt(dim)
-        centres = t + 0.9 * noise  # cos(centre, topic) ≈ 0.75
-        centres /= np.linalg.norm(centres, axis=1, keepdims=True)
-        rows = np.flatnonzero((owner >= c[0]) & (owner <= c[-1]))
-        noise = rng.standard_normal((len(rows), dim), dtype=np.float32) / np.sqrt(dim)
-        out[rows] = centres[owner[rows] - start] + sigma[owner[rows], None] * noise
-    out /= np.linalg.norm(out, axis=1, keepdims=True)
-    return out[rng.permutation(n)]
-
-
 def part_synthetic(n: int, k: int, sample_peer: int, sample_recall: int) -> dict:
     log(f"generating {n:,} clustered vectors")
     vectors = clustered_vectors(n)
@@ -272,7 +244,7 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
 
     from searchapp import duplicates as dup
     from searchapp.context import App
-    from searchapp.store import repo
+    from searchapp.handle import open_corpus
 
     frame, vectors = sentence_cache.all_vectors(log=log)
     sentences = list(frame.text)
@@ -285,21 +257,10 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
         os.environ["SEARCHAPP_DATA_DIR"] = tmp
         os.environ["SEARCHAPP_DEVICE"] = "cpu"
         app = App()
-        model = app.model_ref("all-MiniLM-L6-v2")
         log(f"storing a {n:,}-document corpus with its vectors")
-        with app.db.session() as s:
-            corpus = repo.get_or_create_corpus(s, "bench", model.name)
-            repo.add_documents(s, corpus, [repo.NewDocument(f"d{i}", t)
-                                           for i, t in enumerate(texts)])
-            corpus_id = corpus.id
-        with app.db.session() as s:
-            ids = repo.embedded_ids(s, corpus_id, model.id)  # none yet
-            doc_ids = sorted(repo.document_texts(s, corpus_id))
-            for start in range(0, n, 20_000):
-                repo.save_embeddings(s, model.id, doc_ids[start:start + 20_000],
-                                     all_vectors[start:start + 20_000])
-        log("building the index through App.index")
-        (_, build_s) = timed(app.index, corpus_id, model)
+        store_corpus(app, "bench", texts, all_vectors, log=log)
+        log("building the index (first open of the corpus)")
+        handle, build_s = timed(open_corpus, app, "bench")
         import pandas as pd
 
         stsb = pd.read_csv(sentence_cache.data_dir() / "stsb" / "stsbenchmark.tsv.gz", sep="\t",
@@ -311,8 +272,8 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
             found, seconds = timed(dup.check, app, "bench", q, 0.8)
             ours_ms.append(1000 * seconds)
             matches += len(found)
-        encoder = app.encoder(model.name)
-        handle_index = app.index(corpus_id, model)
+        encoder = app.encoder(handle.model.name)
+        handle_index = handle.index
         encode_ms, index_ms = [], []
         for q in questions:  # the two parts of a check: the encoder pass, the index query
             qv, seconds = timed(encoder.encode, [q])
@@ -326,7 +287,6 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
             qv = torch.from_numpy(encoder.encode([q]))
             semantic_search(qv, corpus_t, top_k=dup.CHECK_K)
             peer_ms.append(1000 * (time.perf_counter() - start))
-        del ids
         app.db.dispose()
     out = {"corpus_documents": n, "queries": len(questions), "index_build_s": round(build_s, 1),
            "ours_check_median_ms": round(statistics.median(ours_ms), 1),

@@ -70,8 +70,8 @@ def hits_for(app: App, labels, scores, min_score: float | None = None) -> list[S
     """Index labels and scores → SearchHits (dropping those under ``min_score``)."""
     keep = [(int(label), float(score)) for label, score in zip(labels, scores, strict=True)
             if min_score is None or score >= min_score]
-    with app.db.session() as s:
-        docs = repo.documents_by_id(s, [label for label, _ in keep])
+    with app.db.reader() as conn:
+        docs = repo.documents_by_id(conn, [label for label, _ in keep])
     return [SearchHit(docs[label].external_id, docs[label].text, round(score, 6),
                       dict(docs[label].meta), label)
             for label, score in keep if label in docs]

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from sqlalchemy import Engine, create_engine, event, text  # noqa: F401 - text for doctest
+from sqlalchemy import Connection, Engine, create_engine, event, text  # noqa: F401 - doctest
 from sqlalchemy.exc import ArgumentError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
@@ -72,6 +72,16 @@ class Database:
             raise
         finally:
             s.close()
+
+    @contextmanager
+    def reader(self) -> Iterator[Connection]:
+        """A plain connection for short reads on the query path (no ORM session).
+
+        A Session costs about 80 µs per use in bookkeeping; a search that reads
+        ten rows by primary key does not need it.
+        """
+        with self.engine.connect() as conn:
+            yield conn
 
     def dispose(self) -> None:
         self.engine.dispose()
