@@ -179,11 +179,13 @@ class VectorIndex:
                     found, scores = found.astype(np.int64), (1.0 - distances).astype(np.float32)
             yield (batch, *_drop_self(batch, found, scores))
 
-    def knn_graph(self, k: int, batch: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    def knn_graph(self, k: int, batch: int = 8192, on_batch=None
+                  ) -> tuple[np.ndarray, np.ndarray]:
         """The k nearest other items of every live item, rows in ``labels()`` order.
 
         Returns (labels (n, k'), scores (n, k')) with k' = min(k, count - 1), best
         first; an item is never its own neighbour (``iter_neighbours``, gathered).
+        ``on_batch(done)`` is called after each batch (for progress).
 
         Example:
             >>> idx = VectorIndex(dim=2)
@@ -192,7 +194,11 @@ class VectorIndex:
             >>> idx.knn_graph(1)[0].tolist()
             [[2], [1], [2]]
         """
-        parts = list(self.iter_neighbours(k, batch_size=batch))
+        parts = []
+        for part in self.iter_neighbours(k, batch_size=batch):
+            parts.append(part)
+            if on_batch is not None:
+                on_batch(sum(len(p[0]) for p in parts))
         if not parts:
             empty = np.zeros((self.count, 0))
             return empty.astype(np.int64), empty.astype(np.float32)

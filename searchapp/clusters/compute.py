@@ -96,7 +96,8 @@ def compute(index: VectorIndex, params: ClusterParams, texts_of: TextsOf,
     if params.method != "kmeans" or params.projection == "umap":
         report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
         graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
-        labels, scores = index.knn_graph(graph_k)  # (n, k) labels and cosines
+        labels, scores = index.knn_graph(graph_k, on_batch=lambda done: report(
+            1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents"))
         neighbours = np.searchsorted(ids, labels)  # labels → row positions
         lap("knn_graph")
     report(2, STEPS, f"Clustering with {params.method}")

@@ -12,6 +12,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -31,6 +32,8 @@ class ClusterResult:
     y: np.ndarray
     seconds: dict
     lookup_ids: Callable[[], dict[int, str]] = field(default=lambda: {}, repr=False)
+    corpus_id: int = 0
+    generation: int = -1  # the corpus generation it was computed at (-1: not stored)
 
     @property
     def size(self) -> int:
@@ -80,10 +83,16 @@ class ClusterResult:
         return {"corpus": self.corpus, "params": self.params, "projection": self.projection,
                 "clusters": self.clusters, "seconds": self.seconds}
 
+    @property
+    def key(self) -> str:
+        """What distinguishes this result from others of its corpus and generation."""
+        return json.dumps(self.params, sort_keys=True) + self.projection
+
     @classmethod
     def from_stored(cls, info: dict, arrays: dict[str, np.ndarray],
-                    lookup_ids: Callable[[], dict[int, str]]) -> ClusterResult:
+                    lookup_ids: Callable[[], dict[int, str]], corpus_id: int,
+                    generation: int) -> ClusterResult:
         return cls(info["corpus"], info["params"], info["projection"], info["clusters"],
                    arrays["doc_ids"].astype(np.int64), arrays["cluster"].astype(np.int64),
                    arrays["x"].astype(np.float32), arrays["y"].astype(np.float32),
-                   info["seconds"], lookup_ids)
+                   info["seconds"], lookup_ids, corpus_id, generation)

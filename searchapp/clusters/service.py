@@ -46,7 +46,8 @@ def stored(app: App, handle: CorpusHandle, params: ClusterParams) -> ClusterResu
                 return None
             info, blob = row.result, row.arrays
         return ClusterResult.from_stored(info, repo.unpack_arrays(blob),
-                                         _id_lookup(app, handle.corpus_id))
+                                         _id_lookup(app, handle.corpus_id), handle.corpus_id,
+                                         handle.generation)
 
     return app.memo.get_or_make(handle.corpus_id, handle.generation, (KIND, params.key()), load)
 
@@ -108,7 +109,8 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
     result = ClusterResult(handle.name, out["params"], out["projection"], out["clusters"],
                            out["ids"], out["assign"], coords[:, 0].astype(np.float32),
                            coords[:, 1].astype(np.float32), out["seconds"],
-                           _id_lookup(app, handle.corpus_id))
+                           _id_lookup(app, handle.corpus_id), handle.corpus_id,
+                           handle.generation)
     if progress:
         progress(5, STEPS, "Storing the result")
     with app.db.session() as s:

@@ -82,11 +82,19 @@ def map_frame(app: App, result: ClusterResult, max_points: int = MAP_MAX_POINTS,
     (doc_id, id, cluster, label, x, y, text, highlight); ``result.size`` tells
     how many documents there are in all.
     """
-    rows = sample_evenly(result.cluster, max_points)
-    marked = np.flatnonzero(np.isin(result.doc_ids, np.asarray(list(highlight), np.int64)))
-    rows = np.union1d(rows, marked)
-    frame = _rows(app, result, rows)
-    frame["highlight"] = frame.doc_id.isin(list(highlight))
+    def sampled() -> pd.DataFrame:
+        return _rows(app, result, sample_evenly(result.cluster, max_points))
+
+    if result.generation >= 0:  # the same sample every rerun: made once per generation
+        base = app.memo.get_or_make(result.corpus_id, result.generation,
+                                    ("map", result.key, max_points), sampled)
+    else:
+        base = sampled()
+    wanted = np.asarray(list(highlight), np.int64)
+    extra = np.flatnonzero(np.isin(result.doc_ids, wanted[~np.isin(wanted, base.doc_id)]))
+    frame = pd.concat([base, _rows(app, result, extra)], ignore_index=True) if len(extra) \
+        else base.copy()
+    frame["highlight"] = frame.doc_id.isin(wanted)
     return frame
 
 

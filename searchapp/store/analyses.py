@@ -17,7 +17,7 @@ import io
 
 import numpy as np
 from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from searchapp.store.schema import Analysis, utcnow
 
@@ -44,8 +44,12 @@ def get_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_ke
 
 def current_analyses(s: Session, corpus_id: int, model_id: int, kind: str, generation: int
                      ) -> list[Analysis]:
-    """Stored results of ``kind`` computed at ``generation``, newest first."""
-    return list(s.scalars(select(Analysis).where(
+    """Stored results of ``kind`` computed at ``generation``, newest first.
+
+    Their ``arrays`` load only when read (inside the session): choosing one of
+    several stored results must not read the megabytes of all of them.
+    """
+    return list(s.scalars(select(Analysis).options(defer(Analysis.arrays)).where(
         Analysis.corpus_id == corpus_id, Analysis.model_id == model_id, Analysis.kind == kind,
         Analysis.generation == generation,
     ).order_by(Analysis.created_at.desc(), Analysis.id.desc())))
