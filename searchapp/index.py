@@ -43,7 +43,7 @@ from searchapp.errors import IndexCorruptError, InvalidParameterError
 FORMAT_VERSION = 1
 EXACT_MAX = 5_000
 DEFAULT_M = 16
-DEFAULT_EF_CONSTRUCTION = 200
+DEFAULT_EF_CONSTRUCTION = 100  # as good as 200 here, half the build (hnsw_params.json)
 DEFAULT_EF_SEARCH = 128
 
 
