@@ -65,11 +65,12 @@ def test_compute_map_list_and_open_a_cluster(app):
     traces = spec["data"]
     assert all(t["type"] == "scattergl" for t in traces)
     assert len(traces) == 5 and traces[-1]["name"] == "outliers (6)"
-    assert sum(len(t["customdata"]) for t in traces) == len(texts)  # all drawn: no sampling
+    assert sum(len(t["text"]) for t in traces) == len(texts)  # all drawn: no sampling
     first = traces[0]
     assert first["name"].startswith("0 · ") and "(40)" in first["name"]
-    _, hover_text, label = first["customdata"][0]
-    assert label in first["name"] and hover_text in texts
+    doc_id, label_and_text = first["text"][0].split(" · ", 1)
+    label, hover_text = label_and_text.split("<br>", 1)
+    assert doc_id.startswith("<b>d") and label in first["name"] and hover_text in texts
 
     # Choosing a cluster lists its documents; its top terms are the planted words.
     options = at.selectbox(key="clusters.open").options
@@ -93,7 +94,7 @@ def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
     make_corpus(app, "planted", texts, vectors)
     at = computed(page())
     assert not at.exception
-    drawn = [len(t["customdata"]) for t in figure(at)["data"]]
+    drawn = [len(t["text"]) for t in figure(at)["data"]]
     assert sum(drawn) < len(texts)
     assert min(drawn) >= 5, "every cluster stays visible"
     assert any(f"Showing {sum(drawn)} of {len(texts)} documents" in c.value for c in at.caption)

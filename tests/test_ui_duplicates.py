@@ -71,7 +71,11 @@ def test_mine_through_a_job_then_filter_without_one(page_app, fresh_resources):
     pairs = at.dataframe[0].value
     assert len(pairs) == 11 and pairs["exact"].iloc[0] and not pairs["exact"].iloc[1:].any()
     assert pairs["score"].iloc[1:].is_monotonic_decreasing
-    assert len(at.expander) == 3 and at.expander[0].label.startswith("5 questions")
+    _, groups, members = (frame.value for frame in at.dataframe)  # pairs, groups, one group
+    assert groups["size"].tolist() == [5, 2, 2] and len(members) == 5
+    assert at.selectbox(key="dup-group-open").options[0].startswith("1 · 5 · ")
+    at.selectbox(key="dup-group-open").set_value(2).run()
+    assert len(at.dataframe[2].value) == 2
     assert len(at.get("download_button")) == 2
     at.slider[0].set_value(0.9).run()  # above the stored floor: filtered, no new job
     assert not at.exception

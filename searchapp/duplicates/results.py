@@ -113,9 +113,9 @@ class DuplicateReport:
                 for (x, y), sc, ex in zip(ids.tolist(), scores, exact, strict=True)
                 if x in docs and y in docs]
 
-    def top_groups(self, n: int | None = None) -> list[DuplicateGroup]:
-        """The ``n`` biggest groups (all with None), with external ids and texts."""
-        chosen = self.groups_ids[:n]
+    def top_groups(self, n: int | None = None, start: int = 0) -> list[DuplicateGroup]:
+        """The ``n`` biggest groups from ``start`` on (all with None), with ids and texts."""
+        chosen = self.groups_ids[start:None if n is None else start + n]
         docs = self._rows(np.concatenate([m for _, m, _ in chosen]) if chosen else [])
         out = []
         for rep, members, sims in chosen:

@@ -24,7 +24,7 @@ from searchapp.ui.common import job_progress, page_app
 from searchapp.ui.resources import ensure_background_worker
 
 SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
-SHOWN_GROUPS = 100
+GROUPS_PER_PAGE = 20
 CAL_JOB = "dup-calibrate-job"
 CHECKED = "dup-checked"
 
@@ -71,17 +71,41 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
             "a_text": st.column_config.TextColumn("Question A", width="large"),
             "b_text": st.column_config.TextColumn("Question B", width="large"),
             "a": "id A", "b": "id B"})
-    st.subheader("Groups")
+    show_groups(report)
+
+
+def show_groups(report: dup.DuplicateReport) -> None:
+    """The groups, a page of GROUPS_PER_PAGE at a time, and the members of the chosen one."""
+    st.subheader(f"Groups ({report.group_count:,})")
     st.caption("Each group keeps only members within the threshold of its representative "
                "(the member closest to all the others), so a chain of near-duplicates "
-               "cannot pull in unrelated questions.")
-    groups = dup.groups_frame(report, SHOWN_GROUPS)
-    for n, group in enumerate(report.top_groups(SHOWN_GROUPS), start=1):
-        with st.expander(f"{group.size} questions · {group.texts[0][:100]}"):
-            st.dataframe(groups[groups["group"] == n][["member", "score", "text"]],
-                         hide_index=True, width="stretch",
-                         column_config={"score": st.column_config.NumberColumn(
-                             "Cosine to representative", format="%.3f")})
+               "cannot pull in unrelated questions. Biggest groups first.")
+    if not report.group_count:
+        return
+    pages = -(-report.group_count // GROUPS_PER_PAGE)
+    page = 1
+    if pages > 1:
+        page = int(st.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
+                                   value=1, step=1, key="dup-groups-page"))
+    start = (page - 1) * GROUPS_PER_PAGE
+    groups = report.top_groups(GROUPS_PER_PAGE, start=start)
+    st.dataframe(
+        [{"group": start + n, "size": g.size, "representative": g.texts[0],
+          "closest member": g.scores[1] if g.size > 1 else None}
+         for n, g in enumerate(groups, start=1)],
+        hide_index=True, width="stretch", key="dup-groups-table",
+        column_config={"representative": st.column_config.TextColumn(width="large"),
+                       "closest member": st.column_config.NumberColumn(format="%.3f")})
+    numbers = list(range(start + 1, start + len(groups) + 1))
+    chosen = st.selectbox("Open a group", numbers, key="dup-group-open",
+                          format_func=lambda n: f"{n} · {groups[n - start - 1].size} · "
+                                                f"{groups[n - start - 1].texts[0][:90]}")
+    group = groups[chosen - start - 1]
+    st.dataframe({"member": group.members, "cosine to representative": group.scores,
+                  "text": group.texts}, hide_index=True, width="stretch",
+                 key="dup-group-members",
+                 column_config={"cosine to representative": st.column_config.NumberColumn(
+                     format="%.3f"), "text": st.column_config.TextColumn(width="large")})
 
 
 def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -> None:
