@@ -15,6 +15,21 @@ from __future__ import annotations
 import numpy as np
 
 UMAP_MIN_DOCUMENTS = 30  # below this UMAP is unreliable: PCA instead
+SPECTRAL_INIT_MAX = 200_000  # above, UMAP starts from PCA: an eigensolve of the graph is slow
+
+
+def umap_init(n: int) -> str:
+    """UMAP's starting layout: spectral (its default, best) up to SPECTRAL_INIT_MAX, then PCA.
+
+    The spectral start solves an eigenproblem on the whole k-NN graph; at a
+    million documents that alone can take longer than the rest of the map,
+    while PCA is one pass over the vectors.
+
+    Example:
+        >>> umap_init(50_000), umap_init(1_000_000)
+        ('spectral', 'pca')
+    """
+    return "spectral" if n <= SPECTRAL_INIT_MAX else "pca"
 
 
 def _umap_knn(neighbours: np.ndarray, scores: np.ndarray, n_neighbors: int):
@@ -43,7 +58,7 @@ def reduce(vectors: np.ndarray, dims: int, method: str, neighbours: np.ndarray |
         with warnings.catch_warnings():  # "n_jobs overridden by random_state", "no search index"
             warnings.simplefilter("ignore")
             model = umap.UMAP(n_components=dims, n_neighbors=n_neighbors, metric="cosine",
-                              min_dist=min_dist, random_state=seed,
+                              min_dist=min_dist, random_state=seed, init=umap_init(n),
                               precomputed_knn=(*_umap_knn(neighbours, scores, n_neighbors),
                                                None))
             return model.fit_transform(vectors).astype(np.float32), "umap"
