@@ -197,8 +197,8 @@ class Killed(Exception):
 class KillAfter(TaskContext):
     """A task context whose process 'dies' when step ``n`` is reported."""
 
-    def __init__(self, app, job_id, n):
-        super().__init__(app, job_id)
+    def __init__(self, app, lease, n):
+        super().__init__(app, lease)
         self.n = n
 
     def progress(self, done, total, message=None, force=False):
@@ -216,11 +216,13 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
     hyper = {"epochs": 2, "checkpoint_every": 3, "average_decay": average_decay}
     job_a = _start(app, tiny_bert, "resumed", **hyper).job_id
     payload = queue.get(app.db, job_a).payload
+    lease_a = queue.claim(app.db, "test:1").lease
+    assert lease_a.job_id == job_a
     with pytest.raises(Killed):
-        finetune(KillAfter(app, job_a, 5), payload)
+        finetune(KillAfter(app, lease_a, 5), payload)
     assert (work_folder(app, "resumed") / "checkpoint.pt").is_file()
     assert not (app.settings.models_dir / "resumed").exists()
-    result = finetune(TaskContext(app, job_a), payload)
+    result = finetune(TaskContext(app, lease_a), payload)
     assert result["resumed_from"] == 3
     steps = [e["step"] for e in training_history(app, "resumed")["entries"] if "loss" in e]
     total = training_history(app, "resumed")["total"]
@@ -228,7 +230,9 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
 
     # the same training without the interruption ends with the same weights
     job_b = _start(app, tiny_bert, "straight", **hyper).job_id
-    finetune(TaskContext(app, job_b), queue.get(app.db, job_b).payload)
+    lease_b = queue.claim(app.db, "test:2").lease
+    assert lease_b.job_id == job_b
+    finetune(TaskContext(app, lease_b), queue.get(app.db, job_b).payload)
     texts = ["a dog runs", "the cat is here"]
     resumed = SiameseEncoder.load(app.settings.models_dir / "resumed", device="cpu")
     straight = SiameseEncoder.load(app.settings.models_dir / "straight", device="cpu")

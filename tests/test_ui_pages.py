@@ -225,8 +225,8 @@ def test_search_without_a_corpus_points_to_upload(app):
 
 def test_search_while_embedding_shows_progress_instead_of_an_error(app):
     summary = store(app, ANIMALS, "animals")
-    queue.claim(app.db, "test-worker")
-    queue.progress(app.db, summary.job_id, 0, 4, "Embedding 4 documents")
+    lease = queue.claim(app.db, "test-worker").lease
+    queue.progress(app.db, lease, 0, 4, "Embedding 4 documents")
     at = page("search").run()
     assert not at.exception and not at.error
     [bar] = at.get("progress")
@@ -268,8 +268,8 @@ def test_jobs_page_without_jobs(app):
 
 def test_jobs_are_listed_with_status_error_and_a_cancel_button(app):
     failed = queue.enqueue(app.db, "embed", {"corpus": "gone"})
-    queue.claim(app.db, "test-worker")
-    queue.finish(app.db, failed, "failed", error="No corpus named 'gone'.")
+    lease = queue.claim(app.db, "test-worker").lease
+    queue.finish(app.db, lease, "failed", error="No corpus named 'gone'.")
     waiting = queue.enqueue(app.db, "embed", {"corpus": "animals"})
     at = page("jobs").run()
     assert not at.exception

@@ -8,6 +8,12 @@ A running job whose worker died (its heartbeat is older than ``STALE_AFTER``, or
 its worker was a process on this host that no longer exists) is claimable
 again: the task resumes from what the database already holds.
 
+Fencing: a claim hands out a ``Lease`` (job, worker, attempt number), and every
+later write about the running job (progress, heartbeat, finish, requeue) is an
+``UPDATE ... WHERE`` that lease still holds. A worker presumed dead that comes
+back finds its writes refused (``LeaseLost``) instead of overwriting the
+progress or result of the worker that took the job over.
+
 Example:
     >>> db = Database("sqlite://")
     >>> job_id = enqueue(db, "embed", {"corpus": "faq"})
@@ -35,6 +41,23 @@ ACTIVE = ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
+class LeaseLost(JobError):
+    """The job was taken over by another worker (or finished meanwhile): stop, write nothing."""
+
+    def __init__(self, job_id: int):
+        super().__init__(f"Job {job_id} is no longer this worker's: another worker took it over.")
+        self.job_id = job_id
+
+
+@dataclass(frozen=True)
+class Lease:
+    """Who holds a running job: the fencing token of every write about it."""
+
+    job_id: int
+    worker: str
+    attempt: int
+
+
 @dataclass(frozen=True)
 class JobView:
     """A detached snapshot of a job row, safe to pass between threads and to the UI."""
@@ -53,6 +76,12 @@ class JobView:
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
+    attempts: int = 0
+
+    @property
+    def lease(self) -> Lease:
+        """The lease of the worker that claimed this view of a running job."""
+        return Lease(self.id, self.worker or "", self.attempts)
 
     @property
     def fraction(self) -> float:
@@ -69,7 +98,7 @@ def _view(job: Job) -> JobView:
     return JobView(job.id, job.kind, job.status, dict(job.payload or {}), job.result,
                    job.progress_done, job.progress_total, job.message, job.error,
                    bool(job.cancel_requested), job.worker, job.created_at, job.started_at,
-                   job.finished_at)
+                   job.finished_at, job.attempts or 0)
 
 
 def worker_name() -> str:
@@ -159,39 +188,51 @@ def claim(db: Database, worker: str, kinds: tuple[str, ...] | None = None) -> Jo
     return None
 
 
-def progress(db: Database, job_id: int, done: int, total: int, message: str | None = None
+def _held(lease: Lease):
+    """The WHERE clause that a write about a running job needs: the lease still holds."""
+    return (Job.id == lease.job_id, Job.status == "running", Job.worker == lease.worker,
+            Job.attempts == lease.attempt)
+
+
+def progress(db: Database, lease: Lease, done: int, total: int, message: str | None = None
              ) -> bool:
-    """Record progress and a heartbeat; returns True when the user asked to cancel."""
+    """Record progress and a heartbeat; returns True when the user asked to cancel.
+
+    Raises LeaseLost when the job is no longer this lease's.
+    """
     with db.session() as s:
         values = {"progress_done": done, "progress_total": total, "heartbeat_at": utcnow()}
         if message is not None:
             values["message"] = message
-        s.execute(update(Job).where(Job.id == job_id).values(**values))
-        return bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+        if s.execute(update(Job).where(*_held(lease)).values(**values)).rowcount != 1:
+            raise LeaseLost(lease.job_id)
+        return bool(s.scalar(select(Job.cancel_requested).where(Job.id == lease.job_id)))
 
 
-def heartbeat(db: Database, job_id: int) -> None:
+def heartbeat(db: Database, lease: Lease) -> bool:
+    """Refresh the heartbeat; False when the lease is lost."""
     with db.session() as s:
-        s.execute(update(Job).where(Job.id == job_id).values(heartbeat_at=utcnow()))
+        return s.execute(update(Job).where(*_held(lease)).values(
+            heartbeat_at=utcnow())).rowcount == 1
 
 
-def finish(db: Database, job_id: int, status: str, *, result: dict | None = None,
-           error: str | None = None, message: str | None = None) -> None:
-    """Mark a job succeeded, failed or cancelled."""
+def finish(db: Database, lease: Lease, status: str, *, result: dict | None = None,
+           error: str | None = None, message: str | None = None) -> bool:
+    """Mark a job succeeded, failed or cancelled; False (nothing written) if the lease is lost."""
     if status not in FINISHED:
         raise JobError(f"Unknown final status {status!r}; use one of: {', '.join(FINISHED)}.")
     with db.session() as s:
         values = {"status": status, "finished_at": utcnow(), "result": result, "error": error}
         if message is not None:
             values["message"] = message
-        s.execute(update(Job).where(Job.id == job_id).values(**values))
+        return s.execute(update(Job).where(*_held(lease)).values(**values)).rowcount == 1
 
 
-def requeue(db: Database, job_id: int, message: str) -> None:
+def requeue(db: Database, lease: Lease, message: str) -> bool:
     """Put a running job back in the queue (its worker is stopping); it resumes later."""
     with db.session() as s:
-        s.execute(update(Job).where(Job.id == job_id, Job.status == "running").values(
-            status="queued", worker=None, message=message))
+        return s.execute(update(Job).where(*_held(lease)).values(
+            status="queued", worker=None, message=message)).rowcount == 1
 
 
 def cancel(db: Database, job_id: int) -> JobView:

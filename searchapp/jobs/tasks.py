@@ -42,17 +42,22 @@ class WorkerStopping(Exception):
 
 @dataclass
 class TaskContext:
-    """What a running task sees: the App, its job id, and a progress reporter."""
+    """What a running task sees: the App, its job's lease, and a progress reporter."""
 
     app: App
-    job_id: int
+    lease: queue.Lease
     _last_report: float = field(default=0.0, repr=False)
+
+    @property
+    def job_id(self) -> int:
+        return self.lease.job_id
 
     def progress(self, done: int, total: int, message: str | None = None,
                  force: bool = False) -> None:
         """Report progress (at most ~4 times a second); raises JobCancelled on cancel.
 
-        Raises WorkerStopping when the worker is shutting down.
+        Raises WorkerStopping when the worker is shutting down, and LeaseLost when
+        another worker took the job over (this one must stop writing).
         """
         if STOPPING.is_set():
             raise WorkerStopping()
@@ -60,7 +65,7 @@ class TaskContext:
         if not force and now - self._last_report < 0.25 and done < total:
             return
         self._last_report = now
-        if queue.progress(self.app.db, self.job_id, done, total, message):
+        if queue.progress(self.app.db, self.lease, done, total, message):
             raise JobCancelled("Cancelled by the user.")
 
 

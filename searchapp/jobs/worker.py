@@ -39,38 +39,48 @@ PID_FILE = "worker.pid"
 
 
 def run_job(app: App, job: queue.JobView) -> str:
-    """Run one claimed job to its end; returns its final status."""
+    """Run one claimed job to its end; returns its final status ("lost": taken over)."""
+    lease = job.lease
     stop_beat = threading.Event()
-    beat = threading.Thread(target=_heartbeat, args=(app, job.id, stop_beat), daemon=True)
+    beat = threading.Thread(target=_heartbeat, args=(app, lease, stop_beat), daemon=True)
     beat.start()
     try:
-        result = resolve(job.kind)(TaskContext(app, job.id), job.payload)
-        queue.finish(app.db, job.id, "succeeded", result=result, message="Done.")
-        return "succeeded"
+        result = resolve(job.kind)(TaskContext(app, lease), job.payload)
+        return _final(app, lease, "succeeded", result=result, message="Done.")
+    except queue.LeaseLost:
+        log.warning("job %s was taken over by another worker; this one stops", job.id)
+        return "lost"
     except JobCancelled:
-        queue.finish(app.db, job.id, "cancelled", message="Cancelled.")
-        return "cancelled"
+        return _final(app, lease, "cancelled", message="Cancelled.")
     except WorkerStopping:
-        queue.requeue(app.db, job.id, "Worker stopped; the job resumes with the next worker.")
+        queue.requeue(app.db, lease, "Worker stopped; the job resumes with the next worker.")
         return "queued"
     except SearchAppError as exc:
-        queue.finish(app.db, job.id, "failed", error=str(exc))
-        return "failed"
+        return _final(app, lease, "failed", error=str(exc))
     except Exception as exc:  # a bug: keep the worker alive, keep the trace for the log
         log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
-        queue.finish(app.db, job.id, "failed", error=f"Internal error: {exc!r}")
-        return "failed"
+        return _final(app, lease, "failed", error=f"Internal error: {exc!r}")
     finally:
         stop_beat.set()
         beat.join()
 
 
-def _heartbeat(app: App, job_id: int, stop: threading.Event) -> None:
+def _final(app: App, lease: queue.Lease, status: str, **fields) -> str:
+    """Write the job's end, unless another worker holds it now (then write nothing)."""
+    if queue.finish(app.db, lease, status, **fields):
+        return status
+    log.warning("job %s was taken over by another worker; its %s result is discarded",
+                lease.job_id, status)
+    return "lost"
+
+
+def _heartbeat(app: App, lease: queue.Lease, stop: threading.Event) -> None:
     while not stop.wait(HEARTBEAT_SECONDS):
         try:
-            queue.heartbeat(app.db, job_id)
+            if not queue.heartbeat(app.db, lease):
+                return  # taken over: the task's next progress report stops it
         except Exception:  # a locked database now and then must not kill the job
-            log.warning("heartbeat for job %s failed", job_id, exc_info=True)
+            log.warning("heartbeat for job %s failed", lease.job_id, exc_info=True)
 
 
 def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
