@@ -98,7 +98,8 @@ def compute(index: VectorIndex, params: ClusterParams, texts_of: TextsOf,
         graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
         labels, scores = index.knn_graph(graph_k, on_batch=lambda done: report(
             1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents"))
-        neighbours = np.searchsorted(ids, labels)  # labels → row positions
+        neighbours = np.searchsorted(ids, labels).astype(np.int32)  # labels → row positions
+        del labels
         lap("knn_graph")
     report(2, STEPS, f"Clustering with {params.method}")
     assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
