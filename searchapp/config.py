@@ -5,6 +5,8 @@ Variables (all optional):
     SEARCHAPP_DATABASE_URL  any SQLAlchemy URL (default SQLite at DATA_DIR/searchapp.db)
     SEARCHAPP_MODEL         default model for new corpora (default ``all-MiniLM-L6-v2``)
     SEARCHAPP_DEVICE        ``auto`` (CUDA when available), ``cpu`` or ``cuda``
+    SEARCHAPP_PRECISION     ``auto`` (the fastest exact path for this CPU/GPU), ``fp32`` or
+                            ``bf16`` (see ``searchapp/speed.py``)
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -23,16 +25,18 @@ from searchapp.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
+PRECISIONS = ("auto", "fp32", "bf16")
 
 
 @dataclass(frozen=True)
 class Settings:
-    """Where data lives and which model/device to use."""
+    """Where data lives and which model, device and precision to use."""
 
     data_dir: Path
     database_url: str
     model: str = DEFAULT_MODEL
     device: str = "auto"
+    precision: str = "auto"
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -52,8 +56,15 @@ class Settings:
             raise ConfigError(
                 f"SEARCHAPP_DEVICE={device!r} is not valid; use one of: {', '.join(DEVICES)}."
             )
+        precision = (env.get("SEARCHAPP_PRECISION", "") or "auto").lower()
+        if precision not in PRECISIONS:
+            raise ConfigError(
+                f"SEARCHAPP_PRECISION={precision!r} is not valid; use one of: "
+                f"{', '.join(PRECISIONS)}."
+            )
         model = env.get("SEARCHAPP_MODEL", "") or DEFAULT_MODEL
-        return cls(data_dir=data_dir, database_url=url, model=model, device=device)
+        return cls(data_dir=data_dir, database_url=url, model=model, device=device,
+                   precision=precision)
 
     @property
     def models_dir(self) -> Path:

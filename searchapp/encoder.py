@@ -10,15 +10,24 @@ so ``sentence_transformers.SentenceTransformer(path)`` loads what we save and
 gives the same vectors. A plain Hugging Face folder (``config.json`` plus
 weights) loads too, with mean pooling.
 
+Inference (``encode``) runs on the fastest exact "speed path" for the machine,
+chosen and verified at load time (``searchapp/speed.py``): bf16 autocast where
+the CPU has native bf16 and the result stays within cosine 0.9999 of float32,
+plain float32 elsewhere. Training (``forward``) always runs in float32 on CPU.
+
 Example:
     >>> enc = SiameseEncoder.load(bundled_model_path())          # doctest: +SKIP
+    >>> enc.speed_path                                           # doctest: +SKIP
+    'cpu-bf16'
     >>> enc.encode(["A man plays a guitar.", "Someone is playing guitar."]).shape
     (2, 384)
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -28,10 +37,12 @@ import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from searchapp import speed
 from searchapp.errors import ModelError
 
 POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256
+log = logging.getLogger(__name__)
 hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output or logs
 _POOLING_KEYS = {
     "mean": "pooling_mode_mean_tokens",
@@ -95,11 +106,19 @@ class SiameseEncoder(torch.nn.Module):
         self.max_seq_length = max_seq_length
         self.normalize = normalize
         self.do_lower_case = do_lower_case
+        self.speed_path = "cpu-fp32"  # see select_speed_path; load() chooses
+        self.speed_reason = "not chosen yet"
 
     # ---- loading and saving -------------------------------------------------
     @classmethod
-    def load(cls, path: str | Path, device: str = "auto", pooling: str | None = None):
-        """Load a sentence-transformers or Hugging Face folder (safetensors only)."""
+    def load(cls, path: str | Path, device: str = "auto", pooling: str | None = None,
+             precision: str = "auto") -> SiameseEncoder:
+        """Load a sentence-transformers or Hugging Face folder (safetensors only).
+
+        ``precision`` (auto|fp32|bf16) picks the inference path; see
+        ``select_speed_path``. The result is in ``encoder.speed_path``.
+        """
+        precision = speed.check_precision(precision)
         path = Path(path)
         if not (path / "config.json").is_file():
             raise ModelError(
@@ -126,7 +145,9 @@ class SiameseEncoder(torch.nn.Module):
             do_lower_case=layout.get("do_lower_case", False),
         )
         enc.eval()
-        return enc.to(pick_device(device))
+        enc.to(pick_device(device))
+        enc.select_speed_path(precision)
+        return enc
 
     def save(self, path: str | Path) -> Path:
         """Write the sentence-transformers folder layout (safetensors weights)."""
@@ -182,34 +203,116 @@ class SiameseEncoder(torch.nn.Module):
         """Token ids → sentence vectors (batch, dim); differentiable, used in training."""
         inputs = {k: v for k, v in features.items()
                   if k in ("input_ids", "attention_mask", "token_type_ids")}
-        tokens = self.transformer(**inputs).last_hidden_state  # (batch, seq, dim)
+        tokens = self.transformer(**inputs).last_hidden_state.float()  # (batch, seq, dim)
         vectors = pool(tokens, features["attention_mask"], self.pooling)
         return F.normalize(vectors, p=2, dim=1) if self.normalize else vectors
 
-    @torch.inference_mode()
+    # ---- inference ----------------------------------------------------------
+    def select_speed_path(self, precision: str = "auto", cpu: speed.CpuInfo | None = None,
+                          threshold: float = speed.PROBE_COSINE) -> str:
+        """Choose how ``encode`` computes, from what the machine offers; returns the path.
+
+        On CPU, ``auto`` tries ``cpu-bf16`` where ``cpu`` (default: this
+        machine's ``/proc/cpuinfo``) has native bf16; on CUDA it tries bf16
+        autocast (fp16 where the GPU lacks bf16). A reduced-precision path
+        chosen by ``auto`` is kept only if every probe vector
+        (``speed.probe_texts()``: short sentences and texts past the max
+        length) is within cosine ``threshold`` of float32; otherwise the
+        encoder stays on float32 and logs why. ``fp32`` and ``bf16`` force a
+        path without the probe. The choice is in ``self.speed_path`` and the
+        reason in ``self.speed_reason``.
+
+        Example:
+            >>> no_bf16 = speed.parse_cpuinfo("flags : sse2 avx2\\n")
+            >>> enc.select_speed_path("auto", no_bf16)                # doctest: +SKIP
+            'cpu-fp32'
+        """
+        precision = speed.check_precision(precision)
+        if self.device.type == "cuda":
+            if precision == "fp32":
+                path, why = "cuda-fp32", "precision=fp32 was asked for"
+            elif precision == "bf16" and not torch.cuda.is_bf16_supported():
+                raise ModelError("SEARCHAPP_PRECISION=bf16 but this GPU has no bf16; "
+                                 "use auto (fp16 autocast) or fp32.")
+            else:
+                path = "cuda-bf16" if _half_dtype() == torch.bfloat16 else "cuda-fp16"
+                why = "a CUDA GPU"
+        else:
+            path, why = speed.cpu_path(precision, cpu or speed.read_cpuinfo())
+        if precision == "auto" and not path.endswith("fp32"):
+            probe = speed.probe_texts()
+            reference = self._encode_on("cpu-fp32" if path.startswith("cpu") else "cuda-fp32",
+                                        probe, None)
+            passed, lowest = speed.probe_verdict(reference, self._encode_on(path, probe, None),
+                                                 threshold)
+            if passed:
+                why += f"; probe cosine to fp32 >= {lowest:.6f}"
+            else:
+                fallback = path.split("-")[0] + "-fp32"
+                log.warning("Not using %s: on the probe sentences its vectors reach only "
+                            "cosine %.6f to float32 (needed %.5f); using %s.",
+                            path, lowest, threshold, fallback)
+                path, why = fallback, (f"{path} failed the probe (cosine {lowest:.6f} < "
+                                       f"{threshold})")
+        self.speed_path, self.speed_reason = path, why
+        log.info("Encoder speed path: %s (%s)", path, why)
+        return path
+
     def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """Embed texts into float32 vectors (n, dim), in the input order.
 
-        Texts are sorted by length first so that each batch pads little; on CUDA
-        the forward pass runs in half precision with larger batches.
+        The texts are tokenised once, sorted by token length and cut into
+        batches of about the same number of tokens (``speed.CPU_TOKEN_BUDGET``
+        on CPU, ``speed.CUDA_TOKEN_BUDGET`` on CUDA), so that batches pad
+        little and their size suits the hardware; ``batch_size`` asks for
+        fixed-size batches instead. The arithmetic is that of
+        ``self.speed_path``: bf16 autocast for the matrix products on
+        ``cpu-bf16``/``cuda-bf16``, fp16 autocast on ``cuda-fp16``, float32
+        otherwise; vectors always come back as float32.
         """
+        return self._encode_on(self.speed_path, texts, batch_size)
+
+    @torch.inference_mode()
+    def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
         n = len(texts)
-        if n == 0:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        on_cuda = self.device.type == "cuda"
-        batch_size = batch_size or (256 if on_cuda else 32)
-        order = np.argsort([-len(str(t)) for t in texts], kind="stable")
         out = np.empty((n, self.dimension), dtype=np.float32)
+        if n == 0:
+            return out
+        texts = [str(t).strip() for t in texts]
+        if self.do_lower_case:
+            texts = [t.lower() for t in texts]
+        ids = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length,
+                             return_attention_mask=False, return_token_type_ids=False,
+                             )["input_ids"]
+        lengths = [len(x) for x in ids]
+        if batch_size:
+            batches = speed.fixed_batches(lengths, batch_size)
+        else:
+            budget = speed.CUDA_TOKEN_BUDGET if path.startswith("cuda") else speed.CPU_TOKEN_BUDGET
+            batches = speed.token_batches(lengths, budget)
         was_training = self.training
         self.eval()
-        for start in range(0, n, batch_size):
-            idx = order[start:start + batch_size]
-            features = self.tokenize([texts[i] for i in idx])
-            with torch.autocast("cuda", dtype=_half_dtype(), enabled=on_cuda):
-                vectors = self.forward(features)
-            out[idx] = vectors.float().cpu().numpy()
-        self.train(was_training)
+        try:
+            # one autocast context for all batches: the bf16 copies of the weights are made once
+            with _autocast(path):
+                for idx in batches:
+                    features = self.tokenizer.pad({"input_ids": [ids[i] for i in idx]},
+                                                  return_tensors="pt")
+                    features = {k: v.to(self.device) for k, v in features.items()}
+                    out[idx] = self.forward(features).float().cpu().numpy()
+        finally:
+            self.train(was_training)
         return out
+
+
+def _autocast(path: str):
+    """The autocast context for a speed path (no-op for the fp32 ones)."""
+    if path == "cpu-bf16":
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+    if path in ("cuda-bf16", "cuda-fp16"):
+        return torch.autocast("cuda", dtype=torch.bfloat16 if path == "cuda-bf16"
+                              else torch.float16)
+    return contextlib.nullcontext()
 
 
 def _half_dtype() -> torch.dtype:

@@ -99,7 +99,8 @@ def list_models(settings: Settings) -> list[ModelInfo]:
 
 
 def load_encoder(name: str, settings: Settings):
-    """Load a model by name onto the configured device (imports torch lazily)."""
+    """Load a model by name onto the configured device and precision (imports torch lazily)."""
     from searchapp.encoder import SiameseEncoder
 
-    return SiameseEncoder.load(model_path(name, settings), device=settings.device)
+    return SiameseEncoder.load(model_path(name, settings), device=settings.device,
+                               precision=settings.precision)

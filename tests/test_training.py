@@ -286,7 +286,7 @@ def test_saved_model_loads_in_sentence_transformers(app, tiny_bert):
     assert job.status == "succeeded", job.error
     path = app.settings.models_dir / "tuned"
     texts = ["A man is playing a guitar.", "Someone plays music.", "A bowl of soup."]
-    ours = SiameseEncoder.load(path, device="cpu").encode(texts)
+    ours = SiameseEncoder.load(path, device="cpu", precision="fp32").encode(texts)
     theirs = SentenceTransformer(str(path), device="cpu").encode(texts)
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
     assert not np.allclose(ours, SiameseEncoder.load(tiny_bert, device="cpu").encode(texts))

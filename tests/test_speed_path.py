@@ -1,0 +1,123 @@
+"""Choosing the encoder's speed path: CPU flags, the load-time probe, the setting, batching."""
+
+import logging
+
+import numpy as np
+import pytest
+
+from searchapp.config import Settings
+from searchapp.encoder import SiameseEncoder
+from searchapp.errors import ConfigError, ModelError
+from searchapp.speed import (
+    cpu_path,
+    parse_cpuinfo,
+    probe_texts,
+    probe_verdict,
+    token_batches,
+)
+
+# Shortened /proc/cpuinfo texts of two processors each, in the kernel's format.
+_CPU_BLOCK = """processor\t: {n}
+vendor_id\t: GenuineIntel
+model name\t: {model}
+flags\t\t: fpu vme sse sse2 ssse3 fma sse4_1 sse4_2 avx f16c avx2 {extra}
+vmx flags\t: vnmi preemption_timer invvpid ept_x_only
+bugs\t\t: spectre_v1 spectre_v2
+"""
+SAPPHIRE_RAPIDS = "\n".join(
+    _CPU_BLOCK.format(n=n, model="Intel(R) Xeon(R) Platinum 8480+",
+                      extra="avx512f avx512bw avx512_vnni avx512_bf16 amx_bf16 amx_tile")
+    for n in (0, 1))
+ICE_LAKE = "\n".join(
+    _CPU_BLOCK.format(n=n, model="Intel(R) Xeon(R) Platinum 8375C",
+                      extra="avx512f avx512bw avx512_vnni avx512_vbmi2")
+    for n in (0, 1))
+AVX512_BF16_ONLY = _CPU_BLOCK.format(n=0, model="AMD EPYC 9654", extra="avx512f avx512_bf16")
+
+
+def test_cpuinfo_flags_decide_whether_bf16_is_tried():
+    spr, icl = parse_cpuinfo(SAPPHIRE_RAPIDS), parse_cpuinfo(ICE_LAKE)
+    assert spr.model == "Intel(R) Xeon(R) Platinum 8480+"
+    assert {"amx_bf16", "avx512_bf16", "avx2"} <= spr.flags
+    assert "ept_x_only" not in spr.flags  # "vmx flags" is another line
+    assert spr.native_bf16 and parse_cpuinfo(AVX512_BF16_ONLY).native_bf16
+    assert not icl.native_bf16  # AVX-512 without its BF16 extension
+    assert not parse_cpuinfo("").native_bf16  # no /proc/cpuinfo: assume nothing
+    assert cpu_path("auto", spr)[0] == "cpu-bf16"
+    path, why = cpu_path("auto", icl)
+    assert path == "cpu-fp32" and "avx512_bf16" in why and "amx_bf16" in why
+    assert cpu_path("fp32", spr)[0] == "cpu-fp32"
+    assert cpu_path("bf16", icl) == ("cpu-bf16", "forced with precision=bf16 although the CPU "
+                                     "has none of avx512_bf16, amx_bf16 (emulated: slow)")
+
+
+def test_encoder_picks_bf16_only_on_a_cpu_that_has_it(bundled_path):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    texts = ["A man is playing a guitar.", "Stocks fell sharply on Tuesday."]
+    reference = enc.encode(texts)
+    assert enc.select_speed_path("auto", parse_cpuinfo(ICE_LAKE)) == "cpu-fp32"
+    assert np.array_equal(enc.encode(texts), reference)
+    assert enc.select_speed_path("auto", parse_cpuinfo(SAPPHIRE_RAPIDS)) == "cpu-bf16"
+    assert "probe cosine" in enc.speed_reason
+    assert not np.array_equal(enc.encode(texts), reference)
+
+
+def test_a_failed_probe_falls_back_to_fp32(bundled_path, caplog):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    spr = parse_cpuinfo(SAPPHIRE_RAPIDS)
+    # no reduced-precision path reproduces every float32 probe vector to cosine 1.0
+    with caplog.at_level(logging.WARNING, logger="searchapp.encoder"):
+        assert enc.select_speed_path("auto", spr, threshold=1.0) == "cpu-fp32"
+    assert "failed the probe" in enc.speed_reason
+    assert "Not using cpu-bf16" in caplog.text
+    # a forced path is taken as asked, without the probe
+    assert enc.select_speed_path("bf16", spr, threshold=1.0) == "cpu-bf16"
+
+
+def test_probe_texts_reach_the_max_length(bundled_path):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    lengths = [len(ids) for ids in enc.tokenizer(probe_texts())["input_ids"]]
+    assert min(lengths) <= 5 and max(lengths) > enc.max_seq_length
+
+
+def test_probe_verdict_compares_every_row():
+    ref = np.eye(3, dtype=np.float32)
+    close = ref + np.float32(0.005) * np.roll(ref, 1, axis=1)  # cosine 0.9999875
+    passed, lowest = probe_verdict(ref, close, threshold=0.99995)
+    assert passed and lowest == pytest.approx(0.9999875, abs=2e-7)
+    worse = close.copy()
+    worse[2] = [0.05, 0.0, 1.0]  # one row at cosine 0.99875
+    passed, lowest = probe_verdict(ref, worse, threshold=0.99995)
+    assert not passed and lowest == pytest.approx(0.99875, abs=1e-5)
+
+
+def test_token_batches_cover_every_item_once_within_the_budget():
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(1, 300, size=1000)
+    batches = token_batches(lengths, budget=2048, max_batch=64)
+    flat = np.concatenate(batches)
+    assert sorted(flat.tolist()) == list(range(1000))
+    assert np.all(np.diff(lengths[flat]) <= 0)  # longest first: a batch pads little
+    for batch in batches:
+        assert len(batch) <= 64
+        assert len(batch) * lengths[batch].max() <= 2048 or len(batch) == 1
+    short = token_batches([10] * 1000, budget=2048, max_batch=512)
+    assert [len(b) for b in short] == [204] * 4 + [184]  # 2048 // 10 per batch
+
+
+def test_precision_setting_is_validated_and_reaches_the_encoder():
+    assert Settings.from_env({}).precision == "auto"
+    assert Settings.from_env({"SEARCHAPP_PRECISION": "BF16"}).precision == "bf16"
+    with pytest.raises(ConfigError, match=r"SEARCHAPP_PRECISION='fp16'.*auto, fp32, bf16"):
+        Settings.from_env({"SEARCHAPP_PRECISION": "fp16"})
+    with pytest.raises(ModelError, match="auto, fp32, bf16"):
+        SiameseEncoder.load("/nonexistent", precision="half")
+
+
+def test_load_encoder_passes_the_precision_setting():
+    from searchapp.models import load_encoder
+
+    forced = Settings.from_env({"SEARCHAPP_DEVICE": "cpu", "SEARCHAPP_PRECISION": "bf16"})
+    assert load_encoder("all-MiniLM-L6-v2", forced).speed_path == "cpu-bf16"
+    plain = Settings.from_env({"SEARCHAPP_DEVICE": "cpu", "SEARCHAPP_PRECISION": "fp32"})
+    assert load_encoder("all-MiniLM-L6-v2", plain).speed_path == "cpu-fp32"
