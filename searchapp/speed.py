@@ -46,8 +46,9 @@ BF16_FLAGS = ("avx512_bf16", "amx_bf16")  # either means native bf16 arithmetic
 EXACT_COSINE = 0.9999  # the bar: every vector at least this close to the fp32 one
 PROBE_COSINE = 0.99992  # what the load-time probe must reach (the bar plus a margin)
 # Tokens per batch (sentences × padded length). Measured on 10,000 STSb/NLI
-# sentences with 2 cores (benchmarks/results/encode_speed.json): 1,536-2,048
-# is the fastest budget for both fp32 and bf16; bigger batches spill the cache.
+# sentences with 2 cores (benchmarks/results/encode_speed.json, "experiments"):
+# 1,024-3,072 are within noise for fp32 and bf16; 512 pays per-batch overhead,
+# 8,192 and more spill the cache (bf16 5.3-5.8 s at 2,048, 6.8 s at 8,192).
 CPU_TOKEN_BUDGET = 2048
 CUDA_TOKEN_BUDGET = 32768  # large batches keep a GPU busy (not measured here: no GPU)
 MAX_BATCH = 512  # sentences per batch, whatever their length
