@@ -118,7 +118,7 @@ def test_a_search_is_ringed_on_the_map(app):
     at.text_input(key="clusters.query").input("who won the game").run()
     assert not at.exception and not at.error
     hits = figure(at)["data"][-1]
-    assert hits["name"] == "search hits" and len(hits["customdata"]) == len(rows)  # k clamps to 12
+    assert hits["name"] == "search hits" and len(hits["text"]) == len(rows)  # k clamps to 12
     table = at.dataframe[0].value
     assert "match" in table.text.iloc[0] or "game" in table.text.iloc[0] \
         or "goals" in table.text.iloc[0]

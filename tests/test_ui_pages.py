@@ -224,7 +224,7 @@ def test_search_without_a_corpus_points_to_upload(app):
 
 
 def test_search_while_embedding_shows_progress_instead_of_an_error(app):
-    summary = store(app, ANIMALS, "animals")
+    store(app, ANIMALS, "animals")
     lease = queue.claim(app.db, "test-worker").lease
     queue.progress(app.db, lease, 0, 4, "Embedding 4 documents")
     at = page("search").run()

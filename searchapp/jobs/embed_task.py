@@ -53,8 +53,9 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
     total, done, after = handle.documents, already, 0
     clock, started = _SaveClock(), time.monotonic()
-    ctx.progress(done, total, f"Embedding {total - done:,} documents with {model.name}",
-                 force=True)
+    path = getattr(encoder, "speed_path", encoder.device.type)
+    ctx.progress(done, total, f"Embedding {total - done:,} documents with {model.name} "
+                 f"({path})", force=True)
     while True:
         with app.db.session() as s:
             rows = repo.documents_missing_embedding(s, handle.corpus_id, model.id, after, batch)

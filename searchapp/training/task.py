@@ -125,7 +125,8 @@ def finetune(ctx, payload: dict) -> dict:
         train, dev = split_dev(data, 0.1, hyper.seed)
         dev_source = f"10% of {payload['train_filename']} held out"
     base_path = model_path(payload["base"], app.settings)
-    encoder = SiameseEncoder.load(base_path, device=app.settings.device)
+    encoder = SiameseEncoder.load(base_path, device=app.settings.device,
+                                  precision=app.settings.precision)
     ctx.progress(0, 1, f"Evaluating {payload['base']} on the dev set before training",
                  force=True)
     trainer = Trainer(encoder, train, dev, hyper, folder, progress=_reporter(ctx))
