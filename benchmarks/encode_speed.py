@@ -39,25 +39,15 @@ import time
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from sentence_cache import first_sentences  # noqa: E402
+
 SHARED = Path(os.environ.get("SEARCHAPP_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RESULT = ROOT / "benchmarks" / "results" / "encode_speed.json"
 MODEL = "all-MiniLM-L6-v2"
 EXACT = 0.9999
-
-
-def sentences(n: int) -> list[str]:
-    """The first n unique sentences of STSb, then NLI premises/hypotheses."""
-    sts = pd.read_csv(SHARED / "stsb" / "stsbenchmark.tsv.gz", sep="\t", keep_default_na=False)
-    nli = pd.read_csv(SHARED / "nli" / "nli-train-small.tsv.gz", sep="\t",
-                      keep_default_na=False)
-    pool = [*sts.sentence1, *sts.sentence2, *nli.premise, *nli.hypothesis]
-    unique = [s.strip() for s in dict.fromkeys(pool) if s.strip()]
-    if len(unique) < n:
-        raise SystemExit(f"only {len(unique)} sentences available")
-    return unique[:n]
 
 
 def min_cosine(a: np.ndarray, b: np.ndarray) -> float:
@@ -105,7 +95,7 @@ def main() -> None:
     from searchapp.models import BUNDLED
 
     cpu = speed.read_cpuinfo()
-    texts = sentences(args.n)
+    texts = first_sentences(args.n)
     paths, notes, choice = load_paths(BUNDLED[MODEL]())
     print(f"CPU: {cpu.model}; flags: {' '.join(cpu.relevant_flags)}; "
           f"torch threads {torch.get_num_threads()}; "

@@ -27,20 +27,11 @@ import numpy as np
 import pandas as pd
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from sentence_cache import first_sentences  # noqa: E402
+
 SHARED = Path(os.environ.get("SEARCHAPP_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
-
-
-def sentences(n: int) -> list[str]:
-    """The first n unique sentences of STSb, then NLI premises/hypotheses."""
-    sts = pd.read_csv(SHARED / "stsb" / "stsbenchmark.tsv.gz", sep="\t", keep_default_na=False)
-    nli = pd.read_csv(SHARED / "nli" / "nli-train-small.tsv.gz", sep="\t",
-                      keep_default_na=False)
-    pool = [*sts.sentence1, *sts.sentence2, *nli.premise, *nli.hypothesis]
-    unique = [s.strip() for s in dict.fromkeys(pool) if s.strip()]
-    if len(unique) < n:
-        raise SystemExit(f"only {len(unique)} sentences available")
-    return unique[:n]
 
 
 def run_cli(*args: str, env: dict) -> float:
@@ -56,7 +47,7 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--cli-queries", type=int, default=5)
     args = parser.parse_args()
-    texts = sentences(args.n)
+    texts = first_sentences(args.n)
     tmp = Path(tempfile.mkdtemp(prefix="bench-ingest-"))
     env = {**os.environ, "SEARCHAPP_DATA_DIR": str(tmp / "data"), "SEARCHAPP_DEVICE": "cpu"}
     csv = tmp / "sentences.csv"

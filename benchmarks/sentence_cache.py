@@ -51,6 +51,18 @@ def stsb_sentences() -> pd.DataFrame:
     return both.drop_duplicates("text").reset_index(drop=True)
 
 
+def first_sentences(n: int) -> list[str]:
+    """The first n unique sentences of STSb, then NLI premises/hypotheses (speed inputs)."""
+    d = data_dir()
+    sts = _read(d / "stsb" / "stsbenchmark.tsv.gz")
+    nli = _read(d / "nli" / "nli-train-small.tsv.gz")
+    pool = [*sts.sentence1, *sts.sentence2, *nli.premise, *nli.hypothesis]
+    unique = [s.strip() for s in dict.fromkeys(pool) if s.strip()]
+    if len(unique) < n:
+        raise SystemExit(f"only {len(unique)} sentences available")
+    return unique[:n]
+
+
 def all_sentences() -> pd.DataFrame:
     """The unique sentences of STSb, NLI and MRPC (~60,000), with the file they came from."""
     d = data_dir()
