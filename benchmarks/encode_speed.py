@@ -44,7 +44,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from sentence_cache import first_sentences  # noqa: E402
 
-SHARED = Path(os.environ.get("SEARCHAPP_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RESULT = ROOT / "benchmarks" / "results" / "encode_speed.json"
 MODEL = "all-MiniLM-L6-v2"
 EXACT = 0.9999
