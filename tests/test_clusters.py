@@ -10,6 +10,7 @@ import pytest
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams, cached_clusters, compute_and_store, request_clusters
 from searchapp.errors import EmptyCorpusError, InvalidParameterError
+from searchapp.handle import open_corpus
 from searchapp.index import VectorIndex
 from searchapp.jobs.worker import run_until_done
 from searchapp.store import repo
@@ -211,8 +212,12 @@ def test_job_stores_result_reused_until_corpus_changes(app):
     result, job_id = request_clusters(app, "planted", params)
     assert result is None and job_id is not None
     assert request_clusters(app, "planted", params) == (None, job_id)  # no second job
+    corpus_id = open_corpus(app, "planted").corpus_id
+    assert app.indexes.cached_generation(corpus_id, app.model_ref(MODEL).id) is not None
     job = run_until_done(app, job_id)
     assert job.status == "succeeded" and job.result["clusters"] == 4
+    # the job gave the index back before the map step (its memory is free for UMAP)
+    assert app.indexes.cached_generation(corpus_id, app.model_ref(MODEL).id) is None
     stored, again = request_clusters(app, "planted", params)
     assert again is None and np.array_equal(stored.cluster,
                                              cached_clusters(app, "planted", params).cluster)

@@ -47,6 +47,24 @@ def _expander(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, k: int,
     return expand
 
 
+class IndexLoan:
+    """An index lent to one computation, handed back as soon as the clusters are assigned.
+
+    The map and the names need only the vectors; at a million documents the
+    index is another 1.7 GB, so a job gives it back (``give_back`` drops it
+    from the process' cache; it is loaded again when next needed) before UMAP.
+    """
+
+    def __init__(self, index: VectorIndex, give_back: Callable[[], None] | None = None):
+        self.index: VectorIndex | None = index
+        self._give_back = give_back
+
+    def done(self) -> None:
+        self.index = None
+        if self._give_back is not None:
+            self._give_back()
+
+
 class _Laps:
     """Seconds per named step."""
 
@@ -78,15 +96,17 @@ def _assign(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, params: Cl
     return by_size(assign)
 
 
-def compute(index: VectorIndex, params: ClusterParams, texts_of: TextsOf,
+def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
             progress: Progress | None = None) -> dict:
-    """Cluster every live vector of ``index``.
+    """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
 
     Returns ``params`` (resolved), ``projection``, ``ids`` (n,) document ids in
     index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
     (id, label, terms, size, example_id) and ``seconds`` per step.
     """
     report = progress or (lambda done, total, message: None)
+    loan = index if isinstance(index, IndexLoan) else IndexLoan(index)
+    index = loan.index
     ids = index.labels()
     n = len(ids)
     params = params.resolved(n)
@@ -103,6 +123,8 @@ def compute(index: VectorIndex, params: ClusterParams, texts_of: TextsOf,
         lap("knn_graph")
     report(2, STEPS, f"Clustering with {params.method}")
     assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
+    del index
+    loan.done()
     lap("cluster")
     report(3, STEPS, f"Drawing the map ({params.projection})")
     coords, projection = reduce(vectors, 2, params.projection, neighbours, scores)

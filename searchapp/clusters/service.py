@@ -11,11 +11,11 @@ Example:
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 
-from searchapp.clusters.compute import Progress, compute
+from searchapp.clusters.compute import IndexLoan, Progress, compute
 from searchapp.clusters.params import KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
@@ -91,14 +91,23 @@ def _texts_of(app: App, corpus_id: int):
 
 
 def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParams,
-                      progress: Progress | None = None) -> ClusterResult:
-    """Compute the clusters of a corpus and store them (reusing a fresh stored result)."""
+                      progress: Progress | None = None, free_index: bool = False
+                      ) -> ClusterResult:
+    """Compute the clusters of a corpus and store them (reusing a fresh stored result).
+
+    ``free_index`` (the job sets it) drops the corpus' index from this process'
+    cache once the clusters are assigned, so the map step has its memory.
+    """
     handle = as_handle(app, corpus)
     params = params.validated()
     if (done := stored(app, handle, params)) is not None:
         return done
     started = time.perf_counter()
-    out = compute(handle.index, params, _texts_of(app, handle.corpus_id), progress)
+    corpus_id = handle.corpus_id
+    loan = IndexLoan(handle.index, (lambda: app.indexes.forget(corpus_id)) if free_index
+                     else None)
+    handle = replace(handle, index=None)  # the loan holds the only reference now
+    out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
     with app.db.session() as s:
         examples = repo.document_texts(s, handle.corpus_id,
                                        [c["example_id"] for c in out["clusters"]])
@@ -129,7 +138,8 @@ def clusters_task(ctx, payload: dict) -> dict:
     """
     params = ClusterParams.from_dict(payload.get("params") or {})
     result = compute_and_store(ctx.app, payload["corpus"], params,
-                               lambda done, total, message: ctx.progress(done, total, message))
+                               lambda done, total, message: ctx.progress(done, total, message),
+                               free_index=True)
     ctx.progress(STEPS, STEPS, "Done", force=True)
     return {"corpus": result.corpus, "documents": result.size,
             "clusters": len(result.clusters), "outliers": result.outliers,
