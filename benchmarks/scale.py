@@ -18,7 +18,7 @@ Part ``ingest`` (``--sentences 100000``): ``searchapp ingest FILE --wait``
 (parse, store, encode, store vectors, index, save) against
 sentence-transformers' bare ``encode`` of the same texts, in the same run.
 The shared data has 60,348 unique sentences; the rest of the 100,000 are real
-two-sentence texts (an STSb or NLI pair joined), said so in the result.
+two-sentence texts (an STSb, NLI or MRPC pair joined), said so in the result.
 
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/scale.py synthetic --docs 1000000
       PYTHONPATH=. .venv/bin/python benchmarks/scale.py ingest --sentences 100000
@@ -238,7 +238,8 @@ def real_texts(n: int) -> tuple[list[str], dict]:
     pairs = []
     for path, a, b in ((d / "stsb" / "stsbenchmark.tsv.gz", "sentence1", "sentence2"),
                        (d / "nli" / "nli-train-small.tsv.gz", "premise", "hypothesis"),
-                       (d / "nli" / "nli-dev.tsv.gz", "premise", "hypothesis")):
+                       (d / "nli" / "nli-dev.tsv.gz", "premise", "hypothesis"),
+                       (d / "mrpc" / "mrpc-train-dev.tsv.gz", "sentence1", "sentence2")):
         df = pd.read_csv(path, sep="\t", keep_default_na=False)
         pairs += [f"{x.strip()} {y.strip()}" for x, y in zip(df[a], df[b], strict=True)]
     seen = set(texts)

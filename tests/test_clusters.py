@@ -11,7 +11,7 @@ from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams, cached_clusters, compute_and_store, request_clusters
 from searchapp.errors import EmptyCorpusError, InvalidParameterError
 from searchapp.handle import open_corpus
-from searchapp.index import VectorIndex
+from searchapp.index import EXACT_MAX, VectorIndex
 from searchapp.jobs.worker import run_until_done
 from searchapp.store import repo
 from searchapp.store.repo import NewDocument
@@ -88,7 +88,11 @@ def test_knn_graph_matches_brute_force_and_excludes_self(n):
     recall = np.mean([len(set(labels[i]) & set(100 + 1 + np.argsort(-sims[i])[:5])) / 5
                       for i in range(0, n - 1, max(1, n // 200))])
     assert recall > 0.95
-    assert np.allclose(scores[:, 0], best[:, 0], atol=1e-3) or n > 5000
+    if n <= EXACT_MAX:  # exact search: the nearest neighbour's score is the true one
+        assert np.allclose(scores[:, 0], best[:, 0], atol=1e-5)
+    else:  # HNSW: never better than the truth, and the truth for nearly every row
+        assert (scores[:, 0] <= best[:, 0] + 1e-5).all()
+        assert np.mean(np.isclose(scores[:, 0], best[:, 0], atol=1e-5)) > 0.97
     assert (np.diff(scores, axis=1) <= 1e-6).all()
 
 

@@ -105,16 +105,23 @@ def test_calibrate_saves_the_threshold(cli_app, capsys, tmp_path):
     assert all(s >= result["threshold"] for s in scores)  # the calibrated threshold applies
 
 
-def test_calibration_agrees_with_the_evaluation_module(app, bundled_encoder, tmp_path):
+def test_calibration_agrees_with_scikit_learn(app, bundled_encoder):
+    """AP and the best-F1 cut checked against scikit-learn on cosines computed here."""
+    from sklearn.metrics import average_precision_score, precision_recall_curve
+
     app._encoders[MODEL] = bundled_encoder
     pairs = cal.read_labelled_pairs(PAIRS.encode(), "pairs.csv")
     result = cal.calibrate(app, MODEL, pairs)
-    from searchapp.evaluation import encode_pairs, pair_metrics
-
-    sims = encode_pairs(bundled_encoder, pairs.first, pairs.second)
-    expected = pair_metrics(sims, pairs.labels)
-    assert (result.ap, result.threshold, result.f1) == (expected["ap"], expected["threshold"],
-                                                         expected["f1"])
+    u, v = bundled_encoder.encode(pairs.first), bundled_encoder.encode(pairs.second)
+    sims = np.einsum("ij,ij->i", u, v)  # (n,) cosines of unit vectors
+    labels = np.asarray(pairs.labels)
+    assert result.ap == pytest.approx(100 * average_precision_score(labels, sims), abs=0.01)
+    precision, recall, cuts = precision_recall_curve(labels, sims)
+    f1 = 2 * precision * recall / np.clip(precision + recall, 1e-12, None)
+    best = int(np.argmax(f1[:-1]))
+    assert result.f1 == pytest.approx(100 * f1[best], abs=0.01)
+    # the calibrated threshold keeps exactly the pairs scikit-learn's best cut keeps
+    assert ((sims >= result.threshold) == (sims >= cuts[best])).all()
     curve = result.curve
     assert curve["threshold"] == sorted(curve["threshold"], reverse=True)
     assert curve["recall"][-1] == 1.0 and np.all(np.diff(curve["recall"]) >= 0)
