@@ -308,3 +308,14 @@ def test_real_encoder_groups_sentences_by_topic(app):
     for doc, c in zip(result.ids, result.cluster, strict=True):
         groups.setdefault(c, set()).add(topic_of[doc])
     assert sorted(map(sorted, groups.values())) == [["computers"], ["food"], ["sport"]]
+
+
+@pytest.mark.parametrize("clusters", [3, 200, 10_000, 100_000])
+def test_the_map_sample_stays_near_its_budget_whatever_the_number_of_clusters(clusters):
+    rng = np.random.default_rng(clusters)
+    assign = rng.integers(-1, clusters, size=400_000)
+    rows = cl.sample_evenly(assign, 20_000)
+    assert len(np.unique(rows)) == len(rows) and abs(len(rows) - 20_000) < 1_000
+    if clusters <= 200:  # few clusters: every one keeps its floor of points
+        counts = np.bincount(assign[rows] + 1, minlength=clusters + 1)
+        assert counts.min() >= cl.SAMPLE_FLOOR

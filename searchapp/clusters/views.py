@@ -6,7 +6,7 @@ million reads 20,000 texts; opening a cluster reads its first ``limit`` members.
 Example:
     >>> rows = sample_evenly(np.repeat([0, 1, -1], [900, 90, 10]), 200)
     >>> np.bincount(np.repeat([0, 1, -1], [900, 90, 10])[rows] + 1).tolist()
-    [10, 180, 50]
+    [10, 150, 41]
 """
 
 from __future__ import annotations
@@ -23,23 +23,28 @@ SAMPLE_FLOOR = 50  # every cluster keeps at least this many points (or all it ha
 
 
 def sample_evenly(cluster: np.ndarray, max_points: int, seed: int = 0) -> np.ndarray:
-    """Sorted rows to draw: all if few enough, else the same share of every cluster.
+    """Sorted rows to draw, at most about ``max_points``: every cluster keeps its share.
 
-    Each cluster (and the outliers) keeps about ``max_points / n`` of its
-    documents, and at least ``SAMPLE_FLOOR``, so the map keeps its shape and
-    small clusters stay visible. One sort, whatever the number of clusters.
+    Each cluster (and the outliers) first keeps a floor of points, ``SAMPLE_FLOOR``
+    or less when there are so many clusters that floors alone would pass half
+    the budget; the rest of the budget is shared in proportion to what each
+    has beyond its floor (rounded up or down at random, fair on average). Small
+    clusters stay visible and the map keeps its shape; the total stays bounded
+    at 10,000 clusters as at 10. One sort, whatever the number of clusters.
     """
     n = len(cluster)
     if n <= max_points:
         return np.arange(n)
     rng = np.random.default_rng(seed)
-    share = max_points / n
     order = np.argsort(cluster, kind="stable")
-    cuts = np.flatnonzero(np.diff(cluster[order])) + 1
-    keep = []
-    for members in np.split(order, cuts):
-        take = min(len(members), max(SAMPLE_FLOOR, round(len(members) * share)))
-        keep.append(rng.choice(members, size=take, replace=False))
+    groups = np.split(order, np.flatnonzero(np.diff(cluster[order])) + 1)
+    floor = min(SAMPLE_FLOOR, max_points // (2 * len(groups)))  # 0 past max_points/2 groups
+    floors = np.array([min(len(g), floor) for g in groups])
+    rest = np.array([len(g) for g in groups]) - floors  # (groups,) members beyond the floor
+    extra = rest * max(0, max_points - floors.sum()) / max(rest.sum(), 1)
+    extra = np.floor(extra) + (rng.random(len(groups)) < extra % 1)  # unbiased rounding
+    keep = [rng.choice(g, size=int(min(len(g), f + e)), replace=False)
+            for g, f, e in zip(groups, floors, extra, strict=True)]
     return np.sort(np.concatenate(keep))
 
 
