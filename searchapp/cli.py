@@ -199,6 +199,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 def cmd_duplicates(args: argparse.Namespace) -> int:
     from searchapp import duplicates as dup
+    from searchapp.duplicates.export import groups_csv, pairs_csv
     from searchapp.handle import open_corpus
 
     if not args.corpus:
@@ -222,8 +223,8 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     if args.out:
         out = Path(args.out)
         groups_out = out.with_name(out.stem + "-groups.csv")
-        dup.pairs_frame(report).to_csv(out, index=False)
-        dup.groups_frame(report).to_csv(groups_out, index=False)
+        pairs_csv(report, out)
+        groups_csv(report, groups_out)
         print(f"Wrote {report.pair_count} pairs to {out} and {report.group_count} groups "
               f"to {groups_out}.")
         return 0
@@ -302,6 +303,7 @@ def cmd_duplicates_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_clusters(args: argparse.Namespace) -> int:
     from searchapp.clusters import ClusterParams, cached_clusters, request_clusters
+    from searchapp.csv_safe import safe_csv
 
     if args.json and args.out:
         raise SearchAppError("Choose one output: --json or --out FILE.csv.")
@@ -322,7 +324,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
         return 0
     if args.out:
         frame = result.frame().drop(columns=["doc_id"])
-        frame.to_csv(args.out, index=False)
+        safe_csv(frame, args.out)
         print(f"Wrote {len(frame)} assignments to {args.out}.")
     rows = [{k: c[k] for k in ("id", "size", "label", "example")} for c in result.clusters]
     _print_table(rows, ["id", "size", "label", "example"])

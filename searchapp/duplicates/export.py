@@ -1,14 +1,22 @@
 """Reports as tables: one row per pair, or per group member (for CSV downloads).
 
+The CSV forms (``pairs_csv``, ``groups_csv``) are what the CLI's ``--out`` and
+the page's download buttons write; they go through ``searchapp.csv_safe`` so a
+question starting with ``=`` stays text in a spreadsheet.
+
 Example:
     >>> pairs_frame(report).columns.tolist()                     # doctest: +SKIP
     ['a', 'b', 'score', 'exact', 'a_text', 'b_text']
+    >>> pairs_csv(report, "pairs.csv")                           # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
+from searchapp.csv_safe import safe_csv
 from searchapp.duplicates.results import DuplicateReport
 
 PAIR_COLUMNS = ["a", "b", "score", "exact", "a_text", "b_text"]
@@ -28,3 +36,13 @@ def groups_frame(report: DuplicateReport, limit: int | None = None) -> pd.DataFr
             for n, g in enumerate(report.top_groups(limit), start=1)
             for m, sc, t in zip(g.members, g.scores, g.texts, strict=True)]
     return pd.DataFrame(rows, columns=GROUP_COLUMNS)
+
+
+def pairs_csv(report: DuplicateReport, path: str | Path | None = None) -> str | None:
+    """Every pair as CSV (formula-safe): the text when ``path`` is None, else written there."""
+    return safe_csv(pairs_frame(report), path)
+
+
+def groups_csv(report: DuplicateReport, path: str | Path | None = None) -> str | None:
+    """Every group member as CSV (formula-safe): the text, or written to ``path``."""
+    return safe_csv(groups_frame(report), path)

@@ -16,6 +16,7 @@ import streamlit as st
 
 from searchapp import calibration as cal
 from searchapp import duplicates as dup
+from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.store import repo
@@ -50,11 +51,11 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     left, right = st.columns(2)
     # The full tables are built only when a button is clicked (on Streamlit's thread).
     left.download_button("Download pairs (CSV)",
-                         lambda: dup.pairs_frame(report).to_csv(index=False),
+                         lambda: pairs_csv(report),
                          file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
                          icon=":material/download:", on_click="ignore")
     right.download_button("Download groups (CSV)",
-                          lambda: dup.groups_frame(report).to_csv(index=False),
+                          lambda: groups_csv(report),
                           file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
                           icon=":material/download:", on_click="ignore")
     st.plotly_chart(score_histogram(report.pair_scores, report.threshold, calibrated),
