@@ -7,6 +7,9 @@ Variables (all optional):
     SEARCHAPP_DEVICE        ``auto`` (CUDA when available), ``cpu`` or ``cuda``
     SEARCHAPP_PRECISION     ``auto`` (the fastest exact path for this CPU/GPU), ``fp32`` or
                             ``bf16`` (see ``searchapp/speed.py``)
+    SEARCHAPP_MAX_UPLOAD_BYTES  largest upload once uncompressed, in bytes or with a K, M or
+                            G suffix (binary units; default ``1G``): a bigger file, or a
+                            small .gz that expands past it, is refused while it is read
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -26,6 +29,8 @@ from searchapp.errors import ConfigError
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16")
+DEFAULT_MAX_UPLOAD_BYTES = 1 << 30  # 1 GiB uncompressed
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
 @dataclass(frozen=True)
@@ -37,6 +42,7 @@ class Settings:
     model: str = DEFAULT_MODEL
     device: str = "auto"
     precision: str = "auto"
+    max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -64,7 +70,7 @@ class Settings:
             )
         model = env.get("SEARCHAPP_MODEL", "") or DEFAULT_MODEL
         return cls(data_dir=data_dir, database_url=url, model=model, device=device,
-                   precision=precision)
+                   precision=precision, max_upload_bytes=max_upload_bytes(env))
 
     @property
     def models_dir(self) -> Path:
@@ -85,3 +91,40 @@ class Settings:
         """Create the data folders (idempotent)."""
         for d in (self.data_dir, self.models_dir, self.index_dir, self.work_dir):
             d.mkdir(parents=True, exist_ok=True)
+
+
+def parse_size(text: str) -> int:
+    """A size in bytes from ``"1048576"``, ``"500M"``, ``"2G"`` or ``"1.5GiB"`` (binary units).
+
+    Example:
+        >>> parse_size("512M"), parse_size("1.5G"), parse_size("4096")
+        (536870912, 1610612736, 4096)
+    """
+    cleaned = text.strip().upper().removesuffix("IB").removesuffix("B").strip()
+    number, unit = cleaned.rstrip("KMGT").strip(), cleaned[len(cleaned.rstrip("KMGT")):]
+    try:
+        value = float(number) * SIZE_UNITS[unit]
+    except (KeyError, ValueError):
+        raise ValueError(f"{text!r} is not a size") from None
+    if not 0 < value < float("inf"):
+        raise ValueError(f"{text!r} is not a positive size")
+    return int(value)
+
+
+def max_upload_bytes(env: Mapping[str, str] | None = None) -> int:
+    """SEARCHAPP_MAX_UPLOAD_BYTES (default 1 GiB), validated; read on its own so ``ingest``
+    can check an upload without the other settings.
+
+    Example:
+        >>> max_upload_bytes({"SEARCHAPP_MAX_UPLOAD_BYTES": "10M"})
+        10485760
+    """
+    env = os.environ if env is None else env
+    raw = env.get("SEARCHAPP_MAX_UPLOAD_BYTES", "") or str(DEFAULT_MAX_UPLOAD_BYTES)
+    try:
+        return parse_size(raw)
+    except ValueError:
+        raise ConfigError(
+            f"SEARCHAPP_MAX_UPLOAD_BYTES={raw!r} is not a size; use bytes or a number with "
+            "K, M or G, e.g. 1048576, 500M or 2G."
+        ) from None

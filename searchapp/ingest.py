@@ -1,8 +1,12 @@
 """Read uploads (CSV, TSV, JSONL, JSON array, TXT, Parquet) into documents.
 
 Every problem is reported before anything is stored, naming the line or row:
-no text column, duplicate ids, invalid UTF-8 (a BOM is fine), an empty file,
-malformed JSON. Empty texts are skipped and counted. Without an id column each
+no text column, duplicate ids, invalid UTF-8 (a BOM is fine; UTF-16 and UTF-32
+with a BOM are decoded too), NUL bytes, an empty file, malformed JSON, a file
+over the upload limit (``SEARCHAPP_MAX_UPLOAD_BYTES``, counted uncompressed: a
+.gz is decompressed in chunks and abandoned at the limit, so a small file that
+expands to gigabytes costs no memory), a folder or a missing path. Empty texts
+are skipped and counted. Without an id column each
 document gets a stable id from its text (``sha256(text)[:16]``, with ``-2``,
 ``-3`` ... for repeats inside the file), so uploading the same file again adds
 nothing twice.
@@ -18,16 +22,21 @@ Example:
 
 from __future__ import annotations
 
+import codecs
 import csv
+import gzip
 import hashlib
 import io
 import json
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 import pandas as pd
 
+from searchapp.config import max_upload_bytes
 from searchapp.errors import IngestError
 from searchapp.store.repo import NewDocument
 
@@ -36,6 +45,10 @@ TEXT_COLUMN_GUESSES = ("text", "question", "sentence", "body", "content", "title
                        "document", "passage", "description", "message", "summary", "abstract")
 ID_COLUMN_GUESSES = ("id", "doc_id", "document_id", "qid", "question_id", "external_id", "key")
 MAX_TEXT_CHARS = 100_000
+READ_CHUNK = 1 << 20  # bytes read (or decompressed) at a time, so the limit holds while reading
+# Byte-order marks other than UTF-8's, longest first (UTF-32-LE's starts with UTF-16-LE's).
+BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
 
 
 @dataclass
@@ -61,51 +74,161 @@ def detect_format(filename: str) -> str:
 
 
 def _decode(raw: bytes, filename: str) -> str:
+    """Bytes → text: UTF-8 (with or without a BOM), or UTF-16/UTF-32 when a BOM says so.
+
+    Refuses NUL bytes (naming the line): they are never part of a text file,
+    and PostgreSQL cannot store them.
+    """
+    encoding = next((enc for bom, enc in BOMS if raw.startswith(bom)), "utf-8-sig")
     try:
-        text = raw.decode("utf-8-sig")
+        text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
+        line = raw[: exc.start].decode(encoding, errors="replace").count("\n") + 1
+        name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
         raise IngestError(
-            f"{filename}: line {line} is not valid UTF-8 (byte {exc.start}). "
+            f"{filename}: line {line} is not valid {name} (byte {exc.start}). "
             "Save the file as UTF-8 and upload it again."
         ) from exc
+    _check_no_nul(text, raw, filename)
     if not text.strip():
         raise IngestError(f"{filename} is empty: there is nothing to upload.")
     return text
 
 
-def read_table(source: bytes | str | Path, filename: str | None = None) -> Table:
-    """Parse an upload (bytes or a path) into a Table of strings."""
-    if isinstance(source, str | Path):
-        path = Path(source)
-        filename = filename or path.name
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise IngestError(f"Cannot read {path}: {exc.strerror}.") from exc
-    else:
-        raw = source
-    filename = filename or "upload"
-    if filename.lower().endswith(".gz"):
-        import gzip
+def _check_no_nul(text: str, raw: bytes, filename: str) -> None:
+    """Raise on the first NUL character, naming its line (or saying the file is UTF-16)."""
+    at = text.find("\0")
+    if at < 0:
+        return
+    head = raw[:4096]
+    if head.count(0) * 3 >= len(head):  # every other byte NUL: UTF-16 text without a BOM
+        raise IngestError(
+            f"{filename} looks like UTF-16 without a byte-order mark. Save it as UTF-8 "
+            "(or UTF-16 with a BOM) and upload it again."
+        )
+    line = text.count("\n", 0, at) + 1
+    raise IngestError(
+        f"{filename}: line {line} contains a NUL byte (\\0), which a text file cannot hold. "
+        "Remove it (is this a binary file?) and upload it again."
+    )
 
-        try:
-            raw = gzip.decompress(raw)
-        except OSError as exc:
-            raise IngestError(f"{filename} is not a valid gzip file: {exc}.") from exc
-    fmt = detect_format(filename)
+
+def _size(n: int) -> str:
+    """Bytes in binary units for messages: '1 GiB', '500 MiB', '1.5 KiB', '12 bytes'."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def _too_big(filename: str, limit: int) -> IngestError:
+    return IngestError(
+        f"{filename} is larger than the upload limit of {_size(limit)} (uncompressed). "
+        "Split it into smaller files, or raise SEARCHAPP_MAX_UPLOAD_BYTES."
+    )
+
+
+def _read_limited(stream: BinaryIO, filename: str, limit: int) -> bytes:
+    """Everything ``stream`` holds, read a chunk at a time; stops with an error past ``limit``.
+
+    For a gzip stream each chunk is decompressed as it is read, so memory stays
+    under ``limit`` plus one chunk however much the file would expand.
+    """
+    out, total = io.BytesIO(), 0
+    try:
+        while chunk := stream.read(min(READ_CHUNK, limit + 1 - total)):
+            total += len(chunk)
+            if total > limit:
+                raise _too_big(filename, limit)
+            out.write(chunk)
+    except (OSError, EOFError, zlib.error) as exc:  # a damaged or truncated .gz
+        raise IngestError(f"{filename} is not a valid gzip file ({exc}). "
+                          "Compress it again, or upload it uncompressed.") from exc
+    return out.getvalue()
+
+
+def _check_path(path: Path) -> None:
+    """A folder or a missing path, with a message that says what to give instead."""
+    if path.is_dir():
+        raise IngestError(f"{path} is a folder. Give the path of one file "
+                          f"({', '.join('.' + f for f in FORMATS)}, optionally .gz).")
+    if not path.exists():
+        raise IngestError(f"No file at {path}: check the path and the file name.")
+
+
+def _open_path(path: Path) -> BinaryIO:
+    """Open a file to read; a folder, a missing path or no permission is an IngestError."""
+    _check_path(path)
+    try:
+        return path.open("rb")
+    except OSError as exc:
+        raise IngestError(f"Cannot read {path}: {exc.strerror}.") from exc
+
+
+def read_bytes(source: bytes | str | Path, filename: str, limit: int) -> bytes:
+    """The upload's bytes, decompressed when the name ends in .gz, at most ``limit`` of them.
+
+    Example:
+        >>> read_bytes(gzip.compress(b"text\\nhi\\n"), "a.csv.gz", 100)
+        b'text\\nhi\\n'
+        >>> read_bytes(gzip.compress(bytes(10_000)), "bomb.txt.gz", 1000)
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.IngestError: bomb.txt.gz is larger than the upload limit of 1000 bytes...
+    """
+    compressed = filename.lower().endswith(".gz")
+    if isinstance(source, bytes):
+        if not compressed and len(source) > limit:
+            raise _too_big(filename, limit)
+        stream: BinaryIO = io.BytesIO(source)
+    else:
+        stream = _open_path(Path(source))
+    with stream:
+        if not compressed:
+            return _read_limited(stream, filename, limit)
+        with gzip.GzipFile(fileobj=stream, mode="rb") as unzipped:
+            return _read_limited(unzipped, filename, limit)
+
+
+def read_table(source: bytes | str | Path, filename: str | None = None,
+               max_bytes: int | None = None) -> Table:
+    """Parse an upload (bytes or a path) into a Table of strings.
+
+    ``max_bytes`` caps the uncompressed size (default: SEARCHAPP_MAX_UPLOAD_BYTES).
+    """
+    if not isinstance(source, bytes):
+        _check_path(Path(source))  # before the file type, which a folder lacks
+        filename = filename or Path(source).name
+    filename = filename or "upload"
+    fmt = detect_format(filename)  # an unknown type is refused before anything is read
+    raw = read_bytes(source, filename, max_upload_bytes() if max_bytes is None else max_bytes)
     if not raw:
         raise IngestError(f"{filename} is empty: there is nothing to upload.")
     if fmt == "parquet":
-        frame = _read_parquet(raw, filename)
-        return Table(frame, fmt, lambda i: f"row {i + 1}")
-    text = _decode(raw, filename)
-    readers = {"csv": _read_delimited, "tsv": _read_delimited, "jsonl": _read_jsonl,
-               "json": _read_json_array, "txt": _read_txt}
-    frame, row_label = readers[fmt](text, filename, fmt)
+        frame, row_label = _read_parquet(raw, filename), _row_number
+    else:
+        text = _decode(raw, filename)
+        del raw
+        readers = {"csv": _read_delimited, "tsv": _read_delimited, "jsonl": _read_jsonl,
+                   "json": _read_json_array, "txt": _read_txt}
+        frame, row_label = readers[fmt](text, filename, fmt)
     if frame.empty:
         raise IngestError(f"{filename} has no rows: there is nothing to upload.")
+    _check_cells(frame, filename, row_label)
     return Table(frame, fmt, row_label)
+
+
+def _row_number(i: int) -> str:
+    return f"row {i + 1}"
+
+
+def _check_cells(frame: pd.DataFrame, filename: str, row_label: Callable[[int], str]) -> None:
+    """Refuse a NUL character in any cell (a JSON ``\\u0000``, a Parquet string)."""
+    for column in frame.columns:
+        hits = frame[column].str.contains("\0", regex=False).to_numpy().nonzero()[0]
+        if len(hits):
+            raise IngestError(f"{filename}: {row_label(int(hits[0]))}, column {column!r}, "
+                              "contains a NUL character (\\0). Remove it and upload again.")
 
 
 def _read_delimited(text: str, filename: str, fmt: str):
