@@ -379,6 +379,25 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_hash_password(_args: argparse.Namespace) -> int:
+    """Print a hash for SEARCHAPP_PASSWORD_HASH: asks twice on a terminal, else reads a line
+    of stdin (``echo "$PW" | searchapp hash-password``). The password is never printed."""
+    from searchapp.passwords import hash_password
+
+    if sys.stdin.isatty():
+        import getpass
+
+        password = getpass.getpass("Password: ")
+        if getpass.getpass("Same again: ") != password:
+            raise SearchAppError("The two passwords differ; nothing was printed. Try again.")
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        raise SearchAppError("The password is empty: type one, or give it on stdin.")
+    print(hash_password(password))
+    return 0
+
+
 # ---- parser ---------------------------------------------------------------------
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
@@ -494,6 +513,10 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("models", help="list models with their metrics")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_models)
+
+    c = sub.add_parser("hash-password", help="print a hash of a password for "
+                       "SEARCHAPP_PASSWORD_HASH (the web app's login)")
+    c.set_defaults(func=cmd_hash_password)
     return p
 
 

@@ -10,6 +10,9 @@ Variables (all optional):
     SEARCHAPP_MAX_UPLOAD_BYTES  largest upload once uncompressed, in bytes or with a K, M or
                             G suffix (binary units; default ``1G``): a bigger file, or a
                             small .gz that expands past it, is refused while it is read
+    SEARCHAPP_PASSWORD      turns on a login form before every page of the web app
+    SEARCHAPP_PASSWORD_HASH the same with a hash from ``searchapp hash-password`` instead
+                            of the password (see ``searchapp/passwords.py``); set one of the two
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -21,9 +24,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from searchapp import passwords
 from searchapp.errors import ConfigError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -43,6 +47,8 @@ class Settings:
     device: str = "auto"
     precision: str = "auto"
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
+    password: str | None = field(default=None, repr=False)
+    password_hash: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -69,8 +75,28 @@ class Settings:
                 f"{', '.join(PRECISIONS)}."
             )
         model = env.get("SEARCHAPP_MODEL", "") or DEFAULT_MODEL
+        password, password_hash = _password_settings(env)
         return cls(data_dir=data_dir, database_url=url, model=model, device=device,
-                   precision=precision, max_upload_bytes=max_upload_bytes(env))
+                   precision=precision, max_upload_bytes=max_upload_bytes(env),
+                   password=password, password_hash=password_hash)
+
+    @property
+    def password_required(self) -> bool:
+        """Whether the web app shows a login form before any page."""
+        return bool(self.password or self.password_hash)
+
+    def check_password(self, attempt: str) -> bool:
+        """Whether ``attempt`` opens the app (constant-time; False when no password is set).
+
+        Example:
+            >>> Settings.from_env({"SEARCHAPP_PASSWORD": "pw"}).check_password("pw")
+            True
+        """
+        if self.password_hash:
+            return passwords.verify_password(attempt, self.password_hash)
+        if self.password:
+            return passwords.verify_plain(attempt, self.password)
+        return False
 
     @property
     def models_dir(self) -> Path:
@@ -128,3 +154,18 @@ def max_upload_bytes(env: Mapping[str, str] | None = None) -> int:
             f"SEARCHAPP_MAX_UPLOAD_BYTES={raw!r} is not a size; use bytes or a number with "
             "K, M or G, e.g. 1048576, 500M or 2G."
         ) from None
+
+
+def _password_settings(env: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """(SEARCHAPP_PASSWORD, SEARCHAPP_PASSWORD_HASH), at most one set and the hash readable."""
+    password = env.get("SEARCHAPP_PASSWORD", "") or None
+    password_hash = env.get("SEARCHAPP_PASSWORD_HASH", "").strip() or None
+    if password and password_hash:
+        raise ConfigError("Both SEARCHAPP_PASSWORD and SEARCHAPP_PASSWORD_HASH are set; "
+                          "keep one (the hash, so the password is not stored in clear).")
+    if password_hash:
+        try:
+            passwords.check_hash(password_hash)
+        except ValueError as exc:
+            raise ConfigError(f"SEARCHAPP_PASSWORD_HASH is {exc}.") from None
+    return password, password_hash
