@@ -1,12 +1,17 @@
-"""Streamlit entry point: page configuration and navigation, nothing else.
+"""Streamlit entry point: page configuration, the password gate and navigation, nothing else.
 
 Run with ``make run`` (or ``streamlit run app.py``); each page lives in
 ``searchapp/ui/pages/`` and gets the shared App from ``searchapp.ui.resources``.
+With SEARCHAPP_PASSWORD (or _HASH) set, ``require_login`` stops every run at a
+login form until the session has the password; the pages are only declared after it.
 """
 
 import streamlit as st
 
+from searchapp.ui.auth import logout_button, require_login
+
 st.set_page_config(page_title="searchapp", page_icon=":material/manage_search:", layout="wide")
+require_login()
 
 PAGES = [
     st.Page("searchapp/ui/pages/upload.py", title="Upload", icon=":material/upload_file:",
@@ -19,4 +24,5 @@ PAGES = [
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
 ]
 
+logout_button()
 st.navigation(PAGES).run()

@@ -11,6 +11,8 @@ Example:
 
 from __future__ import annotations
 
+from html import escape
+
 import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
@@ -21,6 +23,17 @@ COLOURED = 20  # clusters drawn in their own colour; the rest share one grey tra
 HOVER = "%{text}<extra></extra>"
 
 
+def plain(text: object) -> str:
+    """User text for a plotly label or legend entry: ``&``, ``<`` and ``>`` escaped
+    (plotly reads a subset of HTML there, and labels come from documents).
+
+    Example:
+        >>> plain("<b>tax</b> & fees")
+        '&lt;b&gt;tax&lt;/b&gt; &amp; fees'
+    """
+    return escape(str(text), quote=False)
+
+
 def colour(cluster_id: int) -> str:
     """A stable colour per cluster id; outliers (-1) are light grey."""
     return OUTLIER_COLOUR if cluster_id < 0 else PALETTE[cluster_id % len(PALETTE)]
@@ -29,6 +42,9 @@ def colour(cluster_id: int) -> str:
 def cluster_map(frame, sizes: dict[int, int], title: str | None = None,
                 coloured: int = COLOURED) -> go.Figure:
     """A Scattergl map: the ``coloured`` biggest clusters in colour, everything else grey.
+
+    Plotly reads a subset of HTML in legend names, ticks and hovers, and the
+    labels and texts come from documents: all of them are escaped.
 
     ``frame`` has columns id, cluster, label, x, y, text, highlight (as from
     ``searchapp.clusters.map_frame``); ``sizes`` gives each cluster's full size
@@ -41,7 +57,8 @@ def cluster_map(frame, sizes: dict[int, int], title: str | None = None,
     fig = go.Figure()
     own = frame[(frame.cluster >= 0) & (frame.cluster < coloured)]
     for cid, part in own.groupby("cluster", sort=True):
-        fig.add_trace(_points(part, f"{cid} · {part.label.iloc[0]} ({sizes.get(cid, len(part)):,})",
+        name = f"{cid} · {plain(part.label.iloc[0])} ({sizes.get(cid, len(part)):,})"
+        fig.add_trace(_points(part, name,
                               {"size": 6, "color": colour(int(cid)), "opacity": 0.8}))
     rest = frame[(frame.cluster < 0) | (frame.cluster >= coloured)]
     if len(rest):
@@ -90,7 +107,7 @@ def _points(part, name: str, marker: dict) -> go.Scattergl:
 def size_bars(clusters: list[dict], outliers: int, top: int = 30) -> go.Figure:
     """Horizontal bars: the ``top`` biggest clusters by size, and the outliers."""
     shown = clusters[:top]
-    names = [f"{c['id']} · {c['label']}" for c in shown] + ["outliers"]
+    names = [f"{c['id']} · {plain(c['label'])}" for c in shown] + ["outliers"]
     values = [c["size"] for c in shown] + [outliers]
     colours = [colour(c["id"]) for c in shown] + [OUTLIER_COLOUR]
     fig = go.Figure(go.Bar(x=values[::-1], y=names[::-1], orientation="h",

@@ -31,6 +31,7 @@ CORPUS_KEY = "searchapp.corpus"  # the corpus last chosen or uploaded, shared by
 STATUS_COLORS = {"queued": "gray", "running": "blue", "succeeded": "green",
                  "failed": "red", "cancelled": "orange"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>~$|])")
 
 
 @contextmanager
@@ -42,7 +43,7 @@ def user_errors(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except SearchAppError as exc:
-        st.error(f"{prefix}{exc}", icon=":material/error:")
+        st.error(md_inline(f"{prefix}{exc}"), icon=":material/error:")
 
 
 def page_app() -> App:
@@ -53,7 +54,7 @@ def page_app() -> App:
     try:
         app = get_app()
     except SearchAppError as exc:
-        st.error(f"The app cannot start: {exc}", icon=":material/error:")
+        st.error(md_inline(f"The app cannot start: {exc}"), icon=":material/error:")
         st.stop()
     ensure_background_worker(app)
     warm_up(app)
@@ -79,6 +80,21 @@ def md_escape(text: str) -> str:
         '\\\\*not bold\\\\* \\\\$5'
     """
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+
+
+def md_inline(text: str) -> str:
+    """A one-line message quoting user text → markdown that shows that text as typed.
+
+    Lighter than ``md_escape``: ordinary punctuation stays as it is (so messages
+    read the same in tests and logs); what would become emphasis, code, a link,
+    an HTML tag, LaTeX, strike-through or a table is escaped. For error
+    messages, which may quote a file's ids, column names or cells.
+
+    Example:
+        >>> md_inline("line 3 repeats id '**x**' (first seen at line 2).")
+        "line 3 repeats id '\\\\*\\\\*x\\\\*\\\\*' (first seen at line 2)."
+    """
+    return _MARKDOWN_INLINE.sub(r"\\\1", text)
 
 
 def corpus_summaries(app: App) -> list[repo.CorpusSummary]:
@@ -186,7 +202,7 @@ def _job_panel(app: App, job_id: int, label: str, was_finished: bool, on_success
         if on_success is not None:
             on_success()
     elif job.status == "failed":
-        st.error(f"{title} failed: {job.error}", icon=":material/error:")
+        st.error(f"{title} failed: {md_inline(job.error or '')}", icon=":material/error:")
     elif job.status == "cancelled":
         st.warning(f"{title} was cancelled.", icon=":material/cancel:")
     else:

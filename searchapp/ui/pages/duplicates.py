@@ -21,7 +21,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.common import job_progress, page_app
+from searchapp.ui.common import job_progress, md_inline, page_app
 from searchapp.ui.resources import ensure_background_worker
 
 SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
@@ -124,7 +124,7 @@ def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -
         return
     failed = last_job(dup.KIND, corpus)
     if failed is not None and failed.status == "failed":
-        st.error(f"The last run failed: {failed.error}", icon=":material/error:")
+        st.error(f"The last run failed: {md_inline(failed.error or '')}", icon=":material/error:")
     st.info(f"{corpus!r} has not been mined for k = {k} at this threshold yet (or it changed "
             "since). Mining runs in the background; results are kept until the corpus changes.")
     if st.button("Find duplicates", type="primary", icon=":material/content_copy:"):
@@ -205,7 +205,8 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
     if not job.finished:
         job_progress(app, job_id, "Scoring the labelled pairs")
     elif job.status != "succeeded":
-        st.error(f"Calibration {job.status}: {job.error or ''}", icon=":material/error:")
+        st.error(f"Calibration {job.status}: {md_inline(job.error or '')}",
+                 icon=":material/error:")
     else:
         result = cal.Calibration(**job.result)
         st.markdown(f"On **{result.pairs:,} pairs** ({result.positives:,} duplicates) from "

@@ -17,6 +17,7 @@ from searchapp.ui.common import (
     STATUS_COLORS,
     ago,
     duration,
+    md_inline,
     page_app,
     progress_text,
     result_text,
@@ -52,7 +53,7 @@ def target(job: queue.JobView) -> str:
 def job_row(app: App, job: queue.JobView) -> None:
     with st.container(border=True):
         head, status, button = st.columns([6, 2, 2], vertical_alignment="center")
-        head.markdown(f"**Job {job.id}: {job.kind}** {target(job)}")
+        head.markdown(f"**Job {job.id}: {job.kind}** {md_inline(target(job))}")
         status.badge(job.status, color=STATUS_COLORS.get(job.status, "gray"))
         if not job.finished:
             button.button("Cancel", key=f"cancel-{job.id}", on_click=cancel,
@@ -64,7 +65,7 @@ def job_row(app: App, job: queue.JobView) -> None:
         elif job.progress_total:
             st.caption(f"Stopped at {job.progress_done:,} of {job.progress_total:,}.")
         if job.error:
-            st.error(job.error, icon=":material/error:")
+            st.error(md_inline(job.error), icon=":material/error:")
         times = [f"created {ago(job.created_at)}"]
         if job.started_at:
             times.append(f"ran {duration(job)}")

@@ -22,7 +22,7 @@ from searchapp.training.data import ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import start_finetune, training_history, use_model_for_corpus
 from searchapp.ui.charts_models import training_figure
-from searchapp.ui.common import page_app
+from searchapp.ui.common import md_inline, page_app
 from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
@@ -126,7 +126,7 @@ def training_panel() -> None:
             if not job.finished:
                 st.progress(job.fraction, text=job.message or "waiting for the worker")
             if job.error:
-                st.error(job.error)
+                st.error(md_inline(job.error))
             history = training_history(app, model_name)
             if history and history.get("entries"):
                 st.plotly_chart(training_figure(history), key=f"models.chart.{job.id}")

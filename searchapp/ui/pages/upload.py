@@ -15,7 +15,6 @@ import streamlit as st
 
 from searchapp import corpora
 from searchapp.ingest import (
-    FORMATS,
     ID_COLUMN_GUESSES,
     Table,
     guess_id_column,
@@ -28,12 +27,12 @@ from searchapp.ui.common import (
     active_embed_job,
     corpus_summaries,
     job_progress,
+    md_inline,
     page_app,
     page_link,
     user_errors,
 )
 
-UPLOAD_TYPES = [*FORMATS, "gz"]
 NO_ID = "(none: make ids from the text)"
 NEW, EXISTING = "A new corpus", "An existing corpus"
 PREVIEW_ROWS = 10
@@ -99,7 +98,7 @@ def parse(uploaded) -> Table:
     cached = state.get("upload.parsed")
     if cached and cached[0] == uploaded.file_id:
         return cached[1]
-    table = read_table(uploaded.getvalue(), uploaded.name)
+    table = read_table(uploaded.getvalue(), uploaded.name, app.settings.max_upload_bytes)
     state["upload.parsed"] = (uploaded.file_id, table)
     return table
 
@@ -124,8 +123,8 @@ def pick_columns(table: Table, key: str) -> tuple[str, str]:
              "again adds nothing twice.")
     unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c != text_column]
     if id_column == NO_ID and unused:
-        st.caption(f"Column {unused[0]!r} is not used as the id: some of its values are empty "
-                   "or repeated. Choose it above to see which row.")
+        st.caption(f"Column {md_inline(repr(unused[0]))} is not used as the id: some of its "
+                   "values are empty or repeated. Choose it above to see which row.")
     return text_column, "" if id_column == NO_ID else id_column
 
 
@@ -136,9 +135,9 @@ def format_hint(table: Table) -> None:
         for sep, name, fix in (("\t", "tabs", "rename it to .tsv"),
                                (";", "semicolons", "save it with commas")):
             if sep in columns[0]:
-                st.warning(f"The file has a single column {columns[0]!r}: its values seem "
-                           f"separated by {name}, not commas. Please {fix} and upload it "
-                           "again.", icon=":material/warning:")
+                st.warning(f"The file has a single column {md_inline(repr(columns[0]))}: its "
+                           f"values seem separated by {name}, not commas. Please {fix} and "
+                           "upload it again.", icon=":material/warning:")
 
 
 def pick_corpus(filename: str, key: str) -> str | None:
@@ -160,24 +159,28 @@ def pick_corpus(filename: str, key: str) -> str | None:
 
 
 st.subheader("Add a file")
+# Any file is accepted here: a wrong type gets our message (the formats we read), not
+# Streamlit's bare "file type not allowed".
 uploaded = st.file_uploader(
     "CSV, TSV, JSONL, JSON, TXT (one document per line) or Parquet; also gzipped (.gz)",
-    type=UPLOAD_TYPES, key=f"file-{state['upload.nonce']}")
+    key=f"file-{state['upload.nonce']}",
+    help=f"Up to {app.settings.max_upload_bytes / 2**20:,.0f} MiB once uncompressed "
+         "(SEARCHAPP_MAX_UPLOAD_BYTES).")
 if uploaded is not None:
     table = None
     with user_errors():
         table = parse(uploaded)
     if table is not None:
         frame = table.frame
-        st.caption(f"{uploaded.name}: {len(frame):,} rows, columns "
-                   f"{', '.join(map(str, frame.columns))}. First {PREVIEW_ROWS} rows:")
+        st.caption(md_inline(f"{uploaded.name}: {len(frame):,} rows, columns "
+                             f"{', '.join(map(str, frame.columns))}. First {PREVIEW_ROWS} rows:"))
         st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
         format_hint(table)
         key = uploaded.file_id
         text_column, id_column = pick_columns(table, key)
         others = [str(c) for c in frame.columns if c not in (text_column, id_column)]
         if others:
-            st.caption(f"Kept with each document as metadata: {', '.join(others)}.")
+            st.caption(md_inline(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = pick_corpus(uploaded.name, key)
         if st.button("Upload and embed", type="primary", disabled=not corpus,
                      icon=":material/upload:"):

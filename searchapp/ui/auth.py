@@ -1,0 +1,62 @@
+"""The password gate: a login form before any page when a password is configured.
+
+``app.py`` calls ``require_login()`` before ``st.navigation``, so without the
+password a session gets neither the pages nor the sidebar that lists them, and
+asking for a page by its URL runs the same gate. Streamlit runs the script on
+the server for each session, so nothing past the gate reaches the browser.
+Being logged in is kept in the session (a reload asks again). Without
+SEARCHAPP_PASSWORD or SEARCHAPP_PASSWORD_HASH the gate does nothing.
+
+Example (``app.py``):
+    >>> require_login()                                   # doctest: +SKIP
+    >>> logout_button()                                   # doctest: +SKIP
+    >>> st.navigation(PAGES).run()                        # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from searchapp.config import Settings
+from searchapp.errors import SearchAppError
+
+AUTH_KEY = "searchapp.authenticated"
+
+
+def gate_settings() -> Settings:
+    """The settings (read each run: it is cheap); a bad setting stops the app with its message."""
+    try:
+        return Settings.from_env()
+    except SearchAppError as exc:
+        st.error(f"The app cannot start: {exc}", icon=":material/error:")
+        st.stop()
+
+
+def require_login() -> None:
+    """Return when no password is set or this session has logged in; else show the form
+    and stop the script here (no page, no sidebar)."""
+    settings = gate_settings()
+    if not settings.password_required or st.session_state.get(AUTH_KEY):
+        return
+    login_form(settings)
+    st.stop()
+
+
+def login_form(settings: Settings) -> None:
+    """Password field and button; the right password reruns the script into the app."""
+    st.title("searchapp")
+    with st.form("login", border=False):
+        attempt = st.text_input("Password", type="password", key="login-password")
+        submitted = st.form_submit_button("Log in", type="primary", icon=":material/login:")
+    if submitted:
+        if settings.check_password(attempt):
+            st.session_state[AUTH_KEY] = True
+            st.rerun()
+        st.error("Wrong password. Try again.", icon=":material/lock:")
+
+
+def logout_button() -> None:
+    """A "Log out" button in the sidebar, only when a password is set."""
+    if gate_settings().password_required:
+        st.sidebar.button("Log out", icon=":material/logout:", key="logout",
+                          on_click=lambda: st.session_state.pop(AUTH_KEY, None))

@@ -1,0 +1,134 @@
+"""The password gate, the password settings and file content in messages, through AppTest.
+
+(The same gate and the literal display of document text are checked in a real
+browser by ``test_browser_security.py``.)
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from searchapp.config import Settings
+from searchapp.errors import ConfigError
+from searchapp.passwords import hash_password, verify_password
+
+REPO = Path(__file__).resolve().parents[1]
+TIMEOUT = 60
+
+
+@pytest.fixture(autouse=True)
+def fresh_resources(ui_resources):
+    return ui_resources
+
+
+def app_test() -> AppTest:
+    return AppTest.from_file(REPO / "app.py", default_timeout=TIMEOUT)
+
+
+def log_in(at: AppTest, password: str) -> AppTest:
+    at.text_input(key="login-password").input(password)
+    return at.button[0].click().run()
+
+
+def assert_locked(at: AppTest) -> None:
+    """Only the login form: no page title, no page script ran, no logout button."""
+    assert not at.exception
+    assert [t.value for t in at.title] == ["searchapp"]
+    assert [b.label for b in at.button] == ["Log in"]
+    assert len(at.text_input) == 1 and not at.file_uploader and not at.sidebar.button
+
+
+# ---- settings and hashes -------------------------------------------------------------
+def test_no_password_means_no_gate():
+    at = app_test().run()
+    assert not at.exception and at.title[0].value == "Upload"
+    assert not Settings.from_env({}).password_required
+
+
+def test_hashes_verify_and_bad_settings_stop_the_app():
+    stored = hash_password("correct horse", n=2**10)
+    assert verify_password("correct horse", stored) and not verify_password("Correct horse",
+                                                                               stored)
+    assert hash_password("x", n=2**10) != hash_password("x", n=2**10)  # salted
+    with pytest.raises(ConfigError, match="SEARCHAPP_PASSWORD_HASH is not a password hash"):
+        Settings.from_env({"SEARCHAPP_PASSWORD_HASH": "correct horse"})
+    with pytest.raises(ConfigError, match="keep one"):
+        Settings.from_env({"SEARCHAPP_PASSWORD": "a", "SEARCHAPP_PASSWORD_HASH": stored})
+    assert "correct" not in repr(Settings.from_env({"SEARCHAPP_PASSWORD": "correct"}))
+
+
+def test_hash_password_command_reads_stdin_and_prints_a_usable_hash():
+    proc = subprocess.run([sys.executable, "-m", "searchapp", "hash-password"],
+                          input="correct horse\n", capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    stored = proc.stdout.strip()
+    assert stored.startswith("scrypt:") and "correct" not in proc.stdout
+    assert Settings.from_env({"SEARCHAPP_PASSWORD_HASH": stored}).check_password("correct horse")
+
+
+# ---- the gate ------------------------------------------------------------------------
+def test_plain_password_gate_blocks_every_page_until_the_right_password(monkeypatch):
+    monkeypatch.setenv("SEARCHAPP_PASSWORD", "correct horse")
+    at = app_test().run()
+    assert_locked(at)
+    at.switch_page("searchapp/ui/pages/search.py").run()  # a page asked for by name
+    assert_locked(at)
+    log_in(at, "wrong")
+    assert_locked(at)
+    assert [e.value for e in at.error] == ["Wrong password. Try again."]
+    log_in(at, "correct horse")
+    assert not at.exception and at.title[0].value == "Search"  # the page asked for
+    assert [b.label for b in at.sidebar.button] == ["Log out"]
+    at.sidebar.button[0].click().run()
+    assert_locked(at)
+
+
+def test_hashed_password_gate(monkeypatch):
+    monkeypatch.setenv("SEARCHAPP_PASSWORD_HASH", hash_password("correct horse", n=2**10))
+    at = app_test().run()
+    assert_locked(at)
+    log_in(at, "correct hors")
+    assert_locked(at)
+    log_in(at, "correct horse")
+    assert not at.exception and at.title[0].value == "Upload"
+
+
+def test_a_bad_hash_stops_the_app_with_its_message(monkeypatch):
+    monkeypatch.setenv("SEARCHAPP_PASSWORD_HASH", "plain text")
+    at = app_test().run()
+    assert not at.title and not at.button
+    assert "SEARCHAPP_PASSWORD_HASH is not a password hash" in at.error[0].value
+
+
+# ---- uploads: any file accepted, file content shown as text ----------------------------
+def upload_page() -> AppTest:
+    return AppTest.from_file(REPO / "searchapp" / "ui" / "pages" / "upload.py",
+                             default_timeout=TIMEOUT).run()
+
+
+def test_an_unsupported_file_gets_our_message_with_the_formats():
+    at = upload_page()
+    at.file_uploader[0].upload("report.docx", b"PK\x03\x04 not a table",
+                               "application/vnd.openxmlformats").run()
+    assert not at.exception
+    assert [e.value for e in at.error] == [
+        "Cannot read 'report.docx': unknown file type 'docx'. "
+        "Use one of: .csv, .tsv, .jsonl, .json, .txt, .parquet."]
+
+
+def test_column_names_and_ids_from_the_file_are_escaped_in_messages():
+    at = upload_page()
+    at.file_uploader[0].upload("m.csv", b"id,text,**meta**\n**x**,a,1\n**x**,b,2\n",
+                               "text/csv").run()
+    captions = [c.value for c in at.caption]
+    assert any("columns id, text, \\*\\*meta\\*\\*." in c for c in captions), captions
+    assert any(c.startswith("Kept with each document as metadata:")
+               and c.endswith(" \\*\\*meta\\*\\*.") for c in captions), captions
+    at.selectbox[1].set_value("id").run()
+    next(b for b in at.button if b.label == "Upload and embed").click().run()
+    assert any("repeats id '\\*\\*x\\*\\*'" in e.value for e in at.error), at.error
