@@ -50,6 +50,30 @@ class InvalidParameterError(SearchAppError):
     """A parameter (k, threshold, batch size, ...) is out of its valid range."""
 
 
+class CheckpointError(SearchAppError):
+    """A training checkpoint is not in the safe format; it was refused, not loaded."""
+
+
+class InvalidNameError(InvalidParameterError):
+    """A corpus or model name could become a path outside the data folder; refused."""
+
+
+class OutputPathError(SearchAppError):
+    """An output file (``--out``) cannot be written where it was asked for."""
+
+
+class ModelCardError(ModelError):
+    """A model folder's metadata (its card or config.json) is unreadable."""
+
+
+class CorpusChangedError(SearchAppError):
+    """The corpus changed under a computation in a way it cannot skip over."""
+
+    def __init__(self, what: str = "The corpus"):
+        super().__init__(f"{what} changed while its clusters were computed (documents were "
+                         "added or removed); nothing was stored. Run it again.")
+
+
 def _listing(names: Iterable[str]) -> str:
     names = sorted(names)
     return ", ".join(names) if names else "(none yet)"

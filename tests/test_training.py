@@ -220,7 +220,7 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
     assert lease_a.job_id == job_a
     with pytest.raises(Killed):
         finetune(KillAfter(app, lease_a, 5), payload)
-    assert (work_folder(app, "resumed") / "checkpoint.pt").is_file()
+    assert (work_folder(app, "resumed") / "checkpoint.safetensors").is_file()
     assert not (app.settings.models_dir / "resumed").exists()
     result = finetune(TaskContext(app, lease_a), payload)
     assert result["resumed_from"] == 3
@@ -237,6 +237,91 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
     resumed = SiameseEncoder.load(app.settings.models_dir / "resumed", device="cpu")
     straight = SiameseEncoder.load(app.settings.models_dir / "straight", device="cpu")
     np.testing.assert_allclose(resumed.encode(texts), straight.encode(texts), atol=1e-5)
+
+
+def _small_trainer(tiny_bert, work_dir, **config) -> Trainer:
+    """A Trainer on 32 regression pairs, batch 8, that checkpoints every 2 steps."""
+    data = load_training_data(rows_for("regression").encode(), "train.csv", batch_size=8)
+    encoder = SiameseEncoder.load(tiny_bert, device="cpu")
+    cfg = TrainConfig(batch_size=8, lr=1e-3, checkpoint_every=2, epochs=2, **config)
+    return Trainer(encoder, data, data.subset([0, 1, 2, 3]), cfg, work_dir)
+
+
+def test_checkpoint_restores_optimizer_schedule_and_rng_exactly(tiny_bert, tmp_path):
+    """Save after 3 steps, load into a fresh trainer: every part of the state is equal."""
+    first = _small_trainer(tiny_bert, tmp_path, average_decay=0.9)
+    first.encoder.train()
+    for rows in ([0, 1, 2, 3, 4, 5, 6, 7], [8, 9, 10, 11, 12, 13, 14, 15], [1, 3, 5, 7, 9, 11,
+                                                                           13, 15]):
+        first.train_step(rows)
+    first.state.step = 3
+    torch.manual_seed(123)
+    first._save_checkpoint()
+    assert not list(tmp_path.glob("*.pt"))  # safetensors plus JSON, no pickle
+    second = _small_trainer(tiny_bert, tmp_path, average_decay=0.9)
+    torch.manual_seed(0)
+    second._resume()
+    assert second.state.step == second.state.resumed_from == 3
+    assert torch.equal(torch.get_rng_state(), _rng_after_seed(123))
+    a, b = first.optimizer.state_dict(), second.optimizer.state_dict()
+    assert a["param_groups"] == b["param_groups"]
+    for param, values in a["state"].items():
+        for name, value in values.items():
+            assert torch.equal(value, b["state"][param][name]), (param, name)
+    assert first.scheduler.state_dict() == second.scheduler.state_dict()
+    for x, y in zip(first.encoder.state_dict().values(), second.encoder.state_dict().values(),
+                    strict=True):
+        assert torch.equal(x, y)
+    for x, y in zip(first.average.average, second.average.average, strict=True):
+        assert torch.equal(x, y)
+    # and the next step is the same step (both from the restored RNG: same dropout)
+    first.encoder.train()
+    second.encoder.train()
+    restored = torch.get_rng_state()
+    loss_first = first.train_step([2, 4, 6, 8, 10, 12, 14, 0])
+    torch.set_rng_state(restored)
+    assert second.train_step([2, 4, 6, 8, 10, 12, 14, 0]) == loss_first
+
+
+def _rng_after_seed(seed: int) -> torch.Tensor:
+    torch.manual_seed(seed)
+    return torch.get_rng_state()
+
+
+class _Planted:
+    """Unpickling this runs ``open(marker, "w")``: proof that a pickle was executed."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+@pytest.mark.parametrize("name", ["checkpoint.safetensors", "best.safetensors"])
+def test_a_checkpoint_with_a_pickle_payload_is_refused_not_run(tiny_bert, tmp_path, name):
+    import pickle
+
+    from searchapp.errors import CheckpointError
+    from searchapp.training.trainer import load_weights
+
+    marker = tmp_path / "pwned"
+    work = tmp_path / "work"
+    work.mkdir()
+    planted = work / name
+    probe = tmp_path / "probe"
+    pickle.loads(pickle.dumps(_Planted(probe)))  # the payload is live: unpickling runs it
+    assert probe.exists()
+    torch.save({"encoder": _Planted(marker)}, planted)  # what an old .pt checkpoint looks like
+    trainer = _small_trainer(tiny_bert, work)
+    with pytest.raises(CheckpointError, match=f"{name} is not a training checkpoint"):
+        trainer._resume() if name.startswith("checkpoint") else load_weights(planted)
+    assert not marker.exists()
+    # a raw pickle under the old name is never read: training starts afresh
+    (work / name).unlink()
+    torch.save({"config": _Planted(marker)}, work / "checkpoint.pt")
+    trainer._resume()
+    assert trainer.state.step == 0 and not marker.exists()
 
 
 def test_the_weight_average_is_what_gets_evaluated_and_kept(tiny_bert, tmp_path):
@@ -296,7 +381,7 @@ def test_saved_model_loads_in_sentence_transformers(app, tiny_bert):
                                                                                "pearson"}
     assert card["hyperparameters"]["batch_size"] == 8 and card["data"]["examples"] == 43
     assert card["dev"]["examples"] == 5
-    assert not (work_folder(app, "tuned") / "checkpoint.pt").exists()
+    assert not (work_folder(app, "tuned") / "checkpoint.safetensors").exists()
 
 
 def test_cancel_stops_training(app, tiny_bert):

@@ -198,9 +198,11 @@ def _copy(raw: bytes | Path, filename: str, folder: Path, stem: str) -> str:
 
 def _claim_folder(folder: Path, job_id: int) -> None:
     """Mark the folder as this job's; a different job's checkpoint there is not resumed."""
+    from searchapp.training.trainer import BEST, CHECKPOINT, LEGACY
+
     marker = folder / JOB_FILE
     if marker.is_file() and json.loads(marker.read_text()).get("job_id") != job_id:
-        for f in ("checkpoint.pt", "best.pt", "history.json"):
+        for f in (CHECKPOINT, BEST, *LEGACY, "history.json"):
             (folder / f).unlink(missing_ok=True)
     folder.mkdir(parents=True, exist_ok=True)
     marker.write_text(json.dumps({"job_id": job_id}), encoding="utf-8")

@@ -12,8 +12,10 @@ one network, shared weights. They are grouped by length into forward passes of
 The dev set is evaluated before training, after each epoch (or more often with
 ``evals_per_epoch``) and at the end; the best state is kept and is what the
 trainer leaves in the encoder. Every ``checkpoint_every`` steps the whole state
-(weights, optimiser, schedule, step, history) is written to ``work_dir``, and
-a new Trainer on the same ``work_dir`` carries on from the last checkpoint.
+(weights, optimiser, schedule, RNG, step, history) is written to ``work_dir``,
+and a new Trainer on the same ``work_dir`` carries on from the last checkpoint.
+Checkpoints are safetensors plus JSON (``searchapp.training.checkpoint``), never
+pickles: a file planted in the work folder cannot run code when resumed from.
 
 Example:
     >>> trainer = Trainer(encoder, train, dev, TrainConfig(epochs=4), work_dir)  # doctest: +SKIP
@@ -36,14 +38,16 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from searchapp.errors import InvalidParameterError, TrainingDataError
+from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDataError
 from searchapp.evaluation import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
+from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
 from searchapp.training.data import TrainingData
 from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 
-CHECKPOINT = "checkpoint.pt"
-BEST = "best.pt"
+CHECKPOINT = "checkpoint.safetensors"
+BEST = "best.safetensors"
+LEGACY = ("checkpoint.pt", "best.pt")  # pickles of older versions: never read, removed
 HISTORY = "history.json"
 PRIMARY_METRIC = {**dict.fromkeys(SCORED_OBJECTIVES, "spearman"), "contrastive": "ap",
                   "softmax": "accuracy", "triplet": "accuracy", "mnrl": "mrr@10"}
@@ -237,8 +241,7 @@ class Trainer:
             self._log({"step": state.step, "dev": metrics})
             if metrics[key] > state.best["metrics"][key] or state.best["step"] == 0:
                 state.best = {"step": state.step, "metrics": metrics}
-                _atomic_save({"encoder": self.encoder.state_dict(),
-                              "loss": self.loss.state_dict()}, self.work_dir / BEST)
+                checkpoint.save(self.work_dir / BEST, self._weights(), {})
         self.encoder.train()
         self._write_history()
 
@@ -250,9 +253,7 @@ class Trainer:
         best_file = self.work_dir / BEST
         raw_is_best = self.state.best["step"] == self.state.step and self.average is None
         if not raw_is_best and best_file.is_file():
-            saved = torch.load(best_file, map_location=self.encoder.device, weights_only=True)
-            self.encoder.load_state_dict(saved["encoder"])
-            self.loss.load_state_dict(saved["loss"])
+            self._load_weights(load_weights(best_file))
         self.encoder.eval()
 
     # ---- checkpoints and history ---------------------------------------------------
@@ -270,38 +271,80 @@ class Trainer:
         tmp.write_text(json.dumps(payload), encoding="utf-8")
         os.replace(tmp, self.history_path)
 
+    def _weights(self) -> checkpoint.Groups:
+        """The trained tensors: the encoder and the loss head (softmax classifier)."""
+        return {"encoder": self.encoder.state_dict(), "loss": self.loss.state_dict()}
+
+    def _load_weights(self, groups: checkpoint.Groups) -> None:
+        self.encoder.load_state_dict(groups["encoder"])
+        self.loss.load_state_dict(groups.get("loss", {}))
+
     def _save_checkpoint(self) -> None:
+        """Write the whole training state: tensors to safetensors, the rest as JSON."""
         s = self.state
-        _atomic_save({"encoder": self.encoder.state_dict(), "loss": self.loss.state_dict(),
-                      "optimizer": self.optimizer.state_dict(),
-                      "scheduler": self.scheduler.state_dict(), "step": s.step,
-                      "history": s.history, "before": s.before, "best": s.best,
-                      "config": asdict(self.config), "rng": torch.get_rng_state(),
-                      "average": self.average and self.average.state_dict()},
-                     self.work_dir / CHECKPOINT)
+        optimizer, optimizer_json = checkpoint.optimizer_parts(self.optimizer.state_dict())
+        groups = {**self._weights(), "optimizer": optimizer,
+                  "rng": {"torch": torch.get_rng_state()}}
+        average = self.average.state_dict() if self.average is not None else None
+        if average is not None:
+            groups["average"] = {str(i): t for i, t in enumerate(average["average"])}
+        state = {"step": s.step, "history": s.history, "before": s.before, "best": s.best,
+                 "config": _plain(asdict(self.config)), "optimizer": optimizer_json,
+                 "scheduler": self.scheduler.state_dict(),
+                 "average_decay": average and average["decay"]}
+        checkpoint.save(self.work_dir / CHECKPOINT, groups, state)
 
     def _resume(self) -> None:
+        """Carry on from the checkpoint in ``work_dir`` if there is one of this config.
+
+        Raises CheckpointError for a file that is not a safe checkpoint (it is
+        never unpickled); a checkpoint of other settings is deleted instead.
+        """
         path = self.work_dir / CHECKPOINT
         if not path.is_file():
             return
-        saved = torch.load(path, map_location=self.encoder.device, weights_only=False)
-        if saved["config"] != asdict(self.config):
+        groups, saved = checkpoint.load(path)
+        if saved.get("config") != _plain(asdict(self.config)):
             path.unlink()  # a different run's checkpoint: start afresh
             return
-        self.encoder.load_state_dict(saved["encoder"])
-        self.loss.load_state_dict(saved["loss"])
-        self.optimizer.load_state_dict(saved["optimizer"])
+        try:
+            self._restore(groups, saved)
+        except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+            raise CheckpointError(f"{path} does not fit this training run ({exc}); it was not "
+                                  "used. Delete it to start the fine-tuning afresh.") from exc
+
+    def _restore(self, groups: checkpoint.Groups, saved: dict) -> None:
+        """Put every part of a loaded checkpoint back (weights, optimiser, schedule, RNG)."""
+        self._load_weights(groups)
+        self.optimizer.load_state_dict(
+            checkpoint.optimizer_state(groups.get("optimizer", {}), saved["optimizer"]))
         self.scheduler.load_state_dict(saved["scheduler"])
-        torch.set_rng_state(saved["rng"])
+        torch.set_rng_state(groups["rng"]["torch"])
         if self.average is not None:
-            self.average.load_state_dict(saved["average"])
+            kept = groups.get("average", {})
+            self.average.load_state_dict({"decay": saved["average_decay"],
+                                          "average": [kept[str(i)] for i in range(len(kept))]})
         self.state = _State(saved["step"], saved["history"], saved["before"], saved["best"],
                             resumed_from=saved["step"])
 
     def clean_up(self) -> None:
         """Delete the checkpoint and best state once the model is saved (history stays)."""
-        for name in (CHECKPOINT, BEST):
+        for name in (CHECKPOINT, BEST, *LEGACY):
             (self.work_dir / name).unlink(missing_ok=True)
+
+
+def load_weights(path: Path) -> checkpoint.Groups:
+    """``{"encoder": ..., "loss": ...}`` state dicts from a best-state file (``BEST``).
+
+    For tools that read the kept states of several runs (weight soups); the
+    file is safetensors, so reading it runs nothing from it.
+    """
+    return checkpoint.load(Path(path))[0]
+
+
+def _plain(value):
+    """``value`` as JSON gives it back (tuples become lists), so saved and current compare."""
+    return json.loads(json.dumps(value))
 
 
 def evaluate_objective(encoder, loss: torch.nn.Module, data: TrainingData) -> dict:
@@ -339,12 +382,6 @@ def _warmup_linear(step: int, warmup: int, total: int) -> float:
     if step < warmup:
         return step / max(1, warmup)
     return max(0.0, (total - step) / max(1, total - warmup))
-
-
-def _atomic_save(obj: dict, path: Path) -> None:
-    tmp = path.with_suffix(".tmp")
-    torch.save(obj, tmp)
-    os.replace(tmp, path)
 
 
 def _duration(seconds: float) -> str:
