@@ -15,6 +15,19 @@ chosen and verified at load time (``searchapp/speed.py``): bf16 autocast where
 the CPU has native bf16 and the result stays within cosine 0.9999 of float32,
 plain float32 elsewhere. Training (``forward``) always runs in float32 on CPU.
 
+Thread safety: one encoder serves every browser session of a Streamlit process
+(and its warm-up thread). A Hugging Face fast tokenizer is not safe to share:
+each call first re-configures truncation and padding on the one Rust object it
+wraps, so a call from another thread can change them between that step and the
+tokenisation (unpadded tensors, padded ids averaged into a vector; older
+``tokenizers`` raise ``RuntimeError: Already borrowed``). ``encode``,
+``tokenize`` and ``save`` therefore hold a per-encoder lock while they touch the
+tokenizer or run a batch through the network. The lock costs next to no
+throughput, since one forward pass already uses every core; it is taken per
+batch, so a query can get in between the batches of a long ``encode`` instead
+of waiting for all of it. Loading is not under it (``App.encoder`` has a lock
+per model name), and ``forward`` (training, one thread) does not take it.
+
 Example:
     >>> from searchapp.models import BUNDLED
     >>> enc = SiameseEncoder.load(BUNDLED["all-MiniLM-L6-v2"](), device="cpu")
@@ -29,6 +42,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -109,6 +123,8 @@ class SiameseEncoder(torch.nn.Module):
         self.do_lower_case = do_lower_case
         self.speed_path = "cpu-fp32"  # see select_speed_path; load() chooses
         self.speed_reason = "not chosen yet"
+        # held while the tokenizer or an inference batch runs; see the module docstring
+        self.inference_lock = threading.Lock()
 
     # ---- loading and saving -------------------------------------------------
     @classmethod
@@ -151,11 +167,16 @@ class SiameseEncoder(torch.nn.Module):
         return enc
 
     def save(self, path: str | Path) -> Path:
-        """Write the sentence-transformers folder layout (safetensors weights)."""
+        """Write the sentence-transformers folder layout (safetensors weights).
+
+        The weights and tokenizer are written under ``inference_lock``, so a save
+        never reads a tokenizer another thread is re-configuring.
+        """
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
-        self.transformer.save_pretrained(path, safe_serialization=True)
-        self.tokenizer.save_pretrained(path)
+        with self.inference_lock:
+            self.transformer.save_pretrained(path, safe_serialization=True)
+            self.tokenizer.save_pretrained(path)
         modules = [
             {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
             {"idx": 1, "name": "1", "path": "1_Pooling",
@@ -187,18 +208,49 @@ class SiameseEncoder(torch.nn.Module):
         return next(self.parameters()).device
 
     def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
-        """Tokenise a batch, padded to its longest member and truncated to max_seq_length."""
-        texts = [str(t).strip() for t in texts]
-        if self.do_lower_case:
-            texts = [t.lower() for t in texts]
-        batch = self.tokenizer(
-            texts,
-            padding=True,
-            truncation=True,
-            max_length=self.max_seq_length,
-            return_tensors="pt",
-        )
+        """Tokenise a batch, padded to its longest member and truncated to max_seq_length.
+
+        Safe to call from several threads: the tokenizer runs under ``inference_lock``.
+        """
+        with self.inference_lock:
+            batch = self.tokenizer(
+                self._clean(texts),
+                padding=True,
+                truncation=True,
+                max_length=self.max_seq_length,
+                return_tensors="pt",
+            )
         return {k: v.to(self.device) for k, v in batch.items()}
+
+    def _clean(self, texts: Sequence[str]) -> list[str]:
+        """The texts as the tokenizer gets them: stripped, lower-cased where the model is."""
+        texts = [str(t).strip() for t in texts]
+        return [t.lower() for t in texts] if self.do_lower_case else texts
+
+    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
+        """Token ids per text, truncated to max_seq_length, unpadded (under the lock)."""
+        with self.inference_lock:
+            return self.tokenizer(self._clean(texts), truncation=True,
+                                  max_length=self.max_seq_length, return_attention_mask=False,
+                                  return_token_type_ids=False)["input_ids"]
+
+    def _infer_batch(self, ids: list[list[int]]) -> np.ndarray:
+        """Pad one batch of token ids and embed it in eval mode, under the lock (n, dim).
+
+        The caller provides the autocast context (thread-local in torch, so
+        each thread's precision is its own).
+        """
+        with self.inference_lock:
+            features = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+            features = {k: v.to(self.device) for k, v in features.items()}
+            was_training = self.training
+            if was_training:
+                self.eval()
+            try:
+                return self.forward(features).float().cpu().numpy()
+            finally:
+                if was_training:
+                    self.train()
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
         """Token ids → sentence vectors (batch, dim); differentiable, used in training."""
@@ -270,6 +322,9 @@ class SiameseEncoder(torch.nn.Module):
         ``self.speed_path``: bf16 autocast for the matrix products on
         ``cpu-bf16``/``cuda-bf16``, fp16 autocast on ``cuda-fp16``, float32
         otherwise; vectors always come back as float32.
+
+        Safe to call from many threads at once (one encoder serves every
+        session): tokenising and each batch hold ``inference_lock``.
         """
         return self._encode_on(self.speed_path, texts, batch_size)
 
@@ -279,30 +334,17 @@ class SiameseEncoder(torch.nn.Module):
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
             return out
-        texts = [str(t).strip() for t in texts]
-        if self.do_lower_case:
-            texts = [t.lower() for t in texts]
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_seq_length,
-                             return_attention_mask=False, return_token_type_ids=False,
-                             )["input_ids"]
+        ids = self._token_ids(texts)
         lengths = [len(x) for x in ids]
         if batch_size:
             batches = speed.fixed_batches(lengths, batch_size)
         else:
             budget = speed.CUDA_TOKEN_BUDGET if path.startswith("cuda") else speed.CPU_TOKEN_BUDGET
             batches = speed.token_batches(lengths, budget)
-        was_training = self.training
-        self.eval()
-        try:
-            # one autocast context for all batches: the bf16 copies of the weights are made once
-            with _autocast(path):
-                for idx in batches:
-                    features = self.tokenizer.pad({"input_ids": [ids[i] for i in idx]},
-                                                  return_tensors="pt")
-                    features = {k: v.to(self.device) for k, v in features.items()}
-                    out[idx] = self.forward(features).float().cpu().numpy()
-        finally:
-            self.train(was_training)
+        # one autocast context for all batches: the bf16 copies of the weights are made once
+        with _autocast(path):
+            for idx in batches:
+                out[idx] = self._infer_batch([ids[i] for i in idx])
         return out
 
 
