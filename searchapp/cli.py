@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from searchapp.errors import SearchAppError
+from searchapp.errors import InvalidParameterError, OutputPathError, SearchAppError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -52,6 +52,61 @@ def _progress_printer(label: str):
             last["line"] = line
 
     return show
+
+
+def output_path(value: str, flag: str = "--out") -> Path:
+    """The file ``--out`` names, checked before any work: its folder exists, it is no folder.
+
+    Checked first so a long job is not run only to end in a traceback at its
+    last step; OutputPathError says what to change.
+    """
+    path = Path(value).expanduser()
+    if not value.strip():
+        raise OutputPathError(f"{flag} needs a file name, e.g. {flag} results.csv.")
+    if path.is_dir():
+        raise OutputPathError(f"{flag} {value}: that is a folder; give a file name inside it, "
+                              f"e.g. {flag} {path / 'results.csv'}.")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputPathError(f"{flag} {value}: the folder {parent} does not exist; create it "
+                              "first or choose another path.")
+    if not os.access(parent, os.W_OK):
+        raise OutputPathError(f"{flag} {value}: the folder {parent} is not writable; choose "
+                              "another path.")
+    return path
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    A failure (disk full, permissions) leaves an existing file at ``path`` as it
+    was and no half-written file behind; it is reported as OutputPathError.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputPathError(f"Cannot write {path}: {exc.strerror or exc}.") from exc
+
+
+def column_mapping(pairs: Sequence[str] | None) -> dict[str, str] | None:
+    """``--column ROLE=COLUMN`` arguments as ``{role: column}`` (None when none were given).
+
+    Example:
+        >>> column_mapping(["sentence1=question", "score=sim"])
+        {'sentence1': 'question', 'score': 'sim'}
+    """
+    mapping: dict[str, str] = {}
+    for pair in pairs or []:
+        role, sep, column = pair.partition("=")
+        if not sep or not role.strip() or not column.strip():
+            raise InvalidParameterError(
+                f"--column {pair!r} must be ROLE=COLUMN, e.g. --column sentence1=question "
+                "(roles: sentence1, sentence2, score, label, anchor, positive, negative).")
+        mapping[role.strip()] = column.strip()
+    return mapping or None
 
 
 def wait_for_job(app, job_id: int, label: str) -> int:
@@ -184,16 +239,15 @@ def cmd_models(args: argparse.Namespace) -> int:
 
     rows = []
     for m in list_models(Settings.from_env()):
-        metrics = m.card.get("metrics", {}).get("after", {})
         rows.append({"name": m.name, "source": m.source,
-                     "base": m.card.get("base_model", ""),
-                     "objective": m.card.get("objective", ""),
-                     "metrics": ", ".join(f"{k}={v}" for k, v in metrics.items()),
-                     "path": str(m.path)})
+                     "base": str(m.card.get("base_model", "")),
+                     "objective": str(m.card.get("objective", "")),
+                     "metrics": ", ".join(f"{k}={v}" for k, v in m.metrics.items()),
+                     "status": m.status, "path": str(m.path)})
     if args.json:
         _print_json({"models": rows})
     else:
-        _print_table(rows, ["name", "source", "base", "objective", "metrics"])
+        _print_table(rows, ["name", "source", "base", "objective", "metrics", "status"])
     return 0
 
 
@@ -204,6 +258,9 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
 
     if not args.corpus:
         raise SearchAppError("Say which corpus: searchapp duplicates --corpus NAME")
+    out = output_path(args.out) if args.out else None
+    if out is not None:
+        groups_out = output_path(str(out.with_name(out.stem + "-groups.csv")))
     app = _app()
     handle = open_corpus(app, args.corpus)
     report = dup.find_duplicates(app, handle, args.threshold, args.k, compute=False)
@@ -220,11 +277,9 @@ def cmd_duplicates(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report.as_dict())
         return 0
-    if args.out:
-        out = Path(args.out)
-        groups_out = out.with_name(out.stem + "-groups.csv")
-        pairs_csv(report, out)
-        groups_csv(report, groups_out)
+    if out is not None:
+        write_atomically(out, lambda tmp: pairs_csv(report, tmp))
+        write_atomically(groups_out, lambda tmp: groups_csv(report, tmp))
         print(f"Wrote {report.pair_count} pairs to {out} and {report.group_count} groups "
               f"to {groups_out}.")
         return 0
@@ -307,6 +362,7 @@ def cmd_clusters(args: argparse.Namespace) -> int:
 
     if args.json and args.out:
         raise SearchAppError("Choose one output: --json or --out FILE.csv.")
+    out = output_path(args.out) if args.out else None
     app = _app()
     params = ClusterParams(method=args.method, k=args.k, min_size=args.min_size,
                            threshold=args.threshold, projection=args.projection).validated()
@@ -322,10 +378,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(result.summary())
         return 0
-    if args.out:
+    if out is not None:
         frame = result.frame().drop(columns=["doc_id"])
-        safe_csv(frame, args.out)
-        print(f"Wrote {len(frame)} assignments to {args.out}.")
+        write_atomically(out, lambda tmp: safe_csv(frame, tmp))
+        print(f"Wrote {len(frame)} assignments to {out}.")
     rows = [{k: c[k] for k in ("id", "size", "label", "example")} for c in result.clusters]
     _print_table(rows, ["id", "size", "label", "example"])
     print(f"{len(result.clusters)} clusters; {result.outliers} outliers "
@@ -336,10 +392,10 @@ def cmd_clusters(args: argparse.Namespace) -> int:
 def cmd_finetune(args: argparse.Namespace) -> int:
     from searchapp.training.task import start_finetune
 
+    columns = column_mapping(args.column)
     app = _app()
-    columns = dict(pair.split("=", 1) for pair in args.column or [])
     started = start_finetune(app, args.train, dev=args.dev, name=args.name,
-                             objective=args.objective, base=args.base, columns=columns or None,
+                             objective=args.objective, base=args.base, columns=columns,
                              epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                              seed=args.seed, evals_per_epoch=args.evals_per_epoch,
                              average_decay=args.average_decay)

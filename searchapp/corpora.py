@@ -12,16 +12,51 @@ Example:
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
-from searchapp.errors import JobError, ModelError
+from searchapp.errors import InvalidNameError, JobError, ModelError
 from searchapp.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
 from searchapp.jobs import queue
 from searchapp.jobs.tasks import TASKS
 from searchapp.models import model_path
 from searchapp.store import repo
+
+NAME_MAX = 200
+NAME_PUNCTUATION = " ._-()+"  # besides letters and digits
+NAME_RULE = ("use 1-200 letters, digits, spaces and . _ - ( ) +, starting with a letter or "
+             "digit, without '..'")
+
+
+def validate_corpus_name(name: str) -> str:
+    """The name of a new corpus, stripped, if it is safe everywhere it may be used.
+
+    Corpus names appear in file names (exports, downloads) and job keys, so the
+    same rule as for model folders holds: letters and digits (any script),
+    spaces and ``. _ - ( ) +``; no ``/``, ``\\``, NUL or other control
+    characters, no leading dot, no ``..``. Raises InvalidNameError naming them.
+
+    Example:
+        >>> validate_corpus_name(" Support tickets (2024) ")
+        'Support tickets (2024)'
+        >>> validate_corpus_name("../etc")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.InvalidNameError: Invalid corpus name '../etc': use 1-200 letters, ...
+    """
+    stripped = (name or "").strip()
+    allowed = all(_name_char(ch) for ch in stripped)
+    if (not stripped or len(stripped) > NAME_MAX or not allowed or ".." in stripped
+            or not stripped[0].isalnum()):
+        raise InvalidNameError(f"Invalid corpus name {name!r}: {NAME_RULE}.")
+    return stripped
+
+
+def _name_char(ch: str) -> bool:
+    """A letter or digit of any script (no control or format character), or allowed punctuation."""
+    return ch in NAME_PUNCTUATION or (ch.isalnum() and unicodedata.category(ch)[0] in "LN")
 
 
 @dataclass(frozen=True)
@@ -52,6 +87,9 @@ def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
     docs, skipped = to_documents(table, text_column, id_column, meta_columns)
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)
+        if existing is None:  # names stored before this rule keep working
+            corpus = validate_corpus_name(corpus)
+            existing = repo.find_corpus(s, corpus)
         if existing is not None and model and model != existing.model_name:
             raise ModelError(f"Corpus {corpus!r} uses model {existing.model_name!r}; switch its "
                              "model from the Models page, or upload into a new corpus.")

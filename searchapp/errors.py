@@ -58,6 +58,10 @@ class InvalidNameError(InvalidParameterError):
     """A corpus or model name could become a path outside the data folder; refused."""
 
 
+class InvalidModelNameError(InvalidNameError, ModelError):
+    """A new model's name is not a safe folder name (a ModelError too, as before)."""
+
+
 class OutputPathError(SearchAppError):
     """An output file (``--out``) cannot be written where it was asked for."""
 

@@ -8,6 +8,9 @@ A model name resolves, in order, to
 
 Each model folder may carry ``searchapp_model.json`` (the model card: base
 model, objective, data, hyper-parameters, metrics), which ``list_models`` shows.
+A folder whose card or ``config.json`` cannot be read is still listed, with
+``problem`` saying which file is wrong, so one damaged folder never hides the
+others (or crashes ``searchapp models``).
 
 Example:
     >>> from searchapp.config import Settings
@@ -18,16 +21,17 @@ Example:
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.config import Settings
-from searchapp.errors import ModelError
+from searchapp.errors import InvalidModelNameError, ModelCardError, ModelError
 
 CARD_FILE = "searchapp_model.json"
-NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch
 
 
 def _bundled_minilm() -> Path:
@@ -49,14 +53,36 @@ class ModelInfo:
     path: Path
     source: str  # "bundled" | "local"
     card: dict = field(default_factory=dict)
+    problem: str = ""  # why the folder is unusable ("" when it is fine)
+
+    @property
+    def status(self) -> str:
+        """``ok``, or ``broken: <why>`` for a folder whose metadata cannot be read."""
+        return f"broken: {self.problem}" if self.problem else "ok"
+
+    @property
+    def metrics(self) -> dict:
+        """The card's dev metrics after fine-tuning (``{}`` when there are none)."""
+        after = self.card.get("metrics", {}).get("after", {})
+        return after if isinstance(after, dict) else {}
 
 
 def validate_name(name: str) -> str:
-    """Model names become folder names: letters, digits, '.', '_' and '-' only."""
-    if not NAME_PATTERN.match(name or ""):
-        raise ModelError(
-            f"Invalid model name {name!r}: use 1-100 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit."
+    """Model names become folder names: letters, digits, '.', '_' and '-' only.
+
+    Nothing else, so no name can reach outside ``DATA_DIR/models``: no '/', '\\',
+    NUL or newline, no leading '.', no '..' anywhere.
+
+    Example:
+        >>> validate_name("../x")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.InvalidModelNameError: Invalid model name '../x': use 1-100 ...
+    """
+    if not NAME_PATTERN.fullmatch(name or "") or ".." in name:
+        raise InvalidModelNameError(
+            f"Invalid model name {name!r}: use 1-100 ASCII letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit, without '..'."
         )
     if name in BUNDLED:
         raise ModelError(f"{name!r} is the name of a bundled model; choose another name.")
@@ -79,22 +105,61 @@ def model_path(name: str, settings: Settings) -> Path:
 
 
 def read_card(path: Path) -> dict:
+    """The model card of a model folder (``{}`` when it has none).
+
+    Raises ModelCardError naming the file when it is not a JSON object (or its
+    ``metrics`` are not objects), so callers never index into garbage.
+    """
     card = path / CARD_FILE
-    return json.loads(card.read_text(encoding="utf-8")) if card.is_file() else {}
+    if not card.is_file():
+        return {}
+    data = _read_json_object(card)
+    metrics = data.get("metrics", {})
+    if not isinstance(metrics, dict) or not all(isinstance(v, dict) for v in metrics.values()):
+        raise ModelCardError(f"{card}: 'metrics' must map names to objects of numbers; "
+                             "fix or delete the file.")
+    return data
 
 
 def write_card(path: Path, card: dict) -> None:
-    (path / CARD_FILE).write_text(json.dumps(card, indent=2, default=str) + "\n",
-                                  encoding="utf-8")
+    """Write the card to a temporary file and rename it: never a half-written card."""
+    target = path / CARD_FILE
+    tmp = target.with_name(f".{CARD_FILE}.tmp")
+    tmp.write_text(json.dumps(card, indent=2, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, target)
+
+
+def _read_json_object(path: Path) -> dict:
+    """A JSON object read from ``path``; ModelCardError naming the file otherwise."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelCardError(f"{path} is unreadable ({exc}); fix or delete the file.") from exc
+    if not isinstance(data, dict):
+        raise ModelCardError(f"{path} must hold a JSON object, not {type(data).__name__}; "
+                             "fix or delete the file.")
+    return data
+
+
+def _local_model(folder: Path) -> ModelInfo:
+    """A model folder as listed: its card, or the reason it is broken."""
+    try:
+        _read_json_object(folder / "config.json")
+        return ModelInfo(folder.name, folder, "local", read_card(folder))
+    except ModelCardError as exc:
+        return ModelInfo(folder.name, folder, "local", {}, problem=str(exc))
 
 
 def list_models(settings: Settings) -> list[ModelInfo]:
-    """Bundled models first, then the folders under DATA_DIR/models (by name)."""
+    """Bundled models first, then the folders under DATA_DIR/models (by name).
+
+    Folders being written (``.NAME.saving``) and other hidden entries are left out.
+    """
     out = [ModelInfo(name, loader(), "bundled") for name, loader in BUNDLED.items()]
     if settings.models_dir.is_dir():
         for folder in sorted(settings.models_dir.iterdir()):
-            if (folder / "config.json").is_file():
-                out.append(ModelInfo(folder.name, folder, "local", read_card(folder)))
+            if not folder.name.startswith(".") and (folder / "config.json").is_file():
+                out.append(_local_model(folder))
     return out
 
 

@@ -8,8 +8,9 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import asdict
 
 import numpy as np
@@ -25,6 +26,7 @@ from searchapp.clusters.algorithms import (
 from searchapp.clusters.naming import LABEL_TERMS, central_rows, ctfidf_terms, naming_rows
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import reduce
+from searchapp.errors import CorpusChangedError
 from searchapp.index import VectorIndex
 
 Progress = Callable[[int, int, str], None]
@@ -65,6 +67,26 @@ class IndexLoan:
             self._give_back()
 
 
+@contextlib.contextmanager
+def _unchanged(index: VectorIndex, ids: np.ndarray) -> Iterator[None]:
+    """Raise CorpusChangedError if the index's live labels stop being ``ids`` meanwhile.
+
+    The k-NN graph and the clustering read the index again and again and map
+    its labels to rows of ``ids``; an index caught up to a newer corpus version
+    in the middle (another thread of the process opening the corpus) would
+    make those rows wrong: an IndexError, or silently wrong clusters. Such
+    errors, and a change found at the end, become one clear error instead.
+    """
+    try:
+        yield
+    except (RuntimeError, IndexError, ValueError) as exc:  # hnswlib, numpy on stale rows
+        if not np.array_equal(index.labels(), ids):
+            raise CorpusChangedError() from exc
+        raise
+    if not np.array_equal(index.labels(), ids):
+        raise CorpusChangedError()
+
+
 class _Laps:
     """Seconds per named step."""
 
@@ -96,9 +118,25 @@ def _assign(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, params: Cl
     return by_size(assign)
 
 
+def _graph(index: VectorIndex, ids: np.ndarray, params: ClusterParams, report: Progress
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """The k-NN graph as (row positions (n, k) int32, cosines (n, k)), rows in ``ids`` order."""
+    n = len(ids)
+    report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
+    graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
+    labels, scores = index.knn_graph(graph_k, on_batch=lambda done: report(
+        1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents"))
+    return np.searchsorted(ids, labels).astype(np.int32), scores  # labels → row positions
+
+
 def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
             progress: Progress | None = None) -> dict:
     """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
+
+    The documents are those of the index when it starts; texts of documents
+    deleted since are empty to ``texts_of``. Raises CorpusChangedError when the
+    index itself changes while it is read (lend the job an index no one else
+    updates, as ``compute_and_store`` does for jobs, and that cannot happen).
 
     Returns ``params`` (resolved), ``projection``, ``ids`` (n,) document ids in
     index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
@@ -111,18 +149,14 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     n = len(ids)
     params = params.resolved(n)
     lap = _Laps()
-    vectors = index.vectors(ids)  # (n, dim), unit length
-    neighbours = scores = None
-    if params.method != "kmeans" or params.projection == "umap":
-        report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
-        graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
-        labels, scores = index.knn_graph(graph_k, on_batch=lambda done: report(
-            1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents"))
-        neighbours = np.searchsorted(ids, labels).astype(np.int32)  # labels → row positions
-        del labels
-        lap("knn_graph")
-    report(2, STEPS, f"Clustering with {params.method}")
-    assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
+    with _unchanged(index, ids):
+        vectors = index.vectors(ids)  # (n, dim), unit length
+        neighbours = scores = None
+        if params.method != "kmeans" or params.projection == "umap":
+            neighbours, scores = _graph(index, ids, params, report)
+            lap("knn_graph")
+        report(2, STEPS, f"Clustering with {params.method}")
+        assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
     del index
     loan.done()
     lap("cluster")

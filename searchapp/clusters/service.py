@@ -19,6 +19,7 @@ from searchapp.clusters.compute import IndexLoan, Progress, compute
 from searchapp.clusters.params import KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
+from searchapp.errors import CorpusChangedError
 from searchapp.handle import CorpusHandle, as_handle
 from searchapp.jobs import queue
 from searchapp.store import repo
@@ -95,8 +96,17 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
                       ) -> ClusterResult:
     """Compute the clusters of a corpus and store them (reusing a fresh stored result).
 
-    ``free_index`` (the job sets it) drops the corpus' index from this process'
-    cache once the clusters are assigned, so the map step has its memory.
+    The clusters are those of the corpus as it is when this starts; documents
+    changed or deleted meanwhile are skipped where they are looked up (their
+    text counts as empty for the names), and the result is stored at the
+    generation it was computed from, so it is never shown as the current one.
+
+    ``free_index`` (the job sets it) takes the corpus' index out of this
+    process' cache before it starts: the job's copy is then its own, never
+    caught up under it to a newer version of the corpus (another thread opening
+    the corpus loads its own), and it is freed once the clusters are assigned,
+    so the map step has its memory. Without it the cached index is shared, and
+    a change to it midway raises CorpusChangedError (nothing is stored).
     """
     handle = as_handle(app, corpus)
     params = params.validated()
@@ -104,10 +114,15 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
         return done
     started = time.perf_counter()
     corpus_id = handle.corpus_id
+    if free_index:
+        app.indexes.forget(corpus_id)
     loan = IndexLoan(handle.index, (lambda: app.indexes.forget(corpus_id)) if free_index
                      else None)
     handle = replace(handle, index=None)  # the loan holds the only reference now
-    out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
+    try:
+        out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
+    except CorpusChangedError as exc:
+        raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
     with app.db.session() as s:
         examples = repo.document_texts(s, handle.corpus_id,
                                        [c["example_id"] for c in out["clusters"]])
