@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-from test_browser import CHROMIUM, CHROMIUM_ARGS, free_port, stop, wait_healthy  # noqa: E402
+from browser import CHROMIUM, CHROMIUM_ARGS, free_port, stop, wait_healthy  # noqa: E402
 
 PAGES = ["Upload", "Search", "Duplicates", "Clusters", "Models", "Jobs"]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -9,23 +9,20 @@ Needs /usr/bin/chromium (``apt-get install chromium``); skips without it.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-ARTIFACTS = REPO / "artifacts"
+from tests.browser import (
+    ARTIFACTS,
+    chromium,
+    playwright_or_skip,
+    read_worker_pid,
+    served_app,
+    stop,
+    wait_gone,
+)
+
 SENTENCES = [
     "A man is playing a guitar on stage.",
     "The chef is slicing vegetables in the kitchen.",
@@ -53,98 +50,47 @@ LABELLED_PAIRS = [  # sentence1, sentence2, label (1 = duplicate) for the calibr
 ]
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"streamlit exited with code {proc.returncode}")
-        with contextlib.suppress(OSError), \
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-            if r.read().strip() == b"ok":
-                return
-        time.sleep(0.5)
-    raise TimeoutError(f"the app did not answer at {url} within {timeout:.0f} s")
-
-
-def stop(pid: int | None, timeout: float = 10.0) -> None:
-    """SIGTERM, then SIGKILL if the process is still there after ``timeout``."""
-    if not pid:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(pid, os.WNOHANG)[0] == pid:
-                    return
-            os.kill(pid, 0)  # raises ProcessLookupError once it is gone
-            time.sleep(0.2)
-        os.kill(pid, signal.SIGKILL)
-
-
 @pytest.mark.browser
 def test_upload_embed_and_search_in_chromium(tmp_path, data_dir):
-    if not CHROMIUM.exists():
-        pytest.skip("Debian's Chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
+    sync_api = playwright_or_skip()
     csv_path = tmp_path / "sentences.csv"
     csv_path.write_text("text\n" + "\n".join(SENTENCES) + "\n", encoding="utf-8")
     pairs_path = tmp_path / "labelled.tsv"
     pairs_path.write_text("sentence1\tsentence2\tlabel\n" + "".join(
         f"{a}\t{b}\t{y}\n" for a, b, y in LABELLED_PAIRS), encoding="utf-8")
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data_dir), "SEARCHAPP_DEVICE": "cpu",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-    log = open(tmp_path / "streamlit.log", "wb")  # noqa: SIM115 - closed in finally
-    app = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
-         "--server.port", str(port), "--server.headless", "true",
-         "--browser.gatherUsageStats", "false"],
-        cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT)
     ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        wait_healthy(url, app)
-        with sync_api.sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 1000})
-            try:
-                page.goto(url)
-                page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
-                page.locator("input[type=file]").set_input_files(str(csv_path))
-                page.get_by_role("button", name="Upload and embed").click()
-                page.get_by_text("Corpus 'sentences': 12 added.").wait_for(timeout=30_000)
-                # The worker starts (importing torch, loading the model) and embeds.
-                page.get_by_text("Embedding 'sentences': done").wait_for(timeout=120_000)
-                page.get_by_role("link", name="Search 'sentences'").click()
-                page.get_by_label("Query").fill(QUERY)
-                page.get_by_role("button", name="Search").click()
-                first = page.locator(".st-key-hit-1")
-                first.wait_for(timeout=60_000)
-                page.screenshot(path=str(ARTIFACTS / "browser-search.png"), full_page=True)
-                assert EXPECTED in first.inner_text()
-                calibrate_in_browser(page, pairs_path)
-            except Exception:
-                page.screenshot(path=str(ARTIFACTS / "browser-failure.png"), full_page=True)
-                raise
-            finally:
-                browser.close()
+    with served_app(data_dir, tmp_path / "streamlit.log") as (app, url):
+        with chromium(sync_api) as browser:
+            search_and_calibrate(browser.new_page(viewport={"width": 1280, "height": 1000}),
+                                 url, csv_path, pairs_path)
         # Stopping the app stops the worker it started (it has no job left to finish).
         worker_pid = read_worker_pid(data_dir)
         assert worker_pid is not None, "the app should have started a worker"
         stop(app.pid)
         assert wait_gone(worker_pid, timeout=30), "the worker outlived the app that started it"
-    finally:
-        worker_pid = read_worker_pid(data_dir)
-        stop(app.pid)
-        stop(worker_pid)
-        log.close()
+
+
+def search_and_calibrate(page, url: str, csv_path: Path, pairs_path: Path) -> None:
+    """Upload, wait for the embedding, search, calibrate; a screenshot if anything fails."""
+    try:
+        page.goto(url)
+        page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
+        page.locator("input[type=file]").set_input_files(str(csv_path))
+        page.get_by_role("button", name="Upload and embed").click()
+        page.get_by_text("Corpus 'sentences': 12 added.").wait_for(timeout=30_000)
+        # The worker starts (importing torch, loading the model) and embeds.
+        page.get_by_text("Embedding 'sentences': done").wait_for(timeout=120_000)
+        page.get_by_role("link", name="Search 'sentences'").click()
+        page.get_by_label("Query").fill(QUERY)
+        page.get_by_role("button", name="Search").click()
+        first = page.locator(".st-key-hit-1")
+        first.wait_for(timeout=60_000)
+        page.screenshot(path=str(ARTIFACTS / "browser-search.png"), full_page=True)
+        assert EXPECTED in first.inner_text()
+        calibrate_in_browser(page, pairs_path)
+    except Exception:
+        page.screenshot(path=str(ARTIFACTS / "browser-failure.png"), full_page=True)
+        raise
 
 
 def calibrate_in_browser(page, pairs_path: Path) -> None:
@@ -161,21 +107,3 @@ def calibrate_in_browser(page, pairs_path: Path) -> None:
     use.wait_for(state="detached", timeout=30_000)  # the finished job's panel is gone
     page.locator(".stPlotlyChart").first.wait_for(timeout=30_000)  # the stored curve
     page.screenshot(path=str(ARTIFACTS / "browser-calibration.png"), full_page=True)
-
-
-def read_worker_pid(data_dir: Path) -> int | None:
-    try:
-        return int((data_dir / "worker.pid").read_text())
-    except (OSError, ValueError):
-        return None
-
-
-def wait_gone(pid: int, timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return True
-        time.sleep(0.2)
-    return False

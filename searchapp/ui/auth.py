@@ -1,11 +1,12 @@
 """The password gate: a login form before any page when a password is configured.
 
-``app.py`` calls ``require_login()`` before ``st.navigation``, so without the
-password a session gets neither the pages nor the sidebar that lists them, and
-asking for a page by its URL runs the same gate. Streamlit runs the script on
-the server for each session, so nothing past the gate reaches the browser.
-Being logged in is kept in the session (a reload asks again). Without
-SEARCHAPP_PASSWORD or SEARCHAPP_PASSWORD_HASH the gate does nothing.
+``app.py`` calls ``require_login()`` before it declares its pages. Until the
+session has the password, the only page is a hidden login page: no sidebar
+lists the others (after "Log out" too, which replaces the list the browser
+had), and asking for a page by its URL lands on the login form. Streamlit runs
+the script on the server for each session, so nothing past the gate reaches
+the browser. Being logged in is kept in the session (a reload asks again).
+Without SEARCHAPP_PASSWORD or SEARCHAPP_PASSWORD_HASH the gate does nothing.
 
 Example (``app.py``):
     >>> require_login()                                   # doctest: +SKIP
@@ -33,17 +34,18 @@ def gate_settings() -> Settings:
 
 
 def require_login() -> None:
-    """Return when no password is set or this session has logged in; else show the form
-    and stop the script here (no page, no sidebar)."""
-    settings = gate_settings()
-    if not settings.password_required or st.session_state.get(AUTH_KEY):
+    """Return when no password is set or this session has logged in; else run the login
+    page as the app's only (hidden) page and stop the script there."""
+    if not gate_settings().password_required or st.session_state.get(AUTH_KEY):
         return
-    login_form(settings)
+    st.navigation([st.Page(login_form, title="Log in", url_path="login", default=True)],
+                  position="hidden").run()
     st.stop()
 
 
-def login_form(settings: Settings) -> None:
+def login_form() -> None:
     """Password field and button; the right password reruns the script into the app."""
+    settings = gate_settings()
     st.title("searchapp")
     with st.form("login", border=False):
         attempt = st.text_input("Password", type="password", key="login-password")

@@ -1,0 +1,130 @@
+"""Helpers for the browser tests: the app under ``streamlit run`` on a free loopback port,
+Debian's Chromium through Playwright, and everything stopped by pid at the end.
+
+Example:
+    >>> sync_api = playwright_or_skip()                                   # doctest: +SKIP
+    >>> with served_app(data_dir, tmp_path / "streamlit.log") as (app, url):  # doctest: +SKIP
+    ...     with chromium(sync_api) as browser:
+    ...         browser.new_page().goto(url)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+ARTIFACTS = REPO / "artifacts"
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
+    """Poll Streamlit's health endpoint until it answers "ok" (or the process dies)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"streamlit exited with code {proc.returncode}")
+        with contextlib.suppress(OSError), \
+                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+            if r.read().strip() == b"ok":
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"the app did not answer at {url} within {timeout:.0f} s")
+
+
+def stop(pid: int | None, timeout: float = 10.0) -> None:
+    """SIGTERM, then SIGKILL if the process is still there after ``timeout``."""
+    if not pid:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with contextlib.suppress(ChildProcessError):
+                if os.waitpid(pid, os.WNOHANG)[0] == pid:
+                    return
+            os.kill(pid, 0)  # raises ProcessLookupError once it is gone
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+
+
+def read_worker_pid(data_dir: Path) -> int | None:
+    """The pid of the background worker the app started for ``data_dir``, if any."""
+    try:
+        return int((data_dir / "worker.pid").read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def wait_gone(pid: int, timeout: float) -> bool:
+    """Whether process ``pid`` ended within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.2)
+    return False
+
+
+@contextlib.contextmanager
+def served_app(data_dir: Path, log_path: Path, env: Mapping[str, str] | None = None
+               ) -> Iterator[tuple[subprocess.Popen, str]]:
+    """``streamlit run app.py`` on 127.0.0.1 with its data in ``data_dir``: yields (process,
+    url) once healthy; the app and the worker it started are stopped by pid on exit."""
+    url = f"http://127.0.0.1:{free_port()}"
+    app_env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data_dir), "SEARCHAPP_DEVICE": "cpu",
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
+                                                           os.environ.get("PYTHONPATH")])),
+               **(env or {})}
+    with open(log_path, "wb") as log:
+        app = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+             "--server.port", url.rsplit(":", 1)[1], "--server.headless", "true",
+             "--browser.gatherUsageStats", "false"],
+            cwd=REPO, env=app_env, stdout=log, stderr=subprocess.STDOUT)
+        try:
+            wait_healthy(url, app)
+            yield app, url
+        finally:
+            worker_pid = read_worker_pid(data_dir)
+            stop(app.pid)
+            stop(worker_pid)
+
+
+def playwright_or_skip():
+    """Playwright's sync API; skips the test without Debian's Chromium or Playwright."""
+    if not CHROMIUM.exists():
+        pytest.skip("Debian's Chromium is not installed (apt-get install chromium)")
+    return pytest.importorskip("playwright.sync_api")
+
+
+@contextlib.contextmanager
+def chromium(sync_api) -> Iterator:
+    """A headless Chromium browser (closed on exit)."""
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
