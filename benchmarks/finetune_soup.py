@@ -1,14 +1,14 @@
 """Weight averaging across fine-tuning runs ("model soups", Wortsman et al. 2022).
 
 A diagnostic, not a feature: it averages the encoder weights of the best
-states (``best.pt``) that ``finetune_quality.py --work DIR`` left behind for
+states (``best.safetensors``) that ``finetune_quality.py --work DIR`` left behind for
 runs that differ only in their seed, and reports STSb dev and test
 Spearman×100 of every subset of two or more runs, beside each run alone. It
 answers whether training N runs and averaging them is worth N× the time.
 
 Usage:
     PYTHONPATH=. python benchmarks/finetune_soup.py \\
-        /tmp/ft-seed42/work-cosent/best.pt /tmp/ft-seed7/work-cosent/best.pt ...
+        /tmp/ft-seed42/work-cosent/best.safetensors /tmp/ft-seed7/work-cosent/best.safetensors ...
 Results: benchmarks/results/finetune_soup.json
 """
 
@@ -20,13 +20,12 @@ import json
 import sys
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from finetune_quality import ROOT, sts_test, stsb_splits  # the same splits and metric
 
 from searchapp.encoder import SiameseEncoder
 from searchapp.models import BUNDLED
+from searchapp.training.trainer import load_weights
 
 
 def soup(states: list[dict]) -> dict:
@@ -38,7 +37,7 @@ def soup(states: list[dict]) -> dict:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("best", nargs="+", help="best.pt files of runs from the same base model")
+    p.add_argument("best", nargs="+", help="best.safetensors files of runs from one base model")
     p.add_argument("--model", default=None, help="the runs' base model folder "
                    "(default: the bundled MiniLM)")
     p.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
@@ -46,8 +45,7 @@ def main() -> None:
     args = p.parse_args()
     splits = stsb_splits(Path(args.data))
     encoder = SiameseEncoder.load(args.model or str(BUNDLED["all-MiniLM-L6-v2"]()), device="cpu")
-    states = [torch.load(f, map_location="cpu", weights_only=True)["encoder"]
-              for f in args.best]
+    states = [load_weights(Path(f))["encoder"] for f in args.best]
     rows = []
     for size in range(1, len(states) + 1):
         for members in itertools.combinations(range(len(states)), size):
