@@ -20,7 +20,7 @@ from __future__ import annotations
 import time
 
 from searchapp.handle import open_corpus
-from searchapp.jobs.tasks import TaskContext
+from searchapp.jobs.tasks import TaskContext, fault_point
 from searchapp.store import repo
 
 BATCH_CPU = 1024  # documents per committed batch
@@ -67,6 +67,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         with app.db.session() as s:
             generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids, vectors)
             total = repo.count_documents(s, handle.corpus_id)
+        fault_point("embed batch committed, index not advanced")
         app.indexes.advance(handle.corpus_id, model, generation, ids, vectors)
         done += len(rows)
         if clock.due():

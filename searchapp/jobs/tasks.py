@@ -13,6 +13,9 @@ Example:
 from __future__ import annotations
 
 import importlib
+import os
+import signal
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,6 +32,36 @@ TASKS: dict[str, str] = {
     "calibrate": "searchapp.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
 }
+
+
+# Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process
+# SIGKILLs itself at the Nth fault point it passes; unset, fault_point does nothing.
+FAULT_KILL_AT = "SEARCHAPP_FAULT_KILL_AT"
+_fault_points = [0]  # points passed by this process while FAULT_KILL_AT was set
+
+
+def fault_point(where: str) -> None:
+    """A place where a crash must be survivable; inert unless ``SEARCHAPP_FAULT_KILL_AT`` is set.
+
+    Why: the crash tests kill a worker at chosen, reproducible points (after a
+    committed batch, before a result is recorded, ...) instead of after a
+    random delay. With ``SEARCHAPP_FAULT_KILL_AT=N`` the Nth point passed kills
+    the process with SIGKILL, as the OOM killer or ``kill -9`` would, after one
+    line on stderr naming the point.
+    """
+    kill_at = os.environ.get(FAULT_KILL_AT)
+    if not kill_at:
+        return
+    _fault_points[0] += 1
+    if _fault_points[0] >= int(kill_at):
+        sys.stderr.write(f"fault injection: SIGKILL at point {_fault_points[0]} ({where})\n")
+        sys.stderr.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+def fault_points_passed() -> int:
+    """How many fault points this process has passed while injection was on (tests count them)."""
+    return _fault_points[0]
 
 
 # Set when the worker process is asked to stop (SIGTERM): the running task stops at its
@@ -59,6 +92,7 @@ class TaskContext:
         Raises WorkerStopping when the worker is shutting down, and LeaseLost when
         another worker took the job over (this one must stop writing).
         """
+        fault_point(f"progress {done}/{total}")
         if STOPPING.is_set():
             raise WorkerStopping()
         now = time.monotonic()

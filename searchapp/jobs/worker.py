@@ -31,7 +31,7 @@ from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError
 from searchapp.jobs import queue
-from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, resolve
+from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, fault_point, resolve
 
 log = logging.getLogger("searchapp.worker")
 HEARTBEAT_SECONDS = 10.0
@@ -45,7 +45,9 @@ def run_job(app: App, job: queue.JobView) -> str:
     beat = threading.Thread(target=_heartbeat, args=(app, lease, stop_beat), daemon=True)
     beat.start()
     try:
+        fault_point(f"{job.kind} job {job.id} claimed")
         result = resolve(job.kind)(TaskContext(app, lease), job.payload)
+        fault_point(f"{job.kind} job {job.id} returned, result not recorded")
         return _final(app, lease, "succeeded", result=result, message="Done.")
     except queue.LeaseLost:
         log.warning("job %s was taken over by another worker; this one stops", job.id)
