@@ -13,6 +13,8 @@ Variables (all optional):
     SEARCHAPP_PASSWORD      turns on a login form before every page of the web app
     SEARCHAPP_PASSWORD_HASH the same with a hash from ``searchapp hash-password`` instead
                             of the password (see ``searchapp/passwords.py``); set one of the two
+    SEARCHAPP_BUSY_TIMEOUT  seconds a write waits for another process' write lock on a
+                            SQLite database before a "database busy" error (default 30)
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -34,6 +36,7 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
 PRECISIONS = ("auto", "fp32", "bf16")
 DEFAULT_MAX_UPLOAD_BYTES = 1 << 30  # 1 GiB uncompressed
+DEFAULT_BUSY_TIMEOUT = 30.0  # seconds
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 
 
@@ -154,6 +157,26 @@ def max_upload_bytes(env: Mapping[str, str] | None = None) -> int:
             f"SEARCHAPP_MAX_UPLOAD_BYTES={raw!r} is not a size; use bytes or a number with "
             "K, M or G, e.g. 1048576, 500M or 2G."
         ) from None
+
+
+def busy_timeout(env: Mapping[str, str] | None = None) -> float:
+    """SEARCHAPP_BUSY_TIMEOUT in seconds (default 30), validated; read by ``store.db`` itself,
+    so every Database of the process waits the same, tests included.
+
+    Example:
+        >>> busy_timeout({"SEARCHAPP_BUSY_TIMEOUT": "0.5"}), busy_timeout({})
+        (0.5, 30.0)
+    """
+    env = os.environ if env is None else env
+    raw = env.get("SEARCHAPP_BUSY_TIMEOUT", "") or str(DEFAULT_BUSY_TIMEOUT)
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= 86_400:
+        raise ConfigError(f"SEARCHAPP_BUSY_TIMEOUT={raw!r} is not a number of seconds between "
+                          "0 and 86400; e.g. 30.")
+    return seconds
 
 
 def _password_settings(env: Mapping[str, str]) -> tuple[str | None, str | None]:

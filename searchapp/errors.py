@@ -38,6 +38,17 @@ class IndexCorruptError(SearchAppError):
     """An index file is unreadable; callers rebuild it from the database."""
 
 
+class DatabaseBusyError(SearchAppError):
+    """Another process held the database's write lock longer than the busy timeout."""
+
+    def __init__(self, seconds: float):
+        super().__init__(
+            f"The database is busy: another process (a worker, a command or the app) held its "
+            f"write lock for more than {seconds:g} s, so nothing was written. Try again when "
+            "it has finished, or wait longer with SEARCHAPP_BUSY_TIMEOUT=SECONDS.")
+        self.seconds = seconds
+
+
 class JobError(SearchAppError):
     """A job cannot be found, enqueued, or changed as asked."""
 
