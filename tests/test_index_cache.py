@@ -111,7 +111,42 @@ def damage_foreign(path, other):
     shutil.copy(other.with_suffix(".json"), path.with_suffix(".json"))
 
 
-@pytest.mark.parametrize("damage", [damage_truncate, damage_zero, damage_delete, damage_foreign])
+def damage_foreign_index_only(path, other):
+    """Another corpus' index over this one's, this one's metadata kept (sizes differ here)."""
+    shutil.copy(other, path)
+
+
+def damage_meta_deleted(path, other):
+    path.with_suffix(".json").unlink()
+
+
+def damage_tail_zeroed(path, other):
+    """What a crash can leave of a file not yet flushed: its size, and zeros at the end."""
+    size = path.stat().st_size
+    path.write_bytes(path.read_bytes()[: size // 2] + b"\0" * (size - size // 2))
+
+
+def damage_block_zeroed(path, other):
+    """4 KiB of zeros in the middle of the file, its size unchanged."""
+    data = bytearray(path.read_bytes())
+    start = int(len(data) * 0.3)
+    data[start:start + 4096] = bytes(len(data[start:start + 4096]))
+    path.write_bytes(bytes(data))
+
+
+NO_CHECKSUM = ("the metadata checks size, counts and ids, not the content: a file damaged "
+               "inside, or another corpus' file of the same size, loads (needs a checksum of "
+               "the index file in its metadata)")
+# strict: the day a checksum lands these pass, and the marker must go
+SERVED_UNTIL_CHECKSUMMED = pytest.mark.xfail(strict=True, raises=AssertionError,
+                                             reason=NO_CHECKSUM)
+
+
+@pytest.mark.parametrize("damage", [
+    damage_truncate, damage_zero, damage_delete, damage_foreign, damage_foreign_index_only,
+    damage_meta_deleted, damage_tail_zeroed,
+    pytest.param(damage_block_zeroed, marks=SERVED_UNTIL_CHECKSUMMED),
+])
 def test_a_damaged_or_foreign_file_is_rebuilt_never_served(app, damage):
     rng = np.random.default_rng(2)
     cid, model = fill(app, "c", {f"d{i}": f"t{i}" for i in range(40)}, rng)
@@ -121,6 +156,23 @@ def test_a_damaged_or_foreign_file_is_rebuilt_never_served(app, damage):
         app.indexes.save(corpus_id, model)
     damage(app.indexes.path(IndexKey(cid, model.id)),
            app.indexes.path(IndexKey(other_id, model.id)))
+    index, _ = IndexCache(app.db, app.settings.index_dir).get(cid, model)
+    assert_same(index, database_view(app, cid, model))
+
+
+@SERVED_UNTIL_CHECKSUMMED
+def test_another_corpus_file_of_the_same_size_is_rebuilt_never_served(app):
+    """Two corpora of 400 documents: their index files have the same size."""
+    rng = np.random.default_rng(5)
+    cid, model = fill(app, "c", {f"d{i}": f"t{i}" for i in range(400)}, rng)
+    other_id, _ = fill(app, "other", {f"o{i}": f"o{i}" for i in range(400)}, rng)
+    for corpus_id in (cid, other_id):
+        app.indexes.get(corpus_id, model)
+        app.indexes.save(corpus_id, model)
+    path = app.indexes.path(IndexKey(cid, model.id))
+    other = app.indexes.path(IndexKey(other_id, model.id))
+    assert path.stat().st_size == other.stat().st_size
+    damage_foreign_index_only(path, other)
     index, _ = IndexCache(app.db, app.settings.index_dir).get(cid, model)
     assert_same(index, database_view(app, cid, model))
 
