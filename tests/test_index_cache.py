@@ -134,18 +134,9 @@ def damage_block_zeroed(path, other):
     path.write_bytes(bytes(data))
 
 
-NO_CHECKSUM = ("the metadata checks size, counts and ids, not the content: a file damaged "
-               "inside, or another corpus' file of the same size, loads (needs a checksum of "
-               "the index file in its metadata)")
-# strict: the day a checksum lands these pass, and the marker must go
-SERVED_UNTIL_CHECKSUMMED = pytest.mark.xfail(strict=True, raises=AssertionError,
-                                             reason=NO_CHECKSUM)
-
-
 @pytest.mark.parametrize("damage", [
     damage_truncate, damage_zero, damage_delete, damage_foreign, damage_foreign_index_only,
-    damage_meta_deleted, damage_tail_zeroed,
-    pytest.param(damage_block_zeroed, marks=SERVED_UNTIL_CHECKSUMMED),
+    damage_meta_deleted, damage_tail_zeroed, damage_block_zeroed,
 ])
 def test_a_damaged_or_foreign_file_is_rebuilt_never_served(app, damage):
     rng = np.random.default_rng(2)
@@ -160,7 +151,6 @@ def test_a_damaged_or_foreign_file_is_rebuilt_never_served(app, damage):
     assert_same(index, database_view(app, cid, model))
 
 
-@SERVED_UNTIL_CHECKSUMMED
 def test_another_corpus_file_of_the_same_size_is_rebuilt_never_served(app):
     """Two corpora of 400 documents: their index files have the same size."""
     rng = np.random.default_rng(5)
