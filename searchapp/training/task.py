@@ -131,7 +131,6 @@ def finetune(ctx, payload: dict) -> dict:
                  force=True)
     trainer = Trainer(encoder, train, dev, hyper, folder, progress=_reporter(ctx))
     result = trainer.run()
-    target = _save_model(app, encoder, name)
     card = {"name": name, "job_id": ctx.job_id, "base_model": payload["base"],
             "base_path": str(base_path),
             "objective": train.objective, "data": train.to_card(),
@@ -140,8 +139,7 @@ def finetune(ctx, payload: dict) -> dict:
             "metrics": result["metrics"],
             "training": {k: result[k] for k in ("steps", "best_step", "seconds",
                                                 "seconds_per_step", "device", "resumed_from")}}
-    write_card(target, card)
-    shutil.copy(trainer.history_path, target / HISTORY_IN_MODEL)
+    target = _save_model(app, encoder, name, card, trainer.history_path)
     trainer.clean_up()
     ctx.progress(result["steps"], result["steps"], f"Saved model {name}", force=True)
     return _summary(card, target)
@@ -208,14 +206,21 @@ def _claim_folder(folder: Path, job_id: int) -> None:
     marker.write_text(json.dumps({"job_id": job_id}), encoding="utf-8")
 
 
-def _save_model(app: App, encoder, name: str) -> Path:
-    """Save into a temporary folder, then rename: a half-written model is never listed."""
+def _save_model(app: App, encoder, name: str, card: dict, history: Path) -> Path:
+    """Save weights, card and history into a temporary folder, then rename it into place.
+
+    The rename is the one moment the model appears, complete with the card that
+    names this job: a worker killed before it trains again from the last
+    checkpoint, one killed after it finds the card and returns.
+    """
     target = app.settings.models_dir / name
     if name in BUNDLED or target.exists():
         raise ModelError(f"A model named {name!r} already exists; it was not overwritten.")
     tmp = app.settings.models_dir / f".{name}.saving"
     shutil.rmtree(tmp, ignore_errors=True)
     encoder.save(tmp)
+    shutil.copy(history, tmp / HISTORY_IN_MODEL)
+    write_card(tmp, card)
     tmp.rename(target)
     return target
 
