@@ -412,17 +412,25 @@ class Finetune:
 
 
 def expected_resume(runs: list[WorkerRun], total: int) -> int | None:
-    """The checkpoint the last training run started from, by where the kills landed.
+    """The checkpoint the last training run started from, replayed from where the kills landed.
 
-    A kill at the report of step s (``progress s/total``) comes after the
-    checkpoint of step s when s is a multiple of ``checkpoint_every`` (none is
-    written at the last step); a run resumes from the latest one written.
+    A training run passes its fault points in a fixed order: 1 the claim, 2 the
+    report before training, then the report of each step after the checkpoint
+    it resumed from, then the report once the model is saved, then the return.
+    A kill at the report of step s comes after the checkpoint of step s when s
+    is a multiple of ``checkpoint_every`` below ``total`` (none is written at the
+    last step, so a kill there leaves the one before it); a kill at the
+    saved-model report or later leaves the model with its card, and the next
+    run trains nothing.
     """
     every, latest = FINETUNE["checkpoint_every"], 0
     for run in runs:
-        step = re.fullmatch(r"progress (\d+)/(\d+)", run.point or "")
-        if step and int(step.group(2)) == total and int(step.group(1)) < total:
-            latest = max(latest, every * (int(step.group(1)) // every))
+        if not run.killed:
+            continue
+        step = latest + run.kill_at - 2
+        if 1 <= step <= total:
+            assert run.point == f"progress {step}/{total}", (run.point, step)
+            latest = max(latest, every * (min(step, total - 1) // every))
     return latest or None
 
 
