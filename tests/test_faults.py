@@ -427,8 +427,8 @@ def expected_resume(runs: list[WorkerRun], total: int) -> int | None:
     for run in runs:
         if not run.killed:
             continue
-        step = latest + run.kill_at - 2
-        if 1 <= step <= total:
+        step = latest + run.kill_at - 2  # point 3 is the step after the checkpoint
+        if run.kill_at >= 3 and step <= total:
             assert run.point == f"progress {step}/{total}", (run.point, step)
             latest = max(latest, every * (min(step, total - 1) // every))
     return latest or None
