@@ -2,7 +2,8 @@
 
 The encoder sees at most ``max_seq_length`` word pieces (256 for the bundled
 model, two of them [CLS] and [SEP]); a longer text would be cut and its end
-never searchable. A document longer than the window is split into passages of
+never searchable. A document longer than half that window (``window_for``;
+``SEARCHAPP_PASSAGE_TOKENS`` sets another) is split into passages of
 at most ``window`` tokens that overlap by about ``overlap`` tokens, ending at a
 sentence boundary where one lies in the second half of the window and starting
 the next passage at a sentence start inside the overlap where there is one.
@@ -18,21 +19,25 @@ passage that matched. The tokenizer is the model's own: any registered model,
 fine-tuned ones included, is split by what it actually reads.
 
 Example:
-    >>> pieces = [(0, 3), (4, 8), (8, 9), (10, 14), (15, 19), (19, 20)]  # 2 sentences
-    >>> plan_spans("One two. Six five.", pieces, window=4, overlap=1)
-    [(0, 9), (10, 20)]
+    >>> pieces = [(0, 3), (4, 7), (7, 8), (9, 12), (13, 17), (17, 18)]  # 2 sentences
+    >>> plan_spans("One two. Six five.", pieces, window=4, overlap=1)  # ends at the sentence
+    [(0, 8), (7, 18)]
 """
 
 from __future__ import annotations
 
+import os
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from searchapp.errors import ConfigError
+
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the model's window
+WINDOW_SHARE = 0.5  # a passage's share of the model's window (see window_for)
 MAX_PASSAGES = 4096  # per document; also the stride of passage labels (see PassageIndex)
 _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s+|\n\s*")
 
@@ -48,15 +53,38 @@ class PassagePlan:
         return len(self.spans) > 1
 
 
-def window_for(max_seq_length: int) -> tuple[int, int]:
-    """(window, overlap) in tokens for a model's max length: the whole window, a quarter overlap.
+def window_for(max_seq_length: int, tokens: int | None = None) -> tuple[int, int]:
+    """(window, overlap) in tokens for a model's max length; ``tokens`` asks for another window.
+
+    By default a passage is half the model's window (``WINDOW_SHARE``): one
+    sentence in a passage of 254 tokens weighs too little in its mean-pooled
+    vector (``benchmarks/retrieval_quality.py`` measures both); the overlap is a
+    quarter of the window.
 
     Example:
-        >>> window_for(256)
-        (254, 63)
+        >>> window_for(256), window_for(256, tokens=254), window_for(256, tokens=999)
+        ((127, 31), (254, 63), (254, 63))
     """
-    window = max(8, int(max_seq_length) - SPECIAL_TOKENS)
+    full = max(8, int(max_seq_length) - SPECIAL_TOKENS)
+    window = max(8, min(full, int(tokens) if tokens else int(full * WINDOW_SHARE)))
     return window, window // 4
+
+
+def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
+    """SEARCHAPP_PASSAGE_TOKENS: the passage window in model tokens (default: from the model).
+
+    Example:
+        >>> passage_tokens({"SEARCHAPP_PASSAGE_TOKENS": "200"}), passage_tokens({})
+        (200, None)
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_PASSAGE_TOKENS", "") or "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 16:
+        raise ConfigError(f"SEARCHAPP_PASSAGE_TOKENS={raw!r} is not valid; use a whole number "
+                          "of tokens, 16 or more (the model's window caps it).")
+    return int(raw)
 
 
 def sentence_starts(text: str) -> list[int]:
@@ -99,7 +127,7 @@ def plan(encoder, texts: Sequence[str]) -> list[PassagePlan]:
     Texts whose UTF-8 length is within the window cannot exceed it (no tokenizer
     makes more tokens than bytes) and are not tokenised again here.
     """
-    window, overlap = window_for(encoder.max_seq_length)
+    window, overlap = window_for(encoder.max_seq_length, passage_tokens())
     plans: list[PassagePlan | None] = [
         PassagePlan([(0, len(t))]) if len(t.encode("utf-8")) <= window else None for t in texts]
     long_idx = [i for i, p in enumerate(plans) if p is None]
