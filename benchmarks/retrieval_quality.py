@@ -131,14 +131,18 @@ def long_documents(planted: list[tuple[str, str]], tokenizer, window: int, seed:
 
 # ---- running -------------------------------------------------------------------------------
 def ingest(app, name: str, texts: list[str]) -> dict:
-    from searchapp.corpora import upload
+    from searchapp.corpora import embed, upload
     from searchapp.ingest import read_table
     from searchapp.jobs.worker import run_until_done
 
     frame = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     started = time.perf_counter()
     summary = upload(app, read_table(frame.to_csv(index=False).encode(), f"{name}.csv"), name)
-    job = run_until_done(app, summary.job_id)
+    job_id = summary.job_id or embed(app, name)  # --work: a stored corpus, maybe half embedded
+    if job_id is None:
+        log(f"{name}: already embedded")
+        return {"split": None, "passages": None, "seconds": None}
+    job = run_until_done(app, job_id)
     if job.status != "succeeded":
         raise SystemExit(f"embedding {name} failed: {job.error}")
     log(f"{name}: {len(texts):,} documents embedded in {time.perf_counter() - started:.1f} s "
@@ -169,26 +173,26 @@ def fuse(semantic: list, lexical: list, k_rrf: float, w_sem: float, w_lex: float
 
 
 def evaluate_set(app, handle, queries, label: str) -> dict:
+    """Each mode through ``search``; semantic and lexical lists (depth 50) also fused offline."""
     from searchapp.evaluation import retrieval_metrics
 
     relevant = [rel for _, rel in queries]
     out, lists = {}, {}
     for mode in ("semantic", "lexical", "hybrid"):
         started = time.perf_counter()
-        ranked, _ = ranked_texts(app, handle, queries, mode)
-        out[mode] = retrieval_metrics(ranked, relevant)
+        depth = DEPTH if mode != "hybrid" else 10
+        lists[mode], _ = ranked_texts(app, handle, queries, mode, k=depth)
+        out[mode] = retrieval_metrics([r[:10] for r in lists[mode]], relevant)
         out[mode]["ms_per_query"] = round(1000 * (time.perf_counter() - started) / len(queries),
                                           1)
         log(f"{label} {mode}: {out[mode]}")
-    for mode in ("semantic", "lexical"):
-        lists[mode], _ = ranked_texts(app, handle, queries, mode, k=DEPTH)
     fusions = {}
     for k_rrf in (10, 60):
         for w_sem, w_lex in ((1, 1), (2, 1), (3, 1)):
             fused = [fuse(s, x, k_rrf, w_sem, w_lex, q) for s, x, (q, _) in
                      zip(lists["semantic"], lists["lexical"], queries, strict=True)]
             fusions[f"rrf k={k_rrf} w={w_sem}:{w_lex}"] = retrieval_metrics(fused, relevant)
-    out["fusions"] = fusions
+    out["fusions (offline, from the depth-50 lists)"] = fusions
     log(f"{label} fusions: " + ", ".join(f"{k} {v['mrr@10']}" for k, v in fusions.items()))
     return out
 
@@ -200,69 +204,86 @@ def truncating_embed(encoder, texts):
     return Embedded(encoder.encode(list(texts)), {})
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--queries", type=int, default=1000)
-    parser.add_argument("--codes", type=int, default=200)
-    parser.add_argument("--long", type=int, default=300)
-    parser.add_argument("--extra-long", type=int, default=700)
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--corpus-limit", type=int, default=0,
-                        help="a quick trial: at most this many STSb sentences besides the queries'")
-    parser.add_argument("--out", default=str(RESULTS / "retrieval_quality.json"))
-    args = parser.parse_args()
-
-    work = Path(tempfile.mkdtemp(prefix="retrieval-"))
-    os.environ["SEARCHAPP_DATA_DIR"] = str(work)
-    from searchapp.context import App
+def long_part(app, encoder, sets: dict, args) -> dict:
+    """The long-document set: truncation (the peer) against passages of each window."""
+    from searchapp.evaluation import retrieval_metrics
     from searchapp.handle import open_corpus
     from searchapp.jobs import embed_task
     from searchapp.passages import window_for
 
-    app = App()
-    encoder = app.encoder("all-MiniLM-L6-v2")
-    sets = build_sets(args.queries, args.codes, args.long, args.seed, args.corpus_limit)
-    log(f"corpus {len(sets['stsb_texts']):,} STSb sentences; {len(sets['paraphrase'])} "
-        f"paraphrase queries, {len(sets['keyword'])} codes")
-    result = {"machine_load": os.getloadavg(), "seed": args.seed,
-              "speed_path": getattr(encoder, "speed_path", "")}
-    ingest(app, "stsb", sets["stsb_texts"])
-    stsb = open_corpus(app, "stsb")
-    result["paraphrase"] = evaluate_set(app, stsb, sets["paraphrase"], "paraphrase")
-    result["keyword"] = evaluate_set(app, stsb, sets["keyword"], "keyword")
-
-    window, _ = window_for(encoder.max_seq_length)
-    docs, queries, shape = long_documents(sets["planted"], encoder.tokenizer, window, args.seed,
-                                          args.extra_long)
-    result["long_set"] = shape
+    window, _ = window_for(encoder.max_seq_length, 10**6)  # the model's whole window
+    docs, queries, shape = long_documents(sets["planted"], encoder.tokenizer, window,
+                                          args.seed, args.extra_long)
     log(f"long set: {shape}")
-    passages = ingest(app, "long-passages", docs)
+    relevant = [rel for _, rel in queries]
+    out: dict = {"set": shape, "results": {}}
     real = embed_task.embed_documents
     embed_task.embed_documents = truncating_embed
     try:
         ingest(app, "long-truncated", docs)
     finally:
         embed_task.embed_documents = real
-    result["long_set"]["split"] = {"documents": passages["split"],
-                                   "passages": passages["passages"]}
-    from searchapp.evaluation import retrieval_metrics
-
-    relevant = [rel for _, rel in queries]
-    long_out = {}
-    truncated = open_corpus(app, "long-truncated")
-    ranked, _ = ranked_texts(app, truncated, queries, "semantic")
-    long_out["truncation (semantic, before)"] = retrieval_metrics(ranked, relevant)
-    with_passages = open_corpus(app, "long-passages")
-    for mode in ("semantic", "lexical", "hybrid"):
-        ranked, _ = ranked_texts(app, with_passages, queries, mode)
-        long_out[f"passages ({mode})"] = retrieval_metrics(ranked, relevant)
-    mean_only = dataclasses.replace(with_passages, passages=None)
-    ranked, _ = ranked_texts(app, mean_only, queries, "semantic")
-    long_out["mean of passages as the document vector (semantic)"] = \
-        retrieval_metrics(ranked, relevant)
-    for k, v in long_out.items():
+    ranked, _ = ranked_texts(app, open_corpus(app, "long-truncated"), queries, "semantic")
+    out["results"]["truncation (semantic, before)"] = retrieval_metrics(ranked, relevant)
+    for tokens in args.windows:
+        os.environ["SEARCHAPP_PASSAGE_TOKENS"] = str(tokens)
+        name = f"long-passages-{tokens}"
+        embedded = ingest(app, name, docs)
+        out["set"][f"split with {tokens}-token passages"] = {
+            "documents": embedded["split"], "passages": embedded["passages"],
+            "embed_seconds": embedded["seconds"]}
+        handle = open_corpus(app, name)
+        for mode in ("semantic", "lexical", "hybrid"):
+            ranked, _ = ranked_texts(app, handle, queries, mode)
+            out["results"][f"passages of {tokens} tokens ({mode})"] = \
+                retrieval_metrics(ranked, relevant)
+        mean_only = dataclasses.replace(handle, passages=None)
+        ranked, _ = ranked_texts(app, mean_only, queries, "semantic")
+        out["results"][f"mean of {tokens}-token passages as the document vector (semantic)"] = \
+            retrieval_metrics(ranked, relevant)
+    os.environ.pop("SEARCHAPP_PASSAGE_TOKENS", None)
+    for k, v in out["results"].items():
         log(f"long {k}: {v}")
-    result["long"] = long_out
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=1000)
+    parser.add_argument("--codes", type=int, default=200)
+    parser.add_argument("--long", type=int, default=200)
+    parser.add_argument("--extra-long", type=int, default=300)
+    parser.add_argument("--work", help="data folder to reuse (a run that was stopped)")
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--corpus-limit", type=int, default=0,
+                        help="a quick trial: at most this many STSb sentences besides the queries'")
+    parser.add_argument("--parts", default="stsb,long", type=lambda v: v.split(","))
+    parser.add_argument("--windows", default="254,127",
+                        type=lambda v: [int(x) for x in v.split(",")],
+                        help="passage windows (tokens) for the long set")
+    parser.add_argument("--out", default=str(RESULTS / "retrieval_quality.json"))
+    args = parser.parse_args()
+
+    work = Path(args.work or tempfile.mkdtemp(prefix="retrieval-"))
+    os.environ["SEARCHAPP_DATA_DIR"] = str(work)
+    from searchapp.context import App
+    from searchapp.handle import open_corpus
+
+    app = App()
+    encoder = app.encoder("all-MiniLM-L6-v2")
+    sets = build_sets(args.queries, args.codes, args.long, args.seed, args.corpus_limit)
+    log(f"corpus {len(sets['stsb_texts']):,} STSb sentences; {len(sets['paraphrase'])} "
+        f"paraphrase queries, {len(sets['keyword'])} codes")
+    result = {"machine_load_at_start": os.getloadavg(), "seed": args.seed,
+              "speed_path": getattr(encoder, "speed_path", "")}
+    if "stsb" in args.parts:
+        ingest(app, "stsb", sets["stsb_texts"])
+        stsb = open_corpus(app, "stsb")
+        result["paraphrase"] = evaluate_set(app, stsb, sets["paraphrase"], "paraphrase")
+        result["keyword"] = evaluate_set(app, stsb, sets["keyword"], "keyword")
+    if "long" in args.parts:
+        result["long"] = long_part(app, encoder, sets, args)
+    result["machine_load_at_end"] = os.getloadavg()
     Path(args.out).write_text(json.dumps(result, indent=2) + "\n")
     log(f"wrote {args.out}")
 

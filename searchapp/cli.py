@@ -176,7 +176,7 @@ def cmd_search(args: argparse.Namespace) -> int:
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
-        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.snippet}")
+        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.marked_snippet}")
         if mode == "hybrid" or h.passage is not None:
             print(" " * 7 + search_hit_detail(h))
     return 0
@@ -189,7 +189,7 @@ def search_hit_json(h) -> dict:
             "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
             "passage": None if h.span is None else
             {"number": h.passage, "start": h.span[0], "end": h.span[1]},
-            "snippet": h.snippet, "meta": h.meta}
+            "snippet": h.marked_snippet, "meta": h.meta}
 
 
 def search_hit_detail(h) -> str:

@@ -40,7 +40,7 @@ from searchapp.errors import InvalidParameterError, check_range
 from searchapp.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
 from searchapp.passage_index import STRIDE
-from searchapp.snippets import make_snippet
+from searchapp.snippets import Snippet, make_snippet
 from searchapp.store import fulltext, repo
 
 MAX_K = 1000
@@ -67,11 +67,16 @@ class SearchHit:
     lexical_score: float | None = None
     passage: int | None = None  # the matched passage of a split document (0-based)
     span: tuple[int, int] | None = None  # that passage's characters in ``text``
-    snippet: str = ""  # the matched part, query words between « »
-    highlights: list = field(default_factory=list)  # (start, end) of the marks' words
+    snippet: str = ""  # the matched part as plain text (see searchapp.snippets)
+    highlights: list = field(default_factory=list)  # (start, end) of the query's words in it
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def marked_snippet(self) -> str:
+        """The snippet with the query's words between « and »."""
+        return Snippet(self.snippet, self.highlights).marked()
 
 
 @dataclass
@@ -174,7 +179,7 @@ def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int) -> list
 def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
                     flt: tuple[str, dict]) -> list[_Candidate]:
     """A selective filter: score the documents that pass exactly (or by filtered HNSW)."""
-    ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt, EXACT_FILTER_MAX + 1)
+    ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
     if len(ids) <= EXACT_FILTER_MAX:
         labels, matrix = handle.index.vectors_of(ids)
         scores = matrix @ vector if len(labels) else np.zeros(0, np.float32)
@@ -258,7 +263,7 @@ def _hits(app: App, ranked: list[_Ranked], words: list[str]) -> list[SearchHit]:
         hits.append(SearchHit(
             doc.external_id, doc.text, round(float(r.score), 6), dict(doc.meta), r.doc,
             r.semantic_rank, _round(r.semantic_score), r.lexical_rank, _round(r.lexical_score),
-            r.passage, span, snippet.marked(), snippet.highlights))
+            r.passage, span, snippet.text, snippet.highlights))
     return hits
 
 

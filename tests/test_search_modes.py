@@ -61,7 +61,8 @@ def test_a_long_document_is_found_by_the_sentence_at_its_end(app):
     assert top.passage == result["passages"] - 1  # the last passage matched
     start, end = top.span
     assert PENGUINS in top.text[start:end] and start > len(AGENDA) // 2
-    assert "«penguins»" in top.snippet and "committee reviewed item number 0 " not in top.snippet
+    assert "«penguins»" in top.marked_snippet
+    assert "committee reviewed item number 0 " not in top.snippet
 
 
 def code_rows() -> list[dict]:
@@ -77,7 +78,7 @@ def test_an_exact_code_is_found_first_in_hybrid_mode(app, code):
     hybrid = search(app, "fw", f"ERR-{code}", k=3, mode="hybrid")
     assert hybrid[0].id == f"fw{code}"
     assert hybrid[0].semantic_score is not None and hybrid[0].lexical_score is not None
-    assert "«ERR»-«" + code + "»" in hybrid[0].snippet
+    assert "«ERR»-«" + code + "»" in hybrid[0].marked_snippet
 
 
 def test_filters_compare_numbers_strings_and_dates(app):

@@ -170,15 +170,12 @@ def matching_ids(conn: Connection, corpus_id: int, ids: Sequence[int],
     return out
 
 
-def all_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict],
-                     limit: int) -> list[int]:
-    """Up to ``limit`` ids of the corpus' documents passing the filter (one SQL pass).
+def all_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict]) -> list[int]:
+    """Ids of the corpus' documents passing the filter (one SQL pass).
 
     For selective filters only (the candidate search could not find enough): the
     database reads the corpus' rows, in C, through the (corpus_id, id) index.
     """
     where_sql, params = where
-    sql = (f"SELECT d.id FROM documents d WHERE d.corpus_id = :corpus AND ({where_sql}) "
-           "ORDER BY d.id LIMIT :limit")
-    return [int(r[0]) for r in conn.execute(text(sql), {**params, "corpus": corpus_id,
-                                                        "limit": int(limit)})]
+    sql = f"SELECT d.id FROM documents d WHERE d.corpus_id = :corpus AND ({where_sql})"
+    return [int(r[0]) for r in conn.execute(text(sql), {**params, "corpus": corpus_id})]
