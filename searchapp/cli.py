@@ -145,9 +145,20 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         print(f"Embedded and indexed {result.get('embedded', 0)} documents "
               f"in {result.get('seconds', 0)} s.")
         if result.get("split"):
-            print(f"{result['split']} documents were longer than the model's window and were "
-                  f"split into {result['passages']} passages (each one searchable).")
+            print(split_sentence(result["split"], result["passages"]))
     return code
+
+
+def split_sentence(split: int, passages: int) -> str:
+    """What the embed job did with long documents, for ``ingest --wait`` and ``embed --wait``.
+
+    Example:
+        >>> split_sentence(1, 5)
+        '1 document was longer than a passage and was split into 5 passages, each searchable.'
+    """
+    docs = "1 document was" if split == 1 else f"{split:,} documents were"
+    return (f"{docs} longer than a passage and {'was' if split == 1 else 'were'} split into "
+            f"{passages:,} passages, each searchable.")
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
@@ -161,7 +172,14 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if not args.wait:
         print(f"Embedding job {job_id} queued; `searchapp worker` runs it.")
         return 0
-    return wait_for_job(app, job_id, f"embed job {job_id}")
+    code = wait_for_job(app, job_id, f"embed job {job_id}")
+    if code == 0:
+        from searchapp.jobs import queue
+
+        result = queue.get(app.db, job_id).result or {}
+        if result.get("split"):
+            print(split_sentence(result["split"], result["passages"]))
+    return code
 
 
 def cmd_search(args: argparse.Namespace) -> int:

@@ -143,14 +143,16 @@ def condition_sql(c: Condition, i: int, dialect: str) -> tuple[str, dict]:
     col, val = f"fc{i}", f"fv{i}"
     v = _json_value(dialect, col)
     params: dict = {col: c.column, val: c.value}
+    # CASE, not AND: PostgreSQL may evaluate a cast before its guard, CASE never does;
+    # a value that does not read as the type becomes NULL and never matches
     if c.kind == "number":
         cast = f"CAST({v} AS DOUBLE PRECISION)" if dialect == "postgresql" else \
             f"CAST({v} AS REAL)"
-        return f"({_number_guard(dialect, v)} AND {cast} {c.op} :{val})", params
+        return f"(CASE WHEN {_number_guard(dialect, v)} THEN {cast} END) {c.op} :{val}", params
     if c.kind == "date":
         # ISO dates and timestamps compare as text; a bare date is the day's first moment
         when = f"replace(substr({v}, 1, 26), ' ', 'T')"
-        return f"({_date_guard(v)} AND {when} {c.op} :{val})", params
+        return f"(CASE WHEN {_date_guard(v)} THEN {when} END) {c.op} :{val}", params
     if c.op == "!=":  # a document without the column is "not equal" too
         return f"({v} IS NULL OR CAST({v} AS TEXT) != :{val})", params
     return f"CAST({v} AS TEXT) = :{val}", params
