@@ -106,8 +106,9 @@ def marked_markdown(hit: SearchHit) -> str:
 
     Example:
         >>> from searchapp.search import SearchHit
-        >>> marked_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>", highlights=[(7, 8)]))
-        '\\<b\\>ERR\\-**1**\\</b\\>'
+        >>> print(marked_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>",
+        ...                                 highlights=[(7, 8)])))
+        \\<b\\>ERR\\-**1**\\</b\\>
     """
     out, last = [], 0
     for start, end in hit.highlights:
