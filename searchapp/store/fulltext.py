@@ -9,7 +9,9 @@ that higher is better, like cosine).
 
 PostgreSQL: a stored generated ``tsvector`` column ``documents.text_search``
 (``english`` configuration) with a GIN index, ranked by ``ts_rank_cd``; the
-database keeps it with every write by itself.
+database keeps it with every write by itself. Each query chunk goes through
+``phraseto_tsquery`` (PostgreSQL parses it as it parsed the documents), the
+chunks OR-ed with ``||``.
 
 A query is cut into words (letters and digits); the words of one
 whitespace-separated chunk form a phrase (``ERR-40417`` → the phrase ``err
@@ -104,15 +106,20 @@ def fts_query(query: str) -> str:
     return " OR ".join('"' + " ".join(words) + '"' for words in _chunks(query))
 
 
-def ts_query(query: str) -> str:
-    """The PostgreSQL ``to_tsquery`` text for a user's query ('' when no word is left).
+def ts_chunks(query: str) -> list[str]:
+    """The query's chunks for PostgreSQL, each parsed there by ``phraseto_tsquery``.
+
+    PostgreSQL's own parser reads each chunk as it read the documents (``ERR-40417``
+    becomes ``err`` followed by ``-40417`` there), so phrases match what was indexed.
+    A chunk that holds only common words is left out.
 
     Example:
-        >>> ts_query("ERR-40417 billing")
-        "('err' <-> '40417') | ('billing')"
+        >>> ts_chunks("the ERR-40417 billing")
+        ['ERR-40417', 'billing']
     """
-    return " | ".join("(" + " <-> ".join(f"'{w}'" for w in words) + ")"
-                      for words in _chunks(query))
+    chunks = [c for c in query.split()[:MAX_QUERY_CHUNKS * 4]
+              if any(w not in STOPWORDS for w in WORD.findall(c.lower()))]
+    return chunks[:MAX_QUERY_CHUNKS]
 
 
 _SQLITE_SEARCH = """
@@ -121,9 +128,9 @@ _SQLITE_SEARCH = """
     WHERE documents_fts MATCH :q AND d.corpus_id = :corpus AND ({where})
     ORDER BY bm25(documents_fts) LIMIT :n"""
 _PG_SEARCH = """
-    SELECT d.id, ts_rank_cd(d.text_search, q) AS score
-    FROM documents d, to_tsquery('english', :q) AS q
-    WHERE d.corpus_id = :corpus AND d.text_search @@ q AND ({where})
+    SELECT d.id, ts_rank_cd(d.text_search, t.q) AS score
+    FROM documents d, (SELECT {tsquery} AS q) AS t
+    WHERE d.corpus_id = :corpus AND d.text_search @@ t.q AND ({where})
     ORDER BY score DESC, d.id LIMIT :n"""
 
 
@@ -140,17 +147,22 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
         >>> lexical_search(conn, corpus_id, "ERR-40417", 10)       # doctest: +SKIP
         [(17, 9.81), (4, 3.02)]
     """
+    where_sql, params = where
+    params = {**params, "corpus": corpus_id, "n": int(n)}
     if conn.dialect.name == "sqlite":
-        q, sql = fts_query(query), _SQLITE_SEARCH
+        q = fts_query(query)
+        sql = _SQLITE_SEARCH.format(where=where_sql)
+        params["q"] = q
     elif conn.dialect.name == "postgresql":
-        q, sql = ts_query(query), _PG_SEARCH
+        q = ts_chunks(query)
+        tsquery = " || ".join(f"phraseto_tsquery('english', :c{i})" for i in range(len(q)))
+        sql = _PG_SEARCH.format(where=where_sql, tsquery=tsquery)
+        params.update({f"c{i}": chunk for i, chunk in enumerate(q)})
     else:
         return []
     if not q:
         return []
-    where_sql, params = where
-    rows = conn.execute(text(sql.format(where=where_sql)),
-                        {**params, "q": q, "corpus": corpus_id, "n": int(n)}).all()
+    rows = conn.execute(text(sql), params).all()
     return [(int(i), float(s)) for i, s in rows]
 
 
