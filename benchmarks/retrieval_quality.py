@@ -187,11 +187,17 @@ def evaluate_set(app, handle, queries, label: str) -> dict:
                                           1)
         log(f"{label} {mode}: {out[mode]}")
     fusions = {}
-    for k_rrf in (10, 60):
-        for w_sem, w_lex in ((1, 1), (2, 1), (3, 1)):
-            fused = [fuse(s, x, k_rrf, w_sem, w_lex, q) for s, x, (q, _) in
-                     zip(lists["semantic"], lists["lexical"], queries, strict=True)]
-            fusions[f"rrf k={k_rrf} w={w_sem}:{w_lex}"] = retrieval_metrics(fused, relevant)
+    for k_rrf in (10, 20, 60):
+        for w_sem, w_lex, code_w in ((1, 1, None), (1.5, 1, None), (2, 1, None), (3, 1, None),
+                                     (2, 1, (1, 1)), (2, 1, (1, 2)), (3, 1, (1, 1))):
+            fused = []
+            for s_list, x_list, (q, _) in zip(lists["semantic"], lists["lexical"], queries,
+                                              strict=True):
+                ws, wl = code_w if code_w and any(ch.isdigit() for ch in q) else (w_sem, w_lex)
+                fused.append(fuse(s_list, x_list, k_rrf, ws, wl, q))
+            name = f"rrf k={k_rrf} w={w_sem}:{w_lex}" + (
+                f", {code_w[0]}:{code_w[1]} when the query has a digit" if code_w else "")
+            fusions[name] = retrieval_metrics(fused, relevant)
     out["fusions (offline, from the depth-50 lists)"] = fusions
     log(f"{label} fusions: " + ", ".join(f"{k} {v['mrr@10']}" for k, v in fusions.items()))
     return out
@@ -266,6 +272,7 @@ def main() -> None:
 
     work = Path(args.work or tempfile.mkdtemp(prefix="retrieval-"))
     os.environ["SEARCHAPP_DATA_DIR"] = str(work)
+    os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch: busy machines
     from searchapp.context import App
     from searchapp.handle import open_corpus
 
