@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -220,18 +221,23 @@ def _sqlite_top(conn: Connection, corpus_id: int, q: str, n: int, where: tuple[s
 
 def matching_ids(conn: Connection, corpus_id: int, ids: Sequence[int],
                  where: tuple[str, dict]) -> set[int]:
-    """Those of ``ids`` (documents of the corpus) that pass the filter: O(len(ids)) lookups."""
+    """Those of ``ids`` (documents of the corpus) that pass the filter: O(len(ids)) lookups.
+
+    The ids travel as one parameter (a JSON array on SQLite, an array on
+    PostgreSQL): a statement with hundreds of bound names costs SQLAlchemy more
+    than SQLite's whole lookup.
+    """
+    if not len(ids):
+        return set()
     where_sql, params = where
-    out: set[int] = set()
-    for start in range(0, len(ids), IN_LIMIT):
-        part = [int(i) for i in ids[start:start + IN_LIMIT]]
-        marks = ", ".join(f":id{j}" for j in range(len(part)))
-        sql = (f"SELECT d.id FROM documents d WHERE d.id IN ({marks}) "
-               f"AND d.corpus_id = :corpus AND ({where_sql})")
-        values = {f"id{j}": x for j, x in enumerate(part)}
-        out.update(int(r[0]) for r in conn.execute(text(sql), {**params, **values,
-                                                              "corpus": corpus_id}))
-    return out
+    if conn.dialect.name == "postgresql":
+        wanted, value = "d.id = ANY(:ids)", [int(i) for i in ids]
+    else:
+        wanted, value = "d.id IN (SELECT value FROM json_each(:ids))", \
+            json.dumps([int(i) for i in ids])
+    sql = f"SELECT d.id FROM documents d WHERE {wanted} AND d.corpus_id = :corpus AND ({where_sql})"
+    rows = conn.execute(text(sql), {**params, "ids": value, "corpus": corpus_id}).all()
+    return {int(r[0]) for r in rows}
 
 
 def all_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict]) -> list[int]:
