@@ -144,7 +144,21 @@ def cmd_ingest(args: argparse.Namespace) -> int:
         result = queue.get(app.db, summary.job_id).result or {}
         print(f"Embedded and indexed {result.get('embedded', 0)} documents "
               f"in {result.get('seconds', 0)} s.")
+        if result.get("split"):
+            print(split_sentence(result["split"], result["passages"]))
     return code
+
+
+def split_sentence(split: int, passages: int) -> str:
+    """What the embed job did with long documents, for ``ingest --wait`` and ``embed --wait``.
+
+    Example:
+        >>> split_sentence(1, 5)
+        '1 document was longer than a passage and was split into 5 passages, each searchable.'
+    """
+    docs = "1 document was" if split == 1 else f"{split:,} documents were"
+    return (f"{docs} longer than a passage and {'was' if split == 1 else 'were'} split into "
+            f"{passages:,} passages, each searchable.")
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
@@ -158,21 +172,57 @@ def cmd_embed(args: argparse.Namespace) -> int:
     if not args.wait:
         print(f"Embedding job {job_id} queued; `searchapp worker` runs it.")
         return 0
-    return wait_for_job(app, job_id, f"embed job {job_id}")
+    code = wait_for_job(app, job_id, f"embed job {job_id}")
+    if code == 0:
+        from searchapp.jobs import queue
+
+        result = queue.get(app.db, job_id).result or {}
+        if result.get("split"):
+            print(split_sentence(result["split"], result["passages"]))
+    return code
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from searchapp.search import search
+    from searchapp.search import DEFAULT_MODE, check_mode, search
 
-    hits = search(_app(), args.corpus, args.query, k=args.k, min_score=args.min_score)
+    mode = check_mode(args.mode or DEFAULT_MODE)
+    hits = search(_app(), args.corpus, args.query, k=args.k, min_score=args.min_score,
+                  mode=mode, where=args.where)
     if args.json:
-        _print_json({"results": [{"id": h.id, "text": h.text, "score": h.score} for h in hits]})
+        _print_json({"mode": mode, "results": [search_hit_json(h) for h in hits]})
         return 0
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
-        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.text}")
+        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.marked_snippet}")
+        if mode == "hybrid" or h.passage is not None:
+            print(" " * 7 + search_hit_detail(h))
     return 0
+
+
+def search_hit_json(h) -> dict:
+    """One hit as the JSON of ``searchapp search --json``."""
+    return {"id": h.id, "text": h.text, "score": h.score,
+            "semantic": {"rank": h.semantic_rank, "score": h.semantic_score},
+            "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
+            "passage": None if h.span is None else
+            {"number": h.passage, "start": h.span[0], "end": h.span[1]},
+            "snippet": h.marked_snippet, "meta": h.meta}
+
+
+def search_hit_detail(h) -> str:
+    """``semantic #2 0.812 · lexical #1 7.310 · passage 4`` for the text output."""
+    parts = []
+    for name, rank, score in (("semantic", h.semantic_rank, h.semantic_score),
+                              ("lexical", h.lexical_rank, h.lexical_score)):
+        if score is not None:
+            parts.append(f"{name} {'#' + str(rank) if rank else '(not in its list)'} "
+                         f"{score:.3f}")
+        else:
+            parts.append(f"{name} -")
+    if h.passage is not None:
+        parts.append(f"passage {h.passage + 1}")
+    return " · ".join(parts)
 
 
 def cmd_corpora(args: argparse.Namespace) -> int:
@@ -473,11 +523,17 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
     c.set_defaults(func=cmd_embed)
 
-    c = sub.add_parser("search", help="search a corpus by meaning")
+    c = sub.add_parser("search", help="search a corpus by meaning, by words, or both")
     c.add_argument("--corpus", required=True)
     c.add_argument("query")
     c.add_argument("-k", type=int, default=10)
-    c.add_argument("--min-score", type=float)
+    c.add_argument("--min-score", type=float, help="minimum cosine (semantic and hybrid)")
+    c.add_argument("--mode", default=None, metavar="{hybrid,semantic,lexical}",
+                   help="hybrid (default): meaning and words fused; semantic: meaning only; "
+                        "lexical: words only (BM25)")
+    c.add_argument("--where", action="append", metavar="COL=VAL",
+                   help="metadata filter, repeatable: product=billing, year>=2024, "
+                        "date<2024-06-01 (operators = != < <= > >=)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=cmd_search)
 

@@ -21,6 +21,7 @@ from searchapp.config import Settings
 from searchapp.index_cache import IndexCache
 from searchapp.memo import GenerationMemo
 from searchapp.models import load_encoder, model_path
+from searchapp.passage_index import PassageIndexCache
 from searchapp.store import repo
 from searchapp.store.db import Database
 
@@ -42,6 +43,7 @@ class App:
         self.settings.ensure_dirs()
         self.db = Database(self.settings.database_url)
         self.indexes = IndexCache(self.db, self.settings.index_dir)
+        self.passage_indexes = PassageIndexCache(self.db, self.settings.index_dir)
         self.memo = GenerationMemo()
         self._encoders: dict[str, object] = {}
         self._encoder_locks: dict[str, threading.Lock] = {}
@@ -79,4 +81,5 @@ class App:
     def drop_indexes(self, corpus_id: int) -> None:
         """Forget and delete every index file of a corpus (it was deleted)."""
         self.indexes.forget(corpus_id, delete_files=True)
+        self.passage_indexes.forget(corpus_id, delete_files=True)
         self.memo.forget(corpus_id)

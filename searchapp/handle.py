@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from searchapp.context import App, ModelRef
 from searchapp.errors import EmptyCorpusError
 from searchapp.index import VectorIndex
+from searchapp.passage_index import PassageIndex
 from searchapp.store import repo
 
 
@@ -32,7 +33,9 @@ class CorpusHandle:
     model: ModelRef
     generation: int
     documents: int
-    index: VectorIndex
+    index: VectorIndex  # one vector per document (labels: document ids)
+    passages: PassageIndex | None = None  # the passages of documents longer than the window
+    meta_columns: tuple[str, ...] = ()  # metadata keys its documents use (for filters)
 
     @property
     def embedded(self) -> int:
@@ -52,11 +55,13 @@ def open_corpus(app: App, name: str, model: str | None = None,
     if model is None:
         app.indexes.opened(state.name, state.id, ref.id)
     index, generation = app.indexes.get(state.id, ref, state.generation)
+    passages, _ = app.passage_indexes.get(state.id, ref, generation)
     if require_vectors and index.count == 0:
         from searchapp.corpora import corpus_status
 
         raise EmptyCorpusError(state.name, corpus_status(app, state.name))
-    return CorpusHandle(state.id, state.name, ref, generation, state.documents, index)
+    return CorpusHandle(state.id, state.name, ref, generation, state.documents, index,
+                        passages, tuple(state.meta_columns))
 
 
 def as_handle(app: App, corpus: str | CorpusHandle) -> CorpusHandle:

@@ -175,6 +175,49 @@ class VectorIndex:
             labels, distances = self._hnsw.knn_query(queries, k=k)
         return labels.astype(np.int64), (1.0 - distances).astype(np.float32)
 
+    def search_accepting(self, query: np.ndarray, k: int, accept) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k labels and scores for one query (dim,) among labels where ``accept(label)``.
+
+        hnswlib skips refused labels inside its graph search, so k results come
+        back whenever k accepted labels exist (exact search below ``EXACT_MAX``).
+        """
+        query = np.asarray(query, dtype=np.float32)[None, :]
+        k = min(k, self.count)
+        if k == 0:
+            return np.zeros(0, np.int64), np.zeros(0, np.float32)
+        with self._lock:
+            if self.count <= EXACT_MAX:
+                labels, scores = self._exact_search(query, self.count)
+                keep = [i for i, label in enumerate(labels[0]) if accept(int(label))][:k]
+                return labels[0][keep], scores[0][keep]
+            self._hnsw.set_ef(max(self.ef_search, k))
+            while True:
+                try:
+                    labels, distances = self._hnsw.knn_query(query, k=k, filter=accept)
+                    break
+                except RuntimeError:  # it found fewer than k accepted labels: ask for fewer
+                    if k == 1:
+                        return np.zeros(0, np.int64), np.zeros(0, np.float32)
+                    k //= 2
+        return labels[0].astype(np.int64), (1.0 - distances[0]).astype(np.float32)
+
+    def vectors_of(self, labels) -> tuple[np.ndarray, np.ndarray]:
+        """(labels found (m,), their vectors (m, dim)): labels not in the index are skipped."""
+        labels = np.asarray(labels, dtype=np.int64)
+        try:
+            return labels, self.vectors(labels)
+        except RuntimeError:  # some label is not (or no longer) here: keep the others
+            found = []
+            for label in labels.tolist():
+                try:
+                    found.append((label, self._hnsw.get_items([label])[0]))
+                except RuntimeError:
+                    continue
+            if not found:
+                return np.zeros(0, np.int64), np.zeros((0, self.dim), np.float32)
+            return (np.asarray([f[0] for f in found], np.int64),
+                    np.asarray([f[1] for f in found], np.float32))
+
     def iter_neighbours(self, k: int, batch_size: int = 8192, ef: int | None = None,
                         labels: np.ndarray | None = None):
         """The k nearest *other* items of every live item (or of ``labels``), in batches.

@@ -57,6 +57,9 @@ class _Entry:
 class IndexCache:
     """Indexes by (corpus, model) for one process; see the module docstring."""
 
+    suffix = ""  # file name: c{corpus}-m{model}{suffix}.hnsw
+    index_class: type[VectorIndex] = VectorIndex
+
     def __init__(self, db: Database, index_dir: Path):
         self.db = db
         self.index_dir = Path(index_dir)
@@ -67,7 +70,7 @@ class IndexCache:
 
     # ---- files -------------------------------------------------------------------
     def path(self, key: IndexKey) -> Path:
-        return self.index_dir / f"c{key.corpus_id}-m{key.model_id}.hnsw"
+        return self.index_dir / f"c{key.corpus_id}-m{key.model_id}{self.suffix}.hnsw"
 
     def _expect(self, key: IndexKey, dimension: int) -> dict:
         return {"corpus_id": key.corpus_id, "model_id": key.model_id, "dimension": dimension}
@@ -102,7 +105,7 @@ class IndexCache:
         """The saved file as an entry at its generation, or an empty one at generation 0."""
         path = self.path(key)
         try:
-            index = VectorIndex.load(path, self._expect(key, dimension))
+            index = self.index_class.load(path, self._expect(key, dimension))
             generation = int(index.meta.get("generation", -1))
             if generation < 0:
                 raise IndexCorruptError(f"{path}: no generation in its metadata.")
@@ -110,7 +113,7 @@ class IndexCache:
         except IndexCorruptError as exc:
             if path.exists():
                 log.warning("rebuilding index %s: %s", path.name, exc)
-            return _Entry(VectorIndex(dimension), 0)
+            return _Entry(self.index_class(dimension), 0)
 
     def _catch_up(self, key: IndexKey, entry: _Entry, dimension: int) -> bool:
         """Apply what the database wrote after ``entry.generation``; True if anything changed.
@@ -127,16 +130,20 @@ class IndexCache:
             if now < entry.generation:  # a file from a database that never got this far
                 log.warning("index %s is at generation %s, the database at %s: rebuilding",
                             self.path(key).name, entry.generation, now)
-                entry.index, entry.generation = VectorIndex(dimension), 0
-            entry.index.delete(repo.removed_since(s, key.corpus_id, entry.generation))
-            for ids, vectors in repo.embeddings_since(s, key.corpus_id, key.model_id,
-                                                      entry.generation, dimension):
-                entry.index.add(ids, vectors)
+                entry.index, entry.generation = self.index_class(dimension), 0
+            self._apply_changes(s, key, entry, dimension)
             entry.generation = now
         return True
 
+    def _apply_changes(self, s, key: IndexKey, entry: _Entry, dimension: int) -> None:
+        """Tombstoned documents out, vectors written after the entry's generation in."""
+        entry.index.delete(repo.removed_since(s, key.corpus_id, entry.generation))
+        for ids, vectors in repo.embeddings_since(s, key.corpus_id, key.model_id,
+                                                  entry.generation, dimension):
+            entry.index.add(ids, vectors)
+
     # ---- writing -----------------------------------------------------------------
-    def advance(self, corpus_id: int, model, generation: int, ids: list[int],
+    def advance(self, corpus_id: int, model, generation: int, ids,
                 vectors: np.ndarray) -> VectorIndex:
         """Add a batch just stored at ``generation``; catch up instead if anything else changed.
 

@@ -1,9 +1,28 @@
-"""Semantic search: query → encode → index → documents with cosine scores.
+"""Search: semantic (by meaning), lexical (by words, BM25) or hybrid (both, fused), filtered.
 
 The corpus is given by name or as an open ``CorpusHandle``; a page or a script
 that runs many queries opens it once. Per query the work is one encoder pass,
-one index query and one primary-key lookup of the k rows: nothing grows with
-the corpus.
+one query of the document index and one of the passage index (semantic), one
+full-text query (lexical: proportional to the documents holding a query word),
+and one primary-key read of the k rows: nothing scans the corpus.
+
+- **semantic**: cosine between the query's vector and each document's; a
+  document longer than the model's window scores its best passage's cosine and
+  the hit names that passage (``searchapp.passages``).
+- **lexical**: the full-text index of the database (``store/fulltext.py``).
+- **hybrid** (the default, chosen by ``benchmarks/retrieval_quality.py``):
+  weighted reciprocal-rank fusion of the two candidate lists,
+  score = Σ w / (RRF_K + rank) (``fusion_weights``).
+- **filters** (``where``): metadata conditions (``searchapp.filters``) applied
+  inside each candidate search, so k hits come back whenever k documents pass:
+  the semantic candidates are widened (×4, up to ``WIDEN_MAX``) and checked by
+  id in SQL; a filter so selective that they still fall short is answered
+  exactly over the documents that pass (up to ``EXACT_FILTER_MAX`` of them), or
+  by hnswlib's filtered graph search above that; both read the passing ids in one
+  SQL pass over the corpus' rows (the cost of a very selective filter).
+
+Each hit carries both ranks and scores (semantic: cosine; lexical: BM25 on
+SQLite, ``ts_rank_cd`` on PostgreSQL) and a snippet with the query's words marked.
 
 Example:
     >>> hits = search(app, "captions", "a dog runs on the beach", k=3)   # doctest: +SKIP
@@ -13,29 +32,66 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
+from searchapp.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
-from searchapp.store import repo
+from searchapp.passage_index import STRIDE
+from searchapp.snippets import Snippet, make_snippet
+from searchapp.store import fulltext, repo
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 10_000
+MODES = ("hybrid", "semantic", "lexical")
+DEFAULT_MODE = "hybrid"
+RRF_K = 10  # reciprocal-rank fusion's constant (60 in Cormack et al. 2009; 10 measured better)
+SEMANTIC_WEIGHT = 3.0  # see fusion_weights
+FUSION_DEPTH = 50  # candidates taken from each list for fusion (at least k)
+WIDEN = 4
+WIDEN_MAX = 4096  # semantic candidates checked against a filter before the exact fallback
+# documents passing a filter that are scored exactly; above, hnswlib's filtered search
+# (hybrid_latency.py at 100k: exact 1.1 s for 100 ids, 2.4 s for 10,000; filtered HNSW
+# 2.0 s and 0.47 s: the SQL pass is most of the first, fetching vectors of the second)
+EXACT_FILTER_MAX = 2_000
+_LEXICAL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-search")
 
 
 @dataclass(frozen=True)
 class SearchHit:
     id: str  # the document's external id
     text: str
-    score: float
+    score: float  # the mode's score: cosine, BM25, or the fused RRF score
     meta: dict = field(default_factory=dict)
     doc_id: int = 0  # the primary key, for linking a hit to stored analyses
+    semantic_rank: int | None = None  # 1-based rank in the semantic candidates, if there
+    semantic_score: float | None = None  # cosine (best passage for a split document)
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    passage: int | None = None  # the matched passage of a split document (0-based)
+    span: tuple[int, int] | None = None  # that passage's characters in ``text``
+    snippet: str = ""  # the matched part as plain text (see searchapp.snippets)
+    highlights: list = field(default_factory=list)  # (start, end) of the query's words in it
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+    @property
+    def marked_snippet(self) -> str:
+        """The snippet with the query's words between « and »."""
+        return Snippet(self.snippet, self.highlights).marked()
+
+
+@dataclass
+class _Candidate:
+    doc: int
+    score: float
+    passage: int | None = None
 
 
 def validate_query(query: str, k: int, min_score: float | None) -> str:
@@ -50,28 +106,221 @@ def validate_query(query: str, k: int, min_score: float | None) -> str:
     return query
 
 
+def check_mode(mode: str) -> str:
+    if mode not in MODES:
+        raise InvalidParameterError(f"Unknown search mode {mode!r}; use one of "
+                                    f"{', '.join(MODES)}.")
+    return mode
+
+
 def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
-           min_score: float | None = None) -> list[SearchHit]:
-    """The k documents closest in meaning to ``query`` (cosine ≥ min_score), best first."""
+           min_score: float | None = None, mode: str = DEFAULT_MODE,
+           where: Sequence[str | Condition] | None = None) -> list[SearchHit]:
+    """The k best documents for ``query``, best first.
+
+    ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
+    is a minimum cosine (semantic and hybrid). ``where``: conditions such as
+    ``"year>=2024"`` (see ``searchapp.filters``), all of which a hit meets.
+
+    Example:
+        >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
+    """
     query = validate_query(query, k, min_score)
+    mode = check_mode(mode)
+    if mode == "lexical" and min_score is not None:
+        raise InvalidParameterError("The minimum score is a cosine; lexical search has none. "
+                                    "Leave it out, or use the semantic or hybrid mode.")
     handle = as_handle(app, corpus)
-    vector = app.encoder(handle.model.name).encode([query])  # (1, dim)
-    return search_vector(app, handle, vector[0], k, min_score)
+    conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
+    check_columns(conditions, handle.meta_columns, handle.name)
+    flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
+    depth = k if mode != "hybrid" else max(k, FUSION_DEPTH)
+    # the full-text query runs beside the encoder (both release the GIL): hybrid costs
+    # about the slower of the two, not their sum
+    lexical = _LEXICAL.submit(_lexical, app, handle, query, depth, flt) \
+        if mode != "semantic" else None
+    vector = app.encoder(handle.model.name).encode([query])[0] if mode != "lexical" else None
+    semantic = []
+    if vector is not None:
+        with app.db.reader() as conn:
+            semantic = semantic_candidates(handle, vector, depth, conn, flt)
+    ranked = _rank(mode, semantic, lexical.result() if lexical else [], k, query)
+    if vector is not None:
+        _fill_cosines(handle, vector, ranked)
+        if min_score is not None:
+            ranked = [c for c in ranked if c.semantic_score is not None
+                      and c.semantic_score >= min_score]
+    return _hits(app, ranked, fulltext.query_words(query))
 
 
+def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
+             flt: tuple[str, dict] | None) -> list[tuple[int, float]]:
+    with app.db.reader() as conn:
+        return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
+                                       documents=handle.documents)
+
+
+# ---- semantic --------------------------------------------------------------------------
+def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=None,
+                        flt: tuple[str, dict] | None = None) -> list[_Candidate]:
+    """The ``n`` documents closest to ``vector`` (passing ``flt``), best first."""
+    total = handle.index.count
+    want = n
+    while True:
+        found = _nearest_documents(handle, vector, want)
+        if flt is not None:
+            ok = fulltext.matching_ids(conn, handle.corpus_id, [c.doc for c in found], flt)
+            found = [c for c in found if c.doc in ok]
+        if len(found) >= n or want >= total:
+            return found[:n]
+        if want >= WIDEN_MAX:
+            return _filtered_exact(handle, vector, n, conn, flt)
+        want = min(want * WIDEN, total)
+
+
+def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int) -> list[_Candidate]:
+    """Top documents from the document and passage indexes; split documents by best passage."""
+    labels, scores = handle.index.search(vector[None, :], n)
+    best = {int(label): _Candidate(int(label), float(score))
+            for label, score in zip(labels[0], scores[0], strict=True)}
+    passages = handle.passages
+    if passages is not None and passages.count:
+        plabels, _ = passages.search(vector[None, :], n)
+        for label in plabels[0].tolist():
+            best.setdefault(label // STRIDE, _Candidate(label // STRIDE, -2.0))
+        split = [d for d in best if d in passages.passage_counts]
+        for doc, (number, score) in passages.best_passages(vector, split).items():
+            best[doc] = _Candidate(doc, score, number)
+    return sorted(best.values(), key=lambda c: -c.score)[:n]
+
+
+def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
+                    flt: tuple[str, dict]) -> list[_Candidate]:
+    """A selective filter: score the documents that pass exactly (or by filtered HNSW)."""
+    ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
+    if len(ids) <= EXACT_FILTER_MAX:
+        labels, matrix = handle.index.vectors_of(ids)
+        scores = matrix @ vector if len(labels) else np.zeros(0, np.float32)
+    else:
+        allowed = set(ids)
+        labels, scores = handle.index.search_accepting(vector, n, allowed.__contains__)
+    found = {int(d): _Candidate(int(d), float(s)) for d, s in zip(labels, scores, strict=True)}
+    if handle.passages is not None:
+        split = [d for d in found if d in handle.passages.passage_counts]
+        for doc, (number, score) in handle.passages.best_passages(vector, split).items():
+            found[doc] = _Candidate(doc, score, number)
+    return sorted(found.values(), key=lambda c: -c.score)[:n]
+
+
+# ---- fusion ------------------------------------------------------------------------------
+@dataclass
+class _Ranked:
+    doc: int
+    score: float
+    semantic_rank: int | None = None
+    semantic_score: float | None = None
+    lexical_rank: int | None = None
+    lexical_score: float | None = None
+    passage: int | None = None
+
+
+def _rank(mode: str, semantic: list[_Candidate], lexical: list[tuple[int, float]], k: int,
+          query: str = "") -> list[_Ranked]:
+    """The k best of the mode: one list as it is, or both fused by reciprocal rank."""
+    out: dict[int, _Ranked] = {}
+    for rank, c in enumerate(semantic, start=1):
+        out[c.doc] = _Ranked(c.doc, c.score, rank, c.score, passage=c.passage)
+    for rank, (doc, score) in enumerate(lexical, start=1):
+        hit = out.setdefault(doc, _Ranked(doc, score))
+        hit.lexical_rank, hit.lexical_score = rank, score
+    if mode == "semantic":
+        ranked = [out[c.doc] for c in semantic]
+    elif mode == "lexical":
+        ranked = [out[doc] for doc, _ in lexical]
+        for r in ranked:
+            r.score = r.lexical_score
+    else:
+        w_sem, w_lex = fusion_weights(query)
+        for r in out.values():
+            r.score = sum(w / (RRF_K + rank) for w, rank in ((w_sem, r.semantic_rank),
+                                                            (w_lex, r.lexical_rank))
+                          if rank is not None)
+        ranked = sorted(out.values(), key=lambda r: (-r.score, r.semantic_rank or 10**9))
+    return ranked[:k]
+
+
+def fusion_weights(query: str) -> tuple[float, float]:
+    """(semantic, lexical) weights of the fusion for ``query``.
+
+    Meaning weighs 3 to 1, except when a query word holds a digit (a code, a
+    version, a number: what the encoder reads worst), where words weigh as much.
+    Chosen by ``benchmarks/retrieval_quality.py`` among weights 1-3 and constants
+    10-60: the only setting that kept paraphrase MRR@10 within 0.5 points of
+    semantic search while keeping the keyword set's gain.
+
+    Example:
+        >>> fusion_weights("a dog on the beach"), fusion_weights("XR-7 firmware")
+        ((3.0, 1.0), (1.0, 1.0))
+    """
+    return (1.0, 1.0) if any(ch.isdigit() for ch in query) else (SEMANTIC_WEIGHT, 1.0)
+
+
+def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked]) -> None:
+    """Exact cosines (best passage for split documents) for hits found by words only."""
+    missing = [r for r in ranked if r.semantic_score is None]
+    if not missing:
+        return
+    labels, matrix = handle.index.vectors_of([r.doc for r in missing])
+    scores = dict(zip(labels.tolist(), (matrix @ vector).tolist(), strict=True))
+    passages = handle.passages.best_passages(vector, scores) if handle.passages else {}
+    for r in missing:
+        if r.doc in passages:
+            r.passage, r.semantic_score = passages[r.doc][0], round(passages[r.doc][1], 6)
+        elif r.doc in scores:
+            r.semantic_score = round(float(scores[r.doc]), 6)
+
+
+# ---- rows --------------------------------------------------------------------------------
+def _hits(app: App, ranked: list[_Ranked], words: list[str]) -> list[SearchHit]:
+    """Ranked documents → SearchHits with their rows, passage spans and snippets."""
+    with app.db.reader() as conn:
+        docs = repo.documents_by_id(conn, [r.doc for r in ranked])
+        with_passage = [r.doc for r in ranked if r.passage is not None]
+        spans = repo.passage_spans(conn, with_passage) if with_passage else {}
+    hits = []
+    for r in ranked:
+        doc = docs.get(r.doc)
+        if doc is None:  # deleted since the index was read
+            continue
+        span = None
+        if r.passage is not None and r.doc in spans and r.passage < len(spans[r.doc]):
+            span = tuple(int(x) for x in spans[r.doc][r.passage])
+        snippet = make_snippet(doc.text, words, span)
+        hits.append(SearchHit(
+            doc.external_id, doc.text, round(float(r.score), 6), dict(doc.meta), r.doc,
+            r.semantic_rank, _round(r.semantic_score), r.lexical_rank, _round(r.lexical_score),
+            r.passage, span, snippet.text, snippet.highlights))
+    return hits
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(float(x), 6)
+
+
+# ---- the older entry points (duplicates' check uses them) ---------------------------------
 def search_vector(app: App, handle: CorpusHandle, vector: np.ndarray, k: int = 10,
                   min_score: float | None = None) -> list[SearchHit]:
-    """Search with a query vector (dim,) already encoded: the index and rows part."""
-    labels, scores = handle.index.search(vector[None, :], k)
-    return hits_for(app, labels[0], scores[0], min_score)
+    """Semantic search with a query vector (dim,) already encoded."""
+    ranked = [_Ranked(c.doc, c.score, i, c.score, passage=c.passage)
+              for i, c in enumerate(_nearest_documents(handle, vector, k), start=1)]
+    if min_score is not None:
+        ranked = [r for r in ranked if r.score >= min_score]
+    return _hits(app, ranked, [])
 
 
 def hits_for(app: App, labels, scores, min_score: float | None = None) -> list[SearchHit]:
     """Index labels and scores → SearchHits (dropping those under ``min_score``)."""
-    keep = [(int(label), float(score)) for label, score in zip(labels, scores, strict=True)
-            if min_score is None or score >= min_score]
-    with app.db.reader() as conn:
-        docs = repo.documents_by_id(conn, [label for label, _ in keep])
-    return [SearchHit(docs[label].external_id, docs[label].text, round(score, 6),
-                      dict(docs[label].meta), label)
-            for label, score in keep if label in docs]
+    ranked = [_Ranked(int(label), float(score), i, float(score))
+              for i, (label, score) in enumerate(zip(labels, scores, strict=True), start=1)
+              if min_score is None or score >= min_score]
+    return _hits(app, ranked, [])

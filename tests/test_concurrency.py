@@ -190,7 +190,7 @@ def test_searches_from_8_threads_while_a_second_model_loads(
             for r in range(ROUNDS):
                 q = (i + r) % len(FAQ)
                 top = search(faq_app, "faq", FAQ[q], k=3)[0]
-                assert (top.id, top.score) == (f"q{q}", pytest.approx(1.0, abs=1e-3)), top
+                assert (top.id, top.semantic_score) == (f"q{q}", pytest.approx(1.0, abs=1e-3)), top
         return work
 
     encoder = faq_app.encoder(MODEL)  # ready: must not wait for "tiny"

@@ -39,11 +39,12 @@ def ingest(app: App, csv: str, corpus: str = "faq") -> None:
 def test_a_re_uploaded_newest_document_is_found_with_its_new_text(apps):
     server, cli = apps
     ingest(cli, FAQ)
-    assert search(server, "faq", "The printer jams.", k=1)[0].score == pytest.approx(1, abs=1e-4)
+    assert search(server, "faq", "The printer jams.", k=1)[0].semantic_score == \
+        pytest.approx(1, abs=1e-4)  # the cosine (the default mode scores by fused rank)
     ingest(cli, "id,text\nc,Bananas are yellow and sweet.\n")  # the newest id, new text
     [hit] = search(server, "faq", "Bananas are yellow and sweet.", k=1)
     assert (hit.id, hit.text) == ("c", "Bananas are yellow and sweet.")
-    assert hit.score == pytest.approx(1.0, abs=1e-4)
+    assert hit.semantic_score == pytest.approx(1.0, abs=1e-4)
     assert all(h.text != "The printer jams." for h in search(server, "faq", "printer", k=3))
 
 
@@ -55,7 +56,7 @@ def test_a_corpus_deleted_and_created_again_is_served_fresh(apps):
     ingest(cli, "id,text\nz,A cat sleeps on the sofa.\ny,The train leaves at noon.\n")
     hits = search(server, "faq", "A cat sleeps on the sofa.", k=3)
     assert [h.id for h in hits] == ["z", "y"]
-    assert hits[0].score == pytest.approx(1.0, abs=1e-4)
+    assert hits[0].semantic_score == pytest.approx(1.0, abs=1e-4)
 
 
 def test_stored_duplicates_are_not_shown_for_changed_text(apps):

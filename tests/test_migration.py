@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from searchapp.errors import ConfigError
-from searchapp.store import repo
+from searchapp.store import fulltext, repo
 from searchapp.store.db import Database
 from searchapp.store.schema import SCHEMA_VERSION
 
@@ -80,3 +80,27 @@ def test_an_upgrade_that_would_break_references_changes_nothing(tmp_path):
         "select name from sqlite_master where name like '%_v2'")}
     con.close()
     assert len(path.read_bytes()) >= len(before) // 2  # still a database, not truncated
+
+
+def test_version_3_indexes_the_stored_texts_and_their_metadata_columns(tmp_path):
+    path = tmp_path / "old.db"
+    v1_database(path)
+    con = sqlite3.connect(path)
+    con.execute("""UPDATE documents SET meta = '{"product": "billing", "year": "2024"}'
+                   WHERE id = 1""")
+    con.execute("UPDATE documents SET text = 'the zebra crossing' WHERE id = 2")
+    con.commit()
+    con.close()
+    db = Database(f"sqlite:///{path}")
+    with db.session() as s:
+        faq, tickets = repo.corpus_state(s, "faq"), repo.corpus_state(s, "tickets")
+    assert faq.meta_columns == ["product", "year"] and tickets.meta_columns == []
+    with db.reader() as conn:
+        assert sorted(i for i, _ in fulltext.lexical_search(conn, faq.id, "text", 10)) == [1, 4]
+        assert [i for i, _ in fulltext.lexical_search(conn, faq.id, "zebra", 10)] == [2]
+        assert fulltext.lexical_search(conn, tickets.id, "zebra", 10) == []
+    with db.session() as s:  # the triggers work on the upgraded table
+        repo.add_documents(s, repo.get_corpus(s, "faq"), [repo.NewDocument("b", "a giraffe")])
+    with db.reader() as conn:
+        assert fulltext.lexical_search(conn, faq.id, "zebra", 10) == []
+        assert [i for i, _ in fulltext.lexical_search(conn, faq.id, "giraffe", 10)] == [5]

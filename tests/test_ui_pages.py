@@ -116,7 +116,7 @@ def test_upload_a_csv_through_the_page_then_search_it(app):
     search.button[0].click().run()  # the form's submit button
     assert not search.exception and not search.error
     first = search.markdown[0].value  # "**1.** <text>" inside the first result box
-    assert first.startswith("**1.**") and "dog is chasing a ball" in first
+    assert first.startswith("**1.**") and "dog is chasing a **ball**" in first  # words in bold
     assert any("id a1" in c and "kind: pet" in c for c in texts(search.caption))
 
 

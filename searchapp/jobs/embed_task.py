@@ -19,8 +19,12 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
+
 from searchapp.handle import open_corpus
 from searchapp.jobs.tasks import TaskContext, fault_point
+from searchapp.passage_index import STRIDE
+from searchapp.passages import embed_documents
 from searchapp.store import repo
 
 BATCH_CPU = 1024  # documents per committed batch
@@ -53,6 +57,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
     total, done, after = handle.documents, already, 0
     clock, started = _SaveClock(), time.monotonic()
+    split = passages = 0  # documents longer than the window, and their passages
     path = getattr(encoder, "speed_path", encoder.device.type)
     ctx.progress(done, total, f"Embedding {total - done:,} documents with {model.name} "
                  f"({path})", force=True)
@@ -63,22 +68,40 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
             break
         after = rows[-1][0]
         ids = [doc_id for doc_id, _ in rows]
-        vectors = encoder.encode([text for _, text in rows])
+        embedded = embed_documents(encoder, [text for _, text in rows])
         with app.db.session() as s:
-            generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids, vectors)
+            generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
+                                              embedded.vectors, embedded.passages)
             total = repo.count_documents(s, handle.corpus_id)
         fault_point("embed batch committed, index not advanced")
-        app.indexes.advance(handle.corpus_id, model, generation, ids, vectors)
+        app.indexes.advance(handle.corpus_id, model, generation, ids, embedded.vectors)
+        labels, passage_vectors = _passage_rows(ids, embedded, model.dimension)
+        app.passage_indexes.advance(handle.corpus_id, model, generation, labels,
+                                    passage_vectors)
         done += len(rows)
+        split += embedded.split
+        passages += sum(len(v) for v, _ in embedded.passages.values())
         if clock.due():
-            clock.saved(app.indexes.save(handle.corpus_id, model))
+            clock.saved(app.indexes.save(handle.corpus_id, model)
+                        + app.passage_indexes.save(handle.corpus_id, model))
         ctx.progress(done, max(total, done), f"Embedded {done:,} of {max(total, done):,}")
-    app.indexes.get(handle.corpus_id, model)  # catch up with anything written meanwhile
-    app.indexes.save(handle.corpus_id, model)
+    for cache in (app.indexes, app.passage_indexes):
+        cache.get(handle.corpus_id, model)  # catch up with anything written meanwhile
+        cache.save(handle.corpus_id, model)
     if payload.get("switch"):
         with app.db.session() as s:
             repo.get_corpus(s, name).model_name = model.name
             repo.next_generation(s, handle.corpus_id)  # readers re-open with the new model
     seconds = time.monotonic() - started
     return {"corpus": name, "model": model.name, "embedded": done - already,
-            "documents": done, "seconds": round(seconds, 2)}
+            "documents": done, "split": split, "passages": passages,
+            "seconds": round(seconds, 2)}
+
+
+def _passage_rows(ids: list[int], embedded, dimension: int) -> tuple[np.ndarray, np.ndarray]:
+    """The batch's passages as index rows: labels (m,) and vectors (m, dim)."""
+    if not embedded.passages:
+        return np.zeros(0, np.int64), np.zeros((0, dimension), np.float32)
+    labels = [ids[row] * STRIDE + np.arange(len(v), dtype=np.int64)
+              for row, (v, _) in embedded.passages.items()]
+    return np.concatenate(labels), np.vstack([v for v, _ in embedded.passages.values()])

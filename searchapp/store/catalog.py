@@ -14,7 +14,7 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy import and_, delete, select
 from sqlalchemy.orm import Session
@@ -49,6 +49,7 @@ class CorpusState:
     model_name: str
     generation: int
     documents: int
+    meta_columns: list = field(default_factory=list)
 
 
 # ---- corpora ---------------------------------------------------------------
@@ -71,10 +72,11 @@ def get_corpus(s: Session, name: str) -> Corpus:
 def corpus_state(s: Session, name: str) -> CorpusState:
     """Id, model, generation and size of a corpus: one indexed lookup."""
     row = s.execute(select(Corpus.id, Corpus.name, Corpus.model_name, Corpus.generation,
-                           Corpus.document_count).where(Corpus.name == name.strip())).first()
+                           Corpus.document_count, Corpus.meta_columns)
+                    .where(Corpus.name == name.strip())).first()
     if row is None:
         raise CorpusNotFoundError(name, corpus_names(s))
-    return CorpusState(*row)
+    return CorpusState(*row[:5], list(row[5] or []))
 
 
 def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:

@@ -93,3 +93,23 @@ def embeddings_since(s: Session, corpus_id: int, model_id: int, generation: int,
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         yield ids, matrix.reshape(len(rows), dimension)
+
+
+def passages_since(s: Session, corpus_id: int, model_id: int, generation: int, dimension: int,
+                   stride: int, chunk: int = 2_000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """Passage vectors written after ``generation``: (labels (m,), vectors (m, dim)) chunks.
+
+    A passage's label is ``document id * stride + its number``; only documents
+    split into passages have any.
+    """
+    q = (select(Embedding.document_id, Embedding.passages)
+         .where(Embedding.corpus_id == corpus_id, Embedding.model_id == model_id,
+                Embedding.generation > generation, Embedding.passages.is_not(None))
+         .execution_options(yield_per=chunk))
+    for rows in s.execute(q).partitions(chunk):
+        labels, blocks = [], []
+        for doc_id, blob in rows:
+            block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
+            labels.append(doc_id * stride + np.arange(len(block), dtype=np.int64))
+            blocks.append(block)
+        yield np.concatenate(labels), np.vstack(blocks)

@@ -113,9 +113,11 @@ def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
         added += len(rows) - len(replaced)
         updated += len(replaced)
     if generation.taken:
+        known = list(corpus.meta_columns or [])
+        new_keys = sorted({str(key) for d in docs for key in d.meta} - set(known))
         s.execute(Corpus.__table__.update().where(Corpus.id == corpus.id).values(
-            document_count=Corpus.document_count + added))
-        s.expire(corpus, ["document_count", "generation", "updated_at"])
+            document_count=Corpus.document_count + added, meta_columns=known + new_keys))
+        s.expire(corpus, ["document_count", "generation", "updated_at", "meta_columns"])
     s.flush()
     return AddResult(added, updated, len(docs) - added - updated,
                      generation.value if generation.taken else None)

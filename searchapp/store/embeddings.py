@@ -32,26 +32,34 @@ from searchapp.store.schema import Document, EmbeddedCount, Embedding
 
 
 def save_embeddings(s: Session, corpus_id: int, model_id: int, doc_ids: list[int],
-                    vectors: np.ndarray) -> int:
+                    vectors: np.ndarray,
+                    passages: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> int:
     """Store float32 vectors (n, dim) for documents of a corpus; returns the generation.
 
+    ``passages`` maps a row of ``vectors`` (a document longer than the model's
+    window) to its passages' vectors (p, dim) and character spans (p, 2).
     Existing vectors of the same documents are replaced. Documents deleted
     meanwhile (a newer upload replaced their text) are skipped: their vectors
     would describe a text that no longer exists.
     """
+    passages = passages or {}
     vectors = np.ascontiguousarray(vectors, dtype=np.float32)
     ids = [int(i) for i in doc_ids]
     generation = next_generation(s, corpus_id)
     alive = _existing(s, corpus_id, ids)
-    keep = [(i, v) for i, v in zip(ids, vectors, strict=True) if i in alive]
+    keep = [(i, v, passages.get(row)) for row, (i, v) in enumerate(zip(ids, vectors, strict=True))
+            if i in alive]
     replaced = 0
-    for part in chunks([i for i, _ in keep], IN_LIMIT):
+    for part in chunks([i for i, _, _ in keep], IN_LIMIT):
         replaced += s.execute(delete(Embedding).where(
             Embedding.model_id == model_id, Embedding.document_id.in_(part))).rowcount
     if keep:
         s.execute(insert(Embedding), [
             {"document_id": i, "model_id": model_id, "corpus_id": corpus_id,
-             "generation": generation, "vector": v.tobytes()} for i, v in keep])
+             "generation": generation, "vector": v.tobytes(),
+             "passages": None if p is None else np.ascontiguousarray(p[0], np.float32).tobytes(),
+             "passage_spans": None if p is None else np.asarray(p[1], np.int32).tobytes()}
+            for i, v, p in keep])
     _add_to_count(s, corpus_id, model_id, len(keep) - replaced)
     return generation
 
@@ -95,3 +103,16 @@ def embedded_ids(s: Session, corpus_id: int, model_id: int) -> np.ndarray:
         Embedding.corpus_id == corpus_id, Embedding.model_id == model_id
     ).order_by(Embedding.document_id)).all()
     return np.asarray(ids, dtype=np.int64)
+
+
+def passage_spans(s, doc_ids) -> dict[int, np.ndarray]:
+    """{document id: spans (p, 2) int32} for those of ``doc_ids`` stored as passages (any model).
+
+    Takes a Session or a Connection; reads only the given rows (a hit's snippet).
+    """
+    out: dict[int, np.ndarray] = {}
+    for part in chunks([int(i) for i in doc_ids], IN_LIMIT):
+        rows = s.execute(select(Embedding.document_id, Embedding.passage_spans).where(
+            Embedding.document_id.in_(part), Embedding.passage_spans.is_not(None))).all()
+        out.update({i: np.frombuffer(b, dtype=np.int32).reshape(-1, 2) for i, b in rows})
+    return out

@@ -19,6 +19,7 @@ from __future__ import annotations
 from sqlalchemy import Connection, inspect, select
 
 from searchapp.errors import ConfigError
+from searchapp.store import fulltext  # noqa: F401 - registers the full-text DDL with create_all
 from searchapp.store.schema import SCHEMA_VERSION, Base, SchemaInfo
 from searchapp.store.upgrades import UPGRADES
 

@@ -44,6 +44,7 @@ from searchapp.store.changes import (
     current_generation,
     embeddings_since,
     next_generation,
+    passages_since,
     removed_since,
 )
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
@@ -61,7 +62,7 @@ from searchapp.store.documents import (
     iter_texts,
     texts_by_id,
 )
-from searchapp.store.embeddings import embedded_ids, save_embeddings, vectors_for
+from searchapp.store.embeddings import embedded_ids, passage_spans, save_embeddings, vectors_for
 
 __all__ = [
     "AddResult",
@@ -94,6 +95,8 @@ __all__ = [
     "iter_texts",
     "next_generation",
     "pack_arrays",
+    "passage_spans",
+    "passages_since",
     "removed_since",
     "save_analysis",
     "save_embeddings",

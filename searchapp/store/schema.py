@@ -16,6 +16,10 @@ on SQLite, sequences elsewhere), so a label in an index always means the same
 text.
 
 Vectors are float32 blobs (``numpy.ndarray.tobytes()``), ``dimension`` floats each.
+
+Full text: ``documents`` carries a full-text index kept by the database in the
+same transaction as every write (FTS5 table and triggers on SQLite, a generated
+``tsvector`` column with a GIN index on PostgreSQL; see ``store/fulltext.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +41,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -80,6 +84,8 @@ class Corpus(Base):
     model_name: Mapped[str] = mapped_column(String(200), nullable=False)
     generation: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     document_count: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    # every metadata key its documents have used (for filters: known columns, O(1) to read)
+    meta_columns: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
 
@@ -116,6 +122,10 @@ class Embedding(Base):
         ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
     generation: Mapped[int] = mapped_column(Integer, nullable=False)
     vector: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    # a document longer than the model's window: its passages' vectors (p, dim) float32
+    # and their character spans (p, 2) int32; NULL for a document that fits in one window
+    passages: Mapped[bytes | None] = mapped_column(LargeBinary)
+    passage_spans: Mapped[bytes | None] = mapped_column(LargeBinary)
 
 
 class EmbeddedCount(Base):

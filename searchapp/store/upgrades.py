@@ -10,6 +10,14 @@ for AUTOINCREMENT); embeddings carry their corpus and the generation that wrote
 them; new tables ``embedded_counts`` and ``document_tombstones``. Stored
 analyses were keyed on a fingerprint that cannot be translated: they are
 dropped and recomputed on demand (they are derived data).
+
+Version 3 (search): a full-text index over documents.text kept by the database
+(SQLite: FTS5 external-content table ``documents_fts`` with triggers, filled from
+the stored documents; PostgreSQL: a generated ``tsvector`` column with a GIN
+index); ``embeddings.passages`` and ``embeddings.passage_spans`` for documents
+longer than the model's window (NULL for the existing rows: they were embedded
+truncated, and stay searchable as before until re-embedded); ``corpora.meta_columns``,
+the metadata keys a corpus' documents use, filled from the documents.
 """
 
 from __future__ import annotations
@@ -123,6 +131,44 @@ _V2_POSTGRESQL = [
     *_V2_COUNTS_AND_TOMBSTONES,
 ]
 
+_V3_SQLITE = [
+    """CREATE VIRTUAL TABLE documents_fts USING fts5(
+        text, content='documents', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER documents_fts_insert AFTER INSERT ON documents BEGIN
+        INSERT INTO documents_fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+    """CREATE TRIGGER documents_fts_delete AFTER DELETE ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END""",
+    """CREATE TRIGGER documents_fts_update AFTER UPDATE OF text ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO documents_fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+    "INSERT INTO documents_fts (documents_fts) VALUES ('rebuild')",
+    "ALTER TABLE embeddings ADD COLUMN passages BLOB",
+    "ALTER TABLE embeddings ADD COLUMN passage_spans BLOB",
+    "ALTER TABLE corpora ADD COLUMN meta_columns JSON",
+    """UPDATE corpora SET meta_columns = (
+        SELECT json_group_array(key) FROM (
+            SELECT DISTINCT j.key AS key FROM documents d, json_each(d.meta) j
+            WHERE d.corpus_id = corpora.id AND json_valid(d.meta) ORDER BY j.key))""",
+]
+
+_V3_POSTGRESQL = [
+    "ALTER TABLE documents ADD COLUMN text_search tsvector "
+    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
+    "CREATE INDEX ix_documents_text_search ON documents USING GIN (text_search)",
+    "ALTER TABLE embeddings ADD COLUMN passages BYTEA",
+    "ALTER TABLE embeddings ADD COLUMN passage_spans BYTEA",
+    "ALTER TABLE corpora ADD COLUMN meta_columns JSON",
+    """UPDATE corpora SET meta_columns = (
+        SELECT coalesce(json_agg(k ORDER BY k), '[]'::json) FROM (
+            SELECT DISTINCT json_object_keys(d.meta) AS k FROM documents d
+            WHERE d.corpus_id = corpora.id AND json_typeof(d.meta) = 'object') keys)""",
+]
+
 UPGRADES: dict[int, dict[str, list[str]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
+    3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
 }

@@ -1,7 +1,8 @@
-"""Search page: a query against one corpus, ranked by cosine similarity.
+"""Search page: a query against one corpus, by meaning, by words or both, with filters.
 
 The query is encoded and searched in the page (a few milliseconds once the model
-is loaded); everything else comes from the database. While the corpus is still
+is loaded); everything else comes from the database. The form and the result
+cards live in ``searchapp.ui.search_controls``. While the corpus is still
 being embedded, its progress shows in place of the search box, or above the
 results when part of it can already be searched.
 """
@@ -14,16 +15,16 @@ import streamlit as st
 
 from searchapp import corpora
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
-from searchapp.search import MAX_K, search
+from searchapp.search import search
 from searchapp.ui.common import (
     active_embed_job,
     corpus_picker,
     corpus_summaries_or_stop,
     job_progress,
-    md_escape,
     page_app,
     user_errors,
 )
+from searchapp.ui.search_controls import SCORE_NOTES, corpus_meta_columns, search_form, show_hits
 
 app = page_app()
 st.title("Search")
@@ -52,35 +53,21 @@ if corpus.embedded < corpus.documents:
     if corpus.embedded == 0:
         st.stop()
 
-with st.form("search-form", border=False):
-    query = st.text_input("Query", placeholder="Describe what you are looking for",
-                          key="search-query")
-    left, right = st.columns(2)
-    k = left.number_input("Results (k)", min_value=1, max_value=MAX_K, value=10, step=1,
-                          key="search-k")
-    min_score = right.slider("Minimum score (cosine)", min_value=-1.0, max_value=1.0,
-                             value=0.0, step=0.05, key="search-min-score",
-                             help="Results scoring below this are left out.")
-    submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
-
-if submitted or query:
+request = search_form(corpus_meta_columns(app, corpus.name))
+if request.submitted or request.query:
     with user_errors():
         started = time.perf_counter()
         with st.spinner("Searching (the first search also loads the model)..."):
-            hits = search(app, corpus.name, query, k=int(k), min_score=float(min_score))
+            hits = search(app, corpus.name, request.query, k=request.k,
+                          min_score=request.min_score, mode=request.mode,
+                          where=request.conditions())
         elapsed_ms = (time.perf_counter() - started) * 1000
-        if not hits:
-            st.info(f"No result scores {min_score:.2f} or more. Lower the minimum score or "
-                    "try other words.", icon=":material/search_off:")
+        if not hits and request.min_score is not None:
+            st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum score "
+                    "or try other words.", icon=":material/search_off:")
+        elif not hits:
+            st.info("No document matches these words (and filters). Try other words, or "
+                    "search by meaning.", icon=":material/search_off:")
         else:
-            st.caption(f"{len(hits)} results in {elapsed_ms:,.0f} ms. Score: cosine "
-                       "similarity between the query and the text (1 = same meaning).")
-        for rank, hit in enumerate(hits, start=1):
-            with st.container(border=True, key=f"hit-{rank}"):
-                text_col, score_col = st.columns([10, 1], vertical_alignment="top")
-                text_col.markdown(f"**{rank}.** {md_escape(hit.text)}")
-                details = [f"id {md_escape(hit.id)}"] + [
-                    f"{md_escape(str(key))}: {md_escape(str(value))}"
-                    for key, value in hit.meta.items() if str(value).strip()]
-                text_col.caption(" · ".join(details))
-                score_col.badge(f"{hit.score:.3f}", color="blue")
+            st.caption(f"{len(hits)} results in {elapsed_ms:,.0f} ms. {SCORE_NOTES[request.mode]}")
+        show_hits(hits, request.mode)

@@ -1,0 +1,182 @@
+"""Long documents → overlapping passages that each fit the model's window.
+
+The encoder sees at most ``max_seq_length`` word pieces (256 for the bundled
+model, two of them [CLS] and [SEP]); a longer text would be cut and its end
+never searchable. A document longer than half that window (``window_for``;
+``SEARCHAPP_PASSAGE_TOKENS`` sets another) is split into passages of
+at most ``window`` tokens that overlap by about ``overlap`` tokens, ending at a
+sentence boundary where one lies in the second half of the window and starting
+the next passage at a sentence start inside the overlap where there is one.
+Each passage is embedded and indexed on its own; a document's score is its best
+passage's (``searchapp.search``).
+
+The document's own vector (used by duplicates and clusters, which work on
+documents) is the normalised mean of its passages' vectors: every part of the
+text counts, not only its beginning (measured in ``benchmarks/retrieval_quality.py``).
+
+Spans are character offsets into the document's text, so a hit can show the
+passage that matched. The tokenizer is the model's own: any registered model,
+fine-tuned ones included, is split by what it actually reads.
+
+Example:
+    >>> pieces = [(0, 3), (4, 7), (7, 8), (9, 12), (13, 17), (17, 18)]  # 2 sentences
+    >>> plan_spans("One two. Six five.", pieces, window=4, overlap=1)  # ends at the sentence
+    [(0, 8), (7, 18)]
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from searchapp.errors import ConfigError
+
+SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the model's window
+WINDOW_SHARE = 0.5  # a passage's share of the model's window (see window_for)
+MAX_PASSAGES = 4096  # per document; also the stride of passage labels (see PassageIndex)
+_SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s+|\n\s*")
+
+
+@dataclass(frozen=True)
+class PassagePlan:
+    """How one text is embedded: its passages' spans (one span when it fits the window)."""
+
+    spans: list[tuple[int, int]]
+
+    @property
+    def split(self) -> bool:
+        return len(self.spans) > 1
+
+
+def window_for(max_seq_length: int, tokens: int | None = None) -> tuple[int, int]:
+    """(window, overlap) in tokens for a model's max length; ``tokens`` asks for another window.
+
+    By default a passage is half the model's window (``WINDOW_SHARE``): one
+    sentence in a passage of 254 tokens weighs too little in its mean-pooled
+    vector (``benchmarks/retrieval_quality.py`` measures both); the overlap is a
+    quarter of the window.
+
+    Example:
+        >>> window_for(256), window_for(256, tokens=254), window_for(256, tokens=999)
+        ((127, 31), (254, 63), (254, 63))
+    """
+    full = max(8, int(max_seq_length) - SPECIAL_TOKENS)
+    window = max(8, min(full, int(tokens) if tokens else int(full * WINDOW_SHARE)))
+    return window, window // 4
+
+
+def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
+    """SEARCHAPP_PASSAGE_TOKENS: the passage window in model tokens (default: from the model).
+
+    Example:
+        >>> passage_tokens({"SEARCHAPP_PASSAGE_TOKENS": "200"}), passage_tokens({})
+        (200, None)
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_PASSAGE_TOKENS", "") or "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 16:
+        raise ConfigError(f"SEARCHAPP_PASSAGE_TOKENS={raw!r} is not valid; use a whole number "
+                          "of tokens, 16 or more (the model's window caps it).")
+    return int(raw)
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Character offsets where a sentence (or a line) starts, 0 excluded."""
+    return [m.end() for m in _SENTENCE_END.finditer(text) if m.end() < len(text)]
+
+
+def plan_spans(text: str, offsets: Sequence[tuple[int, int]], window: int, overlap: int
+               ) -> list[tuple[int, int]]:
+    """Character spans of passages over tokens with ``offsets`` (start, end), in order.
+
+    Passages hold at most ``window`` tokens; the next one starts ``overlap``
+    tokens before the previous end, moved to a sentence start inside the overlap
+    when there is one. A passage ends at the last sentence end in its second half.
+    """
+    n = len(offsets)
+    if n <= window:
+        return [(0, len(text))]
+    token_starts = [a for a, _ in offsets]
+    boundary = sorted({i for i in (bisect_left(token_starts, c) for c in sentence_starts(text))
+                       if 0 < i < n})
+    spans, start = [], 0
+    while True:
+        end = min(start + window, n)
+        if end < n:  # the last sentence start in the second half of the window
+            j = bisect_right(boundary, end) - 1
+            if j >= 0 and boundary[j] >= start + window // 2:
+                end = boundary[j]
+        spans.append((offsets[start][0], offsets[end - 1][1]))
+        if end >= n or len(spans) >= MAX_PASSAGES:
+            return spans
+        j = bisect_left(boundary, end - overlap)  # the first sentence start in the overlap
+        lead = boundary[j] if j < len(boundary) and boundary[j] < end else end - overlap
+        start = max(lead, start + 1)
+
+
+def plan(encoder, texts: Sequence[str]) -> list[PassagePlan]:
+    """A PassagePlan per text for this encoder's tokenizer and window.
+
+    Texts whose UTF-8 length is within the window cannot exceed it (no tokenizer
+    makes more tokens than bytes) and are not tokenised again here.
+    """
+    window, overlap = window_for(encoder.max_seq_length, passage_tokens())
+    plans: list[PassagePlan | None] = [
+        PassagePlan([(0, len(t))]) if len(t.encode("utf-8")) <= window else None for t in texts]
+    long_idx = [i for i, p in enumerate(plans) if p is None]
+    if long_idx:
+        with encoder.inference_lock:
+            tokens = encoder.tokenizer([texts[i] for i in long_idx], add_special_tokens=False,
+                                       return_offsets_mapping=True, truncation=False,
+                                       return_attention_mask=False, verbose=False)
+        for i, offsets in zip(long_idx, tokens["offset_mapping"], strict=True):
+            plans[i] = PassagePlan(plan_spans(texts[i], offsets, window, overlap))
+    return plans  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """A batch embedded: document vectors (n, dim) and, per split document, its passages."""
+
+    vectors: np.ndarray
+    passages: dict[int, tuple[np.ndarray, np.ndarray]]  # row -> (vectors (p, dim), spans (p, 2))
+
+    @property
+    def split(self) -> int:
+        return len(self.passages)
+
+
+def embed_documents(encoder, texts: Sequence[str]) -> Embedded:
+    """Vectors for documents, long ones through their passages (one encoder call in all).
+
+    Example:
+        >>> out = embed_documents(encoder, ["short", "a long text ... " * 200])  # doctest: +SKIP
+        >>> out.vectors.shape, list(out.passages)                                # doctest: +SKIP
+        ((2, 384), [1])
+    """
+    plans = plan(encoder, texts)
+    pieces: list[str] = []
+    owners: list[tuple[int, int, int]] = []  # per text: (row, first piece, piece count)
+    for row, (text, p) in enumerate(zip(texts, plans, strict=True)):
+        owners.append((row, len(pieces), len(p.spans)))
+        pieces.extend(text[a:b] for a, b in p.spans) if p.split else pieces.append(text)
+    encoded = encoder.encode(pieces)  # (pieces, dim)
+    vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
+    passages: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    for row, first, count in owners:
+        part = encoded[first:first + count]
+        if count == 1:
+            vectors[row] = part[0]
+            continue
+        mean = part.mean(axis=0)
+        vectors[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
+        passages[row] = (np.ascontiguousarray(part, dtype=np.float32),
+                         np.asarray(plans[row].spans, dtype=np.int32))
+    return Embedded(vectors, passages)

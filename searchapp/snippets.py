@@ -1,0 +1,110 @@
+"""Snippets: the part of a hit that matched, with the query's words marked, as plain text.
+
+A hit's snippet is its matched passage (the whole text for a short document),
+cut to about ``WIDTH`` characters around the densest run of query words. Words
+match case-insensitively and across simple English endings (``runs`` marks
+``running``), like the full-text index's stemming. The result is text plus the
+character spans of the marked words; ``marked()`` writes them between « and »
+(what the CLI prints). Nothing here is HTML: a page shows it as text.
+
+Example:
+    >>> s = make_snippet("The XR-7 firmware fails with ERR-40417 after an update.",
+    ...                  ["err", "40417"])
+    >>> s.marked()
+    'The XR-7 firmware fails with «ERR»-«40417» after an update.'
+    >>> s.highlights
+    [(29, 32), (33, 38)]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WIDTH = 300
+OPEN, CLOSE = "«", "»"
+_WORD = re.compile(r"\w+", re.UNICODE)
+_ENDINGS = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
+
+
+def stem(word: str) -> str:
+    """A crude English stem for matching marks: ``running`` → ``runn``, ``cats`` → ``cat``.
+
+    Example:
+        >>> stem("Updates"), stem("updated"), stem("update")
+        ('updat', 'updat', 'updat')
+    """
+    word = word.lower()
+    for ending in _ENDINGS:
+        if len(word) > len(ending) + 2 and word.endswith(ending):
+            return word[:-len(ending)]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Plain text and the (start, end) spans of the query's words in it."""
+
+    text: str
+    highlights: list[tuple[int, int]]
+
+    def marked(self, open_mark: str = OPEN, close_mark: str = CLOSE) -> str:
+        """The text with each highlight between the marks."""
+        out, last = [], 0
+        for start, end in self.highlights:
+            out += [self.text[last:start], open_mark, self.text[start:end], close_mark]
+            last = end
+        out.append(self.text[last:])
+        return "".join(out)
+
+    def as_dict(self) -> dict:
+        return {"text": self.text, "highlights": [list(h) for h in self.highlights]}
+
+
+def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
+    """Spans of the words of ``text`` that match one of ``words`` (after stemming)."""
+    wanted = {stem(w) for w in words if w}
+    return [m.span() for m in _WORD.finditer(text) if stem(m.group()) in wanted]
+
+
+def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None = None,
+                 width: int = WIDTH) -> Snippet:
+    """The snippet of ``text`` (or of its ``span``, a matched passage) for the query ``words``."""
+    start, end = span if span is not None else (0, len(text))
+    start, end = max(0, int(start)), min(len(text), int(end))
+    marks = word_spans(text[start:end], words)
+    if end - start > width:
+        centre = _densest(marks, width) if marks else 0
+        lo = max(0, min(centre - width // 3, end - start - width))
+        lo, hi = _word_edges(text, start + lo, start + lo + width, start, end)
+        start, end, cut_left, cut_right = lo, hi, lo > 0, hi < len(text)
+    else:
+        cut_left, cut_right = start > 0, end < len(text)
+    body = text[start:end].strip()
+    prefix = "…" if cut_left else ""
+    spans = [(a + len(prefix), b + len(prefix)) for a, b in word_spans(body, words)]
+    return Snippet(prefix + body + ("…" if cut_right else ""), spans)
+
+
+def _densest(marks: list[tuple[int, int]], width: int) -> int:
+    """The offset of the mark that starts the window of ``width`` holding the most marks."""
+    best, best_count, j = marks[0][0], 0, 0
+    for i, (a, _) in enumerate(marks):
+        while j < len(marks) and marks[j][1] <= a + width * 2 // 3:
+            j += 1
+        if j - i > best_count:
+            best, best_count = a, j - i
+    return best
+
+
+def _word_edges(text: str, lo: int, hi: int, floor: int, ceiling: int) -> tuple[int, int]:
+    """Move a window's ends to whitespace (within the region) so no word is cut in two."""
+    lo, hi = max(lo, floor), min(hi, ceiling)
+    if lo > floor:
+        space = text.find(" ", lo, min(lo + 20, hi))
+        lo = space + 1 if space >= 0 else lo
+    if hi < ceiling:
+        space = text.rfind(" ", max(hi - 20, lo), hi)
+        hi = space if space >= 0 else hi
+    return lo, hi

@@ -1,0 +1,251 @@
+"""Full-text search over documents, kept in the same database and transaction as they are.
+
+SQLite: an FTS5 table ``documents_fts`` (external content: the text lives only in
+``documents``) with two columns, the text (porter stemming over unicode61, accents
+folded) and the corpus id; triggers on ``documents`` write it in the same
+transaction as every insert, update and delete, so a deleted document can never
+be found. Ranking is BM25 (``bm25()``, lower is better; we return its negation so
+that higher is better, like cosine).
+
+PostgreSQL: a stored generated ``tsvector`` column ``documents.text_search``
+(``english`` configuration) with a GIN index, ranked by ``ts_rank_cd``; the
+database keeps it with every write by itself. Each query chunk goes through
+``phraseto_tsquery`` (PostgreSQL parses it as it parsed the documents), the
+chunks OR-ed with ``||``.
+
+A query is cut into words (letters and digits); the words of one
+whitespace-separated chunk form a phrase (``ERR-40417`` → the phrase ``err
+40417``), and the chunks are OR-ed, so a document with every chunk ranks first
+and a document with some still counts. Common English words are left out of the
+query, and on SQLite so are phrases found in more than 2% of a large corpus'
+documents (``informative_chunks``): they carry little BM25 weight and cost a
+score per matching row. Cost: proportional to the documents that contain a
+remaining query word, never a scan of the corpus.
+
+Example:
+    >>> fts_query("Where is ERR-40417 in the XR-7 firmware?")
+    '"err 40417" OR "xr 7" OR "firmware"'
+    >>> query_words("the XR-7 firmware")
+    ['xr', '7', 'firmware']
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from sqlalchemy import DDL, Connection, event, text
+
+from searchapp.store.schema import Document
+
+WORD = re.compile(r"\w+", re.UNICODE)
+IN_LIMIT = 900  # ids per IN (...) list: under SQLite's variable limit
+TOP_WIDTH = 4  # index-wide candidates per result asked before ranking inside the corpus
+COMMON_SHARE = 0.02  # a phrase in more of a corpus' documents is dropped from the query...
+COMMON_MIN_DOCS = 2_000  # ...when that is more than this many (small corpora: never)
+MAX_QUERY_CHUNKS = 32  # OR-ed phrases at most: a pasted paragraph stays a bounded query
+STOPWORDS = frozenset([
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "do", "does", "did", "for",
+    "from", "had", "has", "have", "how", "i", "if", "in", "into", "is", "it", "its", "me",
+    "my", "no", "not", "of", "on", "or", "our", "so", "than", "that", "the", "their",
+    "them", "then", "there", "these", "they", "this", "to", "was", "we", "were", "what",
+    "when", "where", "which", "who", "why", "will", "with", "you", "your", "can", "could",
+    "would", "should",
+])
+
+# ---- DDL (the current schema; upgrades.py keeps its own frozen copy) -------------------
+SQLITE_DDL = [
+    """CREATE VIRTUAL TABLE documents_fts USING fts5(
+        text, content='documents', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2')""",
+    """CREATE TRIGGER documents_fts_insert AFTER INSERT ON documents BEGIN
+        INSERT INTO documents_fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+    """CREATE TRIGGER documents_fts_delete AFTER DELETE ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, text) VALUES ('delete', old.id, old.text);
+    END""",
+    """CREATE TRIGGER documents_fts_update AFTER UPDATE OF text ON documents BEGIN
+        INSERT INTO documents_fts (documents_fts, rowid, text) VALUES ('delete', old.id, old.text);
+        INSERT INTO documents_fts (rowid, text) VALUES (new.id, new.text);
+    END""",
+]
+POSTGRESQL_DDL = [
+    "ALTER TABLE documents ADD COLUMN text_search tsvector "
+    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
+    "CREATE INDEX ix_documents_text_search ON documents USING GIN (text_search)",
+]
+
+
+def _install(target, conn: Connection, **_kw) -> None:
+    statements = {"sqlite": SQLITE_DDL, "postgresql": POSTGRESQL_DDL}.get(conn.dialect.name, [])
+    for sql in statements:
+        conn.execute(DDL(sql))
+
+
+# A new database gets the full-text index with the documents table.
+event.listen(Document.__table__, "after_create", _install)
+
+
+# ---- queries -----------------------------------------------------------------------
+def query_words(query: str) -> list[str]:
+    """The query's words, lower-cased, without common English words."""
+    return [w for w in WORD.findall(query.lower()) if w not in STOPWORDS]
+
+
+def _chunks(query: str) -> list[list[str]]:
+    """Per whitespace-separated chunk, its words (common words dropped); empty chunks gone."""
+    out = []
+    for chunk in query.lower().split()[:MAX_QUERY_CHUNKS * 4]:
+        words = [w for w in WORD.findall(chunk) if w not in STOPWORDS]
+        if words:
+            out.append(words)
+    return out[:MAX_QUERY_CHUNKS]
+
+
+def fts_chunks(query: str) -> list[str]:
+    """The query's chunks as quoted FTS5 phrases (every word quoted: never read as syntax)."""
+    return ['"' + " ".join(words) + '"' for words in _chunks(query)]
+
+
+def fts_query(query: str) -> str:
+    """The FTS5 MATCH expression for a user's query ('' when no word is left)."""
+    return " OR ".join(fts_chunks(query))
+
+
+def ts_chunks(query: str) -> list[str]:
+    """The query's chunks for PostgreSQL, each parsed there by ``phraseto_tsquery``.
+
+    PostgreSQL's own parser reads each chunk as it read the documents (``ERR-40417``
+    becomes ``err`` followed by ``-40417`` there), so phrases match what was indexed.
+    A chunk that holds only common words is left out.
+
+    Example:
+        >>> ts_chunks("the ERR-40417 billing")
+        ['ERR-40417', 'billing']
+    """
+    chunks = [c for c in query.split()[:MAX_QUERY_CHUNKS * 4]
+              if any(w not in STOPWORDS for w in WORD.findall(c.lower()))]
+    return chunks[:MAX_QUERY_CHUNKS]
+
+
+_SQLITE_COUNT = "SELECT count(*) FROM documents_fts WHERE documents_fts MATCH :q"
+_SQLITE_TOP = """
+    SELECT rowid, -bm25(documents_fts) AS score FROM documents_fts
+    WHERE documents_fts MATCH :q ORDER BY rank LIMIT :m"""
+_SQLITE_SEARCH = """
+    SELECT f.rowid, -bm25(documents_fts) AS score
+    FROM documents_fts f JOIN documents d ON d.id = f.rowid
+    WHERE documents_fts MATCH :q AND d.corpus_id = :corpus AND ({where})
+    ORDER BY bm25(documents_fts) LIMIT :n"""
+_PG_SEARCH = """
+    SELECT d.id, ts_rank_cd(d.text_search, t.q) AS score
+    FROM documents d, (SELECT {tsquery} AS q) AS t
+    WHERE d.corpus_id = :corpus AND d.text_search @@ t.q AND ({where})
+    ORDER BY score DESC, d.id LIMIT :n"""
+
+
+def informative_chunks(conn: Connection, chunks: list[str], documents: int) -> list[str]:
+    """The FTS5 phrases worth ranking: those in at most COMMON_SHARE of the documents.
+
+    Scoring is per matching document: a phrase in 15% of a 100,000-document
+    corpus (``man``) makes BM25 score 15,000 rows for an idf of about 1.9, ten
+    times the cost of the rest of the query for little of its ranking. Below
+    ``COMMON_MIN_DOCS`` matches nothing is dropped, and when every phrase is that
+    common the rarest is kept. Document frequencies are counted in the full-text
+    index (all corpora; one cheap count per phrase).
+
+    Example:
+        >>> informative_chunks(conn, ['"man"', '"guitar"'], 100_000)     # doctest: +SKIP
+        ['"guitar"']
+    """
+    cap = max(COMMON_MIN_DOCS, int(COMMON_SHARE * documents))
+    if documents <= cap or len(chunks) < 2:
+        return chunks
+    counts = [conn.execute(text(_SQLITE_COUNT), {"q": c}).scalar() or 0 for c in chunks]
+    kept = [c for c, df in zip(chunks, counts, strict=True) if df <= cap]
+    return kept or [min(zip(counts, chunks, strict=True))[1]]
+
+
+def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
+                   where: tuple[str, dict] = ("1=1", {}), documents: int = 0
+                   ) -> list[tuple[int, float]]:
+    """The ``n`` best (document id, score) of a corpus for ``query``, best first.
+
+    Scores are BM25 on SQLite and ``ts_rank_cd`` on PostgreSQL: higher is better,
+    comparable within one query only. ``where`` is a metadata filter over
+    ``documents d`` (``searchapp.filters.where_sql``), applied inside the query, so
+    n results come back whenever n matching documents exist.
+
+    Example:
+        >>> lexical_search(conn, corpus_id, "ERR-40417", 10)       # doctest: +SKIP
+        [(17, 9.81), (4, 3.02)]
+    """
+    where_sql, params = where
+    params = {**params, "corpus": corpus_id, "n": int(n)}
+    if conn.dialect.name == "sqlite":
+        q = " OR ".join(informative_chunks(conn, fts_chunks(query), documents))
+        if not q:
+            return []
+        found = _sqlite_top(conn, corpus_id, q, n, where)
+        if found is not None:
+            return found
+        sql = _SQLITE_SEARCH.format(where=where_sql)
+        params["q"] = q
+    elif conn.dialect.name == "postgresql":
+        q = ts_chunks(query)
+        tsquery = " || ".join(f"phraseto_tsquery('english', :c{i})" for i in range(len(q)))
+        sql = _PG_SEARCH.format(where=where_sql, tsquery=tsquery)
+        params.update({f"c{i}": chunk for i, chunk in enumerate(q)})
+    else:
+        return []
+    if not q:
+        return []
+    rows = conn.execute(text(sql), params).all()
+    return [(int(i), float(s)) for i, s in rows]
+
+
+def _sqlite_top(conn: Connection, corpus_id: int, q: str, n: int, where: tuple[str, dict]
+                ) -> list[tuple[int, float]] | None:
+    """The best ``TOP_WIDTH * n`` of the whole index, kept when n of them are the corpus' (and
+    pass the filter); None when they are not (other corpora, a selective filter): then
+    the join query ranks only the corpus' matching rows. Saves a row lookup per match."""
+    m = TOP_WIDTH * n
+    top = conn.execute(text(_SQLITE_TOP), {"q": q, "m": m}).all()
+    ok = matching_ids(conn, corpus_id, [r[0] for r in top], where)
+    kept = [(int(i), float(s)) for i, s in top if i in ok]
+    if len(kept) >= n or len(top) < m:  # enough, or every match was seen
+        return kept[:n]
+    return None
+
+
+def matching_ids(conn: Connection, corpus_id: int, ids: Sequence[int],
+                 where: tuple[str, dict]) -> set[int]:
+    """Those of ``ids`` (documents of the corpus) that pass the filter: O(len(ids)) lookups.
+
+    The ids travel as one parameter (a JSON array on SQLite, an array on
+    PostgreSQL): a statement with hundreds of bound names costs SQLAlchemy more
+    than SQLite's whole lookup.
+    """
+    if not len(ids):
+        return set()
+    where_sql, params = where
+    if conn.dialect.name == "postgresql":
+        wanted, value = "d.id = ANY(:ids)", [int(i) for i in ids]
+    else:
+        wanted, value = "d.id IN (SELECT value FROM json_each(:ids))", \
+            json.dumps([int(i) for i in ids])
+    sql = f"SELECT d.id FROM documents d WHERE {wanted} AND d.corpus_id = :corpus AND ({where_sql})"
+    rows = conn.execute(text(sql), {**params, "ids": value, "corpus": corpus_id}).all()
+    return {int(r[0]) for r in rows}
+
+
+def all_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict]) -> list[int]:
+    """Ids of the corpus' documents passing the filter (one SQL pass).
+
+    For selective filters only (the candidate search could not find enough): the
+    database reads the corpus' rows, in C, through the (corpus_id, id) index.
+    """
+    where_sql, params = where
+    sql = f"SELECT d.id FROM documents d WHERE d.corpus_id = :corpus AND ({where_sql})"
+    return [int(r[0]) for r in conn.execute(text(sql), {**params, "corpus": corpus_id})]

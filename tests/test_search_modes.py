@@ -1,0 +1,164 @@
+"""Search modes on the real encoder, SQLite FTS5 and hnswlib: passages, hybrid, filters."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+from sqlalchemy import text
+
+from searchapp import search as search_module
+from searchapp.corpora import upload
+from searchapp.errors import InvalidParameterError
+from searchapp.ingest import read_table
+from searchapp.jobs.worker import run_until_done
+from searchapp.search import search
+from tests.helpers import run_cli
+
+AGENDA = " ".join(f"The committee reviewed item number {i} of the quarterly budget agenda "
+                  "and moved on to the next point." for i in range(30))
+PENGUINS = "Finally, the penguins at the city zoo were fed fresh herring by their keeper."
+SHORT = [
+    ("dog", "A dog runs along the beach chasing a ball.", "misc", "2022", "2022-01-15"),
+    ("cat", "A cat sleeps on the windowsill in the afternoon sun.", "misc", "2023", "2023-03-02"),
+    ("birds", "Seagulls steal chips from tourists at the harbour.", "misc", "2024", "2024-06-30"),
+    ("reset", "How do I reset my password?", "billing", "2023", "2023-05-01"),
+    ("invoice", "The invoice total is wrong after the upgrade.", "billing", "2024", "2024-02-10"),
+    ("refund", "When will my refund arrive?", "billing", "2025", "2025-01-20"),
+]
+CODES = ["40417", "40471", "41407", "40147", "47041", "40714", "44017", "40407"]
+
+
+@pytest.fixture
+def app(app, bundled_encoder):
+    app._encoders["all-MiniLM-L6-v2"] = bundled_encoder  # the session's encoder: no reload
+    return app
+
+
+def ingest(app, name: str, rows: list[dict]) -> dict:
+    csv = pd.DataFrame(rows).to_csv(index=False).encode()
+    summary = upload(app, read_table(csv, f"{name}.csv"), name)
+    job = run_until_done(app, summary.job_id)
+    assert job.status == "succeeded", job.error
+    return job.result
+
+
+def mixed_rows() -> list[dict]:
+    rows = [{"id": i, "text": t, "product": p, "year": y, "shipped": d}
+            for i, t, p, y, d in SHORT]
+    rows.append({"id": "minutes", "text": f"{AGENDA} {PENGUINS}", "product": "misc",
+                 "year": "2024", "shipped": "2024-07-07"})
+    return rows
+
+
+def test_a_long_document_is_found_by_the_sentence_at_its_end(app):
+    result = ingest(app, "docs", mixed_rows())
+    assert result["split"] == 1 and result["passages"] >= 2
+    hits = search(app, "docs", "penguins at the zoo are fed herring", k=3, mode="semantic")
+    top = hits[0]
+    assert top.id == "minutes" and top.score > 0.3
+    assert top.passage == result["passages"] - 1  # the last passage matched
+    start, end = top.span
+    assert PENGUINS in top.text[start:end] and start > len(AGENDA) // 2
+    assert "«penguins»" in top.marked_snippet
+    assert "committee reviewed item number 0 " not in top.snippet
+
+
+def code_rows() -> list[dict]:
+    rows = [{"id": f"fw{c}", "text": f"The XR-7 firmware update stopped with error ERR-{c} "
+             "and the device restarted."} for c in CODES]
+    rows += [{"id": "other", "text": "Firmware errors after an update: what the error codes mean."}]
+    return rows
+
+
+@pytest.mark.parametrize("code", ["40407", "40417"])  # meaning alone ranks 40407 third
+def test_an_exact_code_is_found_first_in_hybrid_mode(app, code):
+    ingest(app, "fw", code_rows())
+    hybrid = search(app, "fw", f"ERR-{code}", k=3, mode="hybrid")
+    assert hybrid[0].id == f"fw{code}"
+    assert hybrid[0].semantic_score is not None and hybrid[0].lexical_score is not None
+    assert "«ERR»-«" + code + "»" in hybrid[0].marked_snippet
+
+
+def test_filters_compare_numbers_strings_and_dates(app):
+    ingest(app, "docs", mixed_rows())
+
+    def ids(*where, mode="hybrid", query="something happened") -> set[str]:
+        return {h.id for h in search(app, "docs", query, k=10, mode=mode, where=list(where))}
+
+    assert ids("product=billing") == {"reset", "invoice", "refund"}
+    assert ids("product!=billing") == {"dog", "cat", "birds", "minutes"}
+    assert ids("year>=2024") == {"birds", "invoice", "refund", "minutes"}
+    assert ids("year<2023.5") == {"dog", "cat", "reset"}
+    assert ids("year>=2024", "product=billing") == {"invoice", "refund"}
+    assert ids("shipped<2024-03-01") == {"dog", "cat", "reset", "invoice"}
+    assert ids("shipped>=2024-06-30") == {"birds", "refund", "minutes"}
+    assert ids("year=2024", mode="semantic") == {"birds", "invoice", "minutes"}
+    assert ids("product=billing", mode="lexical", query="refund password invoice") == \
+        {"reset", "invoice", "refund"}
+    with pytest.raises(InvalidParameterError, match=r"no metadata column 'colour'.*product"):
+        search(app, "docs", "x", where=["colour=red"])
+    with pytest.raises(InvalidParameterError, match="compares numbers or dates"):
+        search(app, "docs", "x", where=["product>billing"])
+    with pytest.raises(InvalidParameterError, match="COLUMN OP VALUE"):
+        search(app, "docs", "x", where=["product~billing"])
+
+
+def test_a_selective_filter_still_returns_k_results(app, monkeypatch):
+    rows = [{"id": f"n{i}", "text": f"Note {i} about the weekly team meeting and its plans.",
+             "team": "alpha" if i % 40 == 0 else "beta"} for i in range(400)]
+    ingest(app, "notes", rows)
+    monkeypatch.setattr(search_module, "WIDEN_MAX", 16)  # reach the exact fallback soon
+    hits = search(app, "notes", "a dog on the beach", k=10, mode="semantic",
+                  where=["team=alpha"])
+    assert sorted(h.id for h in hits) == sorted(f"n{i}" for i in range(0, 400, 40))
+    assert [h.semantic_score for h in hits] == sorted((h.semantic_score for h in hits),
+                                                      reverse=True)
+
+
+def fts_matches(app, word: str) -> int:
+    """Rows of the full-text index itself (no join with documents) holding ``word``."""
+    with app.db.reader() as conn:
+        return conn.execute(text("SELECT count(*) FROM documents_fts WHERE documents_fts "
+                                 "MATCH :w"), {"w": word}).scalar()
+
+
+def test_replaced_and_deleted_documents_are_never_found_by_any_mode(app):
+    ingest(app, "docs", [{"id": "a", "text": "The zebra crossing near the school is unsafe."},
+                         {"id": "b", "text": "Parking permits are renewed every spring."}])
+    ingest(app, "docs", [{"id": "a", "text": "The library opens late on Thursdays."},
+                         {"id": "b", "text": "Parking permits are renewed every spring."}])
+    for mode in ("semantic", "lexical", "hybrid"):
+        hits = search(app, "docs", "zebra crossing school", k=5, mode=mode)
+        assert all("zebra" not in h.text for h in hits), mode
+    assert [h.id for h in search(app, "docs", "library Thursdays", k=1, mode="lexical")] == ["a"]
+    assert fts_matches(app, "zebra") == 0 and fts_matches(app, "library") == 1
+    with app.db.session() as s:  # the full-text index agrees with the stored documents
+        s.execute(text("INSERT INTO documents_fts (documents_fts, rank) "
+                       "VALUES ('integrity-check', 1)"))
+
+    run_cli("corpora", "delete", "docs")
+    ingest(app, "again", [{"id": "x", "text": "Parking permits are renewed every spring."}])
+    assert fts_matches(app, "parking") == 1  # the deleted corpus' rows left the index
+    for mode in ("semantic", "lexical", "hybrid"):
+        assert [h.id for h in search(app, "again", "parking permits", k=5, mode=mode)] == ["x"]
+
+
+def test_cli_modes_json_and_errors(app, tmp_path):
+    ingest(app, "fw", code_rows())
+    out = run_cli("search", "--corpus", "fw", "ERR-40417", "-k", "2", "--json").stdout
+    data = json.loads(out)
+    assert data["mode"] == "hybrid"
+    first = data["results"][0]
+    assert first["id"] == "fw40417" and first["lexical"]["rank"] == 1
+    assert set(first["semantic"]) == {"rank", "score"} and "«40417»" in first["snippet"]
+    lexical = json.loads(run_cli("search", "--corpus", "fw", "ERR-40417", "--mode", "lexical",
+                                 "--json").stdout)
+    assert [r["id"] for r in lexical["results"]] == ["fw40417"]
+    assert lexical["results"][0]["semantic"] == {"rank": None, "score": None}
+    bad = run_cli("search", "--corpus", "fw", "x", "--mode", "fuzzy", check=False)
+    assert bad.returncode == 1 and bad.stderr.startswith("error: Unknown search mode 'fuzzy'")
+    bad = run_cli("search", "--corpus", "fw", "x", "--where", "year>=2024", check=False)
+    assert bad.returncode == 1 and "has no metadata column 'year'" in bad.stderr
+    assert "Traceback" not in bad.stderr
