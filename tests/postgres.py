@@ -21,6 +21,7 @@ Example (with the binaries and psycopg installed):
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import itertools
 import os
@@ -109,10 +110,8 @@ class PostgresServer:
 
     def stop(self) -> None:
         """Fast shutdown by PID (SIGINT), waited for with a deadline; then the folder goes."""
-        try:
+        with contextlib.suppress(ProcessLookupError):
             os.kill(self.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
         deadline = time.monotonic() + STOP_SECONDS
         while _alive(self.pid) and time.monotonic() < deadline:
             time.sleep(0.05)
