@@ -150,12 +150,15 @@ def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int 
     """Queue an embed job for ``name`` that encodes on a Ray cluster; its id, or None when
     every document has a vector already.
 
-    Refused while another embed job of the corpus is queued or running (it would
-    encode the same documents): wait for it or cancel it first.
+    A queued embed job of the corpus (an upload queues one) is cancelled and
+    replaced; a running one is not stopped: the call is refused until it ends.
 
     Example: ``embed_on_ray(app, "faq", address="ray://head:10001")``.
     """
     active = queue.active_for(app.db, "embed", "corpus", name)
+    if active and active.status == "queued":
+        queue.cancel(app.db, active.id)
+        active = queue.active_for(app.db, "embed", "corpus", name)
     if active:
         raise JobError(f"Corpus {name!r} already has embed job {active.id} ({active.status}); "
                        f"wait for it or cancel it (searchapp jobs cancel {active.id}), then "

@@ -21,6 +21,7 @@ from sqlalchemy import text
 from searchapp import corpora
 from searchapp.distributed import RayOptions, run_embed
 from searchapp.ingest import read_table
+from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.search import search
 from searchapp.store import repo
@@ -51,12 +52,6 @@ def captions(tmp_path):
     return read_table(path)
 
 
-def upload(app, table, name: str) -> None:
-    corpora.upload(app, table, name)
-    with app.db.session() as s:  # the upload queued a local embed job: not for this corpus
-        s.execute(text("DELETE FROM jobs"))
-
-
 def vectors_by_external_id(app, name: str) -> dict[str, np.ndarray]:
     with app.db.session() as s:
         c = repo.corpus_state(s, name)
@@ -83,12 +78,12 @@ def generation(app, name: str) -> int:
 
 
 def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, captions):
-    upload(app, captions, "local")
-    local_job = corpora.embed(app, "local")
+    local_job = corpora.upload(app, captions, "local").job_id
     assert run_until_done(app, local_job).status == "succeeded"
-    upload(app, captions, "ray")
+    queued = corpora.upload(app, captions, "ray").job_id  # a local embed job, replaced:
     before = generation(app, "ray")
     job_id = corpora.embed_on_ray(app, "ray", cpus_per_actor=1, batch=BATCH)
+    assert queue.get(app.db, queued).status == "cancelled"
     job = run_until_done(app, job_id)
     assert job.status == "succeeded", job.error
     assert (job.result["embedded"], job.result["actors"], job.result["engine"]) == (
@@ -107,7 +102,7 @@ def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, 
 
 @pytest.mark.slow
 def test_a_killed_actor_loses_only_its_uncommitted_block(ray_cluster, app, captions):
-    upload(app, captions, "faq")
+    corpora.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
     before = generation(app, "faq")
     killed = RayOptions(address=None, cpus_per_actor=1, batch=BATCH, max_restarts=0,
                         actor_env=KILL_BEFORE_SECOND_COMMIT)
@@ -129,7 +124,7 @@ def test_a_killed_actor_loses_only_its_uncommitted_block(ray_cluster, app, capti
 def test_ray_restarts_killed_actors_and_finishes_the_run(ray_cluster, app, captions):
     """Ray restarts an actor killed after its commit and retries the block: the retry
     finds nothing missing and commits nothing (the generation moves once per block)."""
-    upload(app, captions, "faq")
+    corpora.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
     before = generation(app, "faq")
     restarting = RayOptions(address=None, cpus_per_actor=1, batch=BATCH,
                             actor_env=KILL_AFTER_SECOND_COMMIT)
