@@ -150,12 +150,16 @@ def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int 
     """Queue an embed job for ``name`` that encodes on a Ray cluster; its id, or None when
     every document has a vector already.
 
-    A queued embed job of the corpus (an upload queues one) is cancelled and
-    replaced; a running one is not stopped: the call is refused until it ends.
+    An active Ray embed job of the corpus is returned as it is (one whose driver
+    died is taken over by the next worker or ``--wait``, and embeds only what is
+    missing); a queued local one (an upload queues one) is cancelled and
+    replaced; a running local one is not stopped: the call is refused until it ends.
 
     Example: ``embed_on_ray(app, "faq", address="ray://head:10001")``.
     """
     active = queue.active_for(app.db, "embed", "corpus", name)
+    if active and active.payload.get("engine") == "ray":
+        return active.id
     if active and active.status == "queued":
         queue.cancel(app.db, active.id)
         active = queue.active_for(app.db, "embed", "corpus", name)

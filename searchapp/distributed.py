@@ -106,8 +106,13 @@ def import_ray():
 
 
 def connect(address: str | None) -> None:
-    """Join (or start) the cluster unless this process is connected already."""
+    """Join (or start) the cluster unless this process is connected already.
+
+    Ray Data's progress lines are kept out of the CLI's output and the worker
+    log (the job's own progress says the same); its warnings stay.
+    """
     ray = import_ray()
+    logging.getLogger("ray.data").setLevel(logging.WARNING)
     if ray.is_initialized():
         return
     try:
@@ -226,7 +231,7 @@ def run_embed(app: App, name: str, options: RayOptions, model: str | None = None
         already = repo.count_embedded(s, handle.corpus_id, handle.model.id)
     total, done, embedded = handle.documents, already, 0
     report(done, total, f"Embedding {len(todo):,} documents with {handle.model.name} on Ray "
-           f"({layout.actors} actors)")
+           f"({layout.actors} actor{'' if layout.actors == 1 else 's'})")
     if len(todo):
         import pyarrow as pa
 
