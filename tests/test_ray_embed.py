@@ -132,3 +132,29 @@ def test_ray_restarts_killed_actors_and_finishes_the_run(ray_cluster, app, capti
     assert result["embedded"] == DOCS
     assert one_vector_each(app, "faq")
     assert generation(app, "faq") - before == DOCS // BATCH
+
+
+def test_one_ray_job_per_corpus_and_a_running_local_job_is_not_raced(app, captions):
+    """No Ray needed: which job ``embed --engine ray`` returns, replaces or refuses."""
+    from searchapp.errors import JobError
+
+    corpora.upload(app, captions, "faq")
+    ray_job = corpora.embed_on_ray(app, "faq", address="auto")
+    assert corpora.embed_on_ray(app, "faq") == ray_job  # a dead driver's job is resumed
+    queue.cancel(app.db, ray_job)
+    local = corpora.embed(app, "faq")
+    queue.claim(app.db, "other-host:1")  # a worker elsewhere runs the local job
+    with pytest.raises(JobError, match=f"already has embed job {local} \\(running\\)"):
+        corpora.embed_on_ray(app, "faq")
+
+
+def test_the_ray_engine_refuses_a_database_its_workers_cannot_open():
+    from searchapp.config import Settings
+    from searchapp.distributed import actor_settings
+    from searchapp.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="not an in-memory one"):
+        actor_settings(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
+    url = "postgresql+psycopg://u@db:5432/s"
+    assert actor_settings(Settings.from_env({"SEARCHAPP_DATABASE_URL": url}))[
+        "SEARCHAPP_DATABASE_URL"] == url
