@@ -54,8 +54,6 @@ BATCH_CPU = 1024  # documents per block, per encode call and per committed trans
 BATCH_GPU = 8192
 ID_PAGE = 100_000  # ids per keyset page while planning the blocks
 MAX_CPUS_PER_ACTOR = 4  # torch threads of one CPU actor; more actors beyond that
-SETTINGS_ENV = ("SEARCHAPP_DATABASE_URL", "SEARCHAPP_DATA_DIR", "SEARCHAPP_MODEL",
-                "SEARCHAPP_DEVICE", "SEARCHAPP_PRECISION", "SEARCHAPP_BUSY_TIMEOUT")
 
 
 @dataclass(frozen=True)
