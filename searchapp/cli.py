@@ -152,7 +152,8 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
     app = _app()
     if args.engine == "ray":
-        job_id = embed_on_ray(app, args.corpus, address=args.address, actors=args.actors,
+        address = args.address or app.settings.ray_address or "auto"
+        job_id = embed_on_ray(app, args.corpus, address=address, actors=args.actors,
                               cpus_per_actor=args.cpus_per_actor)
     else:
         job_id = embed(app, args.corpus)
@@ -488,9 +489,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--engine", choices=("local", "ray"), default="local",
                    help="local: this worker encodes; ray: actors on a Ray cluster (pip install "
                    "-e '.[ray]')")
-    c.add_argument("--address", default="auto",
+    c.add_argument("--address",
                    help="with --engine ray: auto (the cluster `ray start` made here), "
-                   "ray://HOST:10001, or local (a cluster in this process)")
+                   "ray://HOST:10001, or local (a cluster in this process); default "
+                   "SEARCHAPP_RAY_ADDRESS, else auto")
     c.add_argument("--actors", type=_positive_int,
                    help="with --engine ray: encoder actors (default: one per GPU, else one "
                    "per 4 CPUs)")

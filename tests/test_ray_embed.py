@@ -148,7 +148,7 @@ def test_one_ray_job_per_corpus_and_a_running_local_job_is_not_raced(app, captio
         corpora.embed_on_ray(app, "faq")
 
 
-def test_the_ray_engine_refuses_a_database_its_workers_cannot_open():
+def test_the_ray_engine_refuses_what_its_workers_cannot_use():
     from searchapp.config import Settings
     from searchapp.distributed import actor_settings
     from searchapp.errors import ConfigError
@@ -158,3 +158,35 @@ def test_the_ray_engine_refuses_a_database_its_workers_cannot_open():
     url = "postgresql+psycopg://u@db:5432/s"
     assert actor_settings(Settings.from_env({"SEARCHAPP_DATABASE_URL": url}))[
         "SEARCHAPP_DATABASE_URL"] == url
+    with pytest.raises(ConfigError, match="is not a Ray address; use auto"):
+        Settings.from_env({"SEARCHAPP_RAY_ADDRESS": "head-without-port"})
+
+
+def test_the_jobs_page_offers_ray_only_where_a_cluster_is_configured(
+        ui_resources, monkeypatch, captions):
+    """No Ray needed: the page queues the job; the background worker would drive it."""
+    from streamlit.testing.v1 import AppTest
+
+    from searchapp.ui.resources import get_app
+    from tests.conftest import REPO
+
+    def jobs_page() -> AppTest:
+        return AppTest.from_file(REPO / "searchapp/ui/pages/jobs.py", default_timeout=60).run()
+
+    at = jobs_page()
+    assert not at.exception and not [b for b in at.button if b.label == "Embed on Ray"]
+    monkeypatch.setenv("SEARCHAPP_RAY_ADDRESS", "ray://head:10001")
+    import streamlit as st
+
+    st.cache_resource.clear()  # a new App reads the setting
+    app = get_app()
+    queued = corpora.upload(app, captions, "faq").job_id
+    at = jobs_page()
+    assert at.selectbox[0].options == ["faq"]
+    [ray_button] = [b for b in at.button if b.label == "Embed on Ray"]
+    ray_button.click().run()
+    assert not at.exception
+    [job] = [j for j in queue.recent(app.db) if j.payload.get("engine") == "ray"]
+    assert job.payload == {"corpus": "faq", "engine": "ray", "address": "ray://head:10001"}
+    assert queue.get(app.db, queued).status == "cancelled"
+    assert any(f"Job {job.id} embeds" in s.value for s in at.success)
