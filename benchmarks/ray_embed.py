@@ -107,7 +107,8 @@ def main() -> None:
         runs = {}
         n = plain_run(app, table, "plain", runs, "plain_worker")
         started = time.perf_counter()
-        ray.init(num_cpus=cpus, include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=cpus, include_dashboard=False,
+                 log_to_driver=False)
         cluster_start = time.perf_counter() - started
         plain = vectors(app, "plain")
         for label, options in (

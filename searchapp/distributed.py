@@ -115,7 +115,7 @@ def connect(address: str | None) -> None:
         return
     try:
         if address is None:
-            ray.init(include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", include_dashboard=False, log_to_driver=False)
         else:
             ray.init(address=address, log_to_driver=False)
     except ConnectionError as exc:

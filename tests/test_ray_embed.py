@@ -37,7 +37,7 @@ KILL_AFTER_SECOND_COMMIT = {"SEARCHAPP_FAULT_KILL_AT": "4"}  # the retried block
 @pytest.fixture(scope="module")
 def ray_cluster():
     ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield ray
     ray.shutdown()
 
