@@ -36,6 +36,7 @@ from searchapp.jobs import queue  # noqa: E402
 from searchapp.store.db import Database  # noqa: E402
 from searchapp.store.schema import Job, utcnow  # noqa: E402
 from tests.claimers import claim_until_empty  # noqa: E402
+from tests.claimers import start as start_processes  # noqa: E402
 from tests.postgres import PostgresServer, unavailable_reason  # noqa: E402
 
 TIMEOUT = 1800.0
@@ -58,8 +59,7 @@ def run(url: str, jobs: int, workers: int, claim) -> dict:
     start, out = ctx.Barrier(workers + 1), ctx.Queue()
     procs = [ctx.Process(target=claim_until_empty, args=(url, f"bench:{i}", start, out, claim))
              for i in range(workers)]
-    for p in procs:
-        p.start()
+    start_processes(procs)
     start.wait(TIMEOUT)
     began = time.perf_counter()
     reports = [out.get(timeout=TIMEOUT) for _ in procs]

@@ -32,7 +32,9 @@ from searchapp.store import repo
 from searchapp.store.db import Database
 from searchapp.store.migrations import current_version
 from searchapp.store.schema import SCHEMA_VERSION, Job
+from tests.claimers import DEADLINE as CLAIM_DEADLINE
 from tests.claimers import claim_until_empty
+from tests.claimers import start as start_processes
 
 DEADLINE = 60.0
 V1_SQLITE = Path(__file__).parent / "data" / "schema_v1.sqlite.sql"
@@ -95,9 +97,8 @@ def test_eight_worker_processes_claim_every_job_exactly_once(pg, postgres_url):
     start, out = ctx.Barrier(8), ctx.Queue()
     procs = [ctx.Process(target=claim_until_empty, args=(postgres_url, f"h:{i}", start, out))
              for i in range(8)]
-    for p in procs:
-        p.start()
-    reports = {name: got for name, got, _ in (out.get(timeout=DEADLINE * 2) for _ in procs)}
+    start_processes(procs)
+    reports = {name: got for name, got, _ in (out.get(timeout=CLAIM_DEADLINE) for _ in procs)}
     for p in procs:
         p.join(timeout=DEADLINE)
     claimed = [j for got in reports.values() for j in got]
