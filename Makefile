@@ -5,7 +5,15 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8501
 
-.PHONY: run test test-slow lint bench worker clean-venv
+# The store, queue and search suites, each test on its own database of a throwaway
+# PostgreSQL server (tests/postgres.py; needs Debian's postgresql package).
+PG_SUITES := tests/test_postgres.py tests/test_store.py tests/test_jobs.py \
+	tests/test_generation.py tests/test_freshness.py tests/test_index_cache.py \
+	tests/test_integration.py tests/test_crash_recovery.py tests/test_concurrency.py \
+	tests/test_duplicates.py tests/test_clusters.py tests/test_bad_input.py \
+	tests/test_ray_embed.py
+
+.PHONY: run test test-slow test-postgres lint bench worker clean-venv
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -32,6 +40,9 @@ test: $(VENV)/.installed-dev
 
 test-slow: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -m slow
+
+test-postgres: $(VENV)/.installed-dev
+	SEARCHAPP_TEST_DATABASE=postgres $(BIN)/python -m pytest $(PG_SUITES)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

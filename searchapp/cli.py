@@ -162,10 +162,15 @@ def split_sentence(split: int, passages: int) -> str:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from searchapp.corpora import embed
+    from searchapp.corpora import embed, embed_on_ray
 
     app = _app()
-    job_id = embed(app, args.corpus)
+    if args.engine == "ray":
+        address = args.address or app.settings.ray_address or "auto"
+        job_id = embed_on_ray(app, args.corpus, address=address, actors=args.actors,
+                              cpus_per_actor=args.cpus_per_actor)
+    else:
+        job_id = embed(app, args.corpus)
     if job_id is None:
         print(f"Every document of {args.corpus!r} is embedded already.")
         return 0
@@ -505,6 +510,16 @@ def cmd_hash_password(_args: argparse.Namespace) -> int:
 
 
 # ---- parser ---------------------------------------------------------------------
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="searchapp", description=__doc__.split("\n")[0])
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -521,6 +536,18 @@ def build_parser() -> argparse.ArgumentParser:
     c = sub.add_parser("embed", help="embed the documents of a corpus that lack a vector")
     c.add_argument("--corpus", required=True)
     c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
+    c.add_argument("--engine", choices=("local", "ray"), default="local",
+                   help="local: this worker encodes; ray: actors on a Ray cluster (pip install "
+                   "-e '.[ray]')")
+    c.add_argument("--address",
+                   help="with --engine ray: auto (the cluster `ray start` made here), "
+                   "ray://HOST:10001, or local (a cluster in this process); default "
+                   "SEARCHAPP_RAY_ADDRESS, else auto")
+    c.add_argument("--actors", type=_positive_int,
+                   help="with --engine ray: encoder actors (default: one per GPU, else one "
+                   "per 4 CPUs)")
+    c.add_argument("--cpus-per-actor", type=_positive_int,
+                   help="with --engine ray: CPUs (torch threads) per actor")
     c.set_defaults(func=cmd_embed)
 
     c = sub.add_parser("search", help="search a corpus by meaning, by words, or both")

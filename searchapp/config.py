@@ -15,6 +15,9 @@ Variables (all optional):
                             of the password (see ``searchapp/passwords.py``); set one of the two
     SEARCHAPP_BUSY_TIMEOUT  seconds a write waits for another process' write lock on a
                             SQLite database before a "database busy" error (default 30)
+    SEARCHAPP_RAY_ADDRESS   a Ray cluster for embedding (``auto``, ``HOST:6379``,
+                            ``ray://HOST:10001`` or ``local``): the Jobs page offers
+                            "Embed on Ray", and ``embed --engine ray`` uses it by default
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -52,6 +55,7 @@ class Settings:
     max_upload_bytes: int = DEFAULT_MAX_UPLOAD_BYTES
     password: str | None = field(default=None, repr=False)
     password_hash: str | None = field(default=None, repr=False)
+    ray_address: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -81,7 +85,8 @@ class Settings:
         password, password_hash = _password_settings(env)
         return cls(data_dir=data_dir, database_url=url, model=model, device=device,
                    precision=precision, max_upload_bytes=max_upload_bytes(env),
-                   password=password, password_hash=password_hash)
+                   password=password, password_hash=password_hash,
+                   ray_address=ray_address(env))
 
     @property
     def password_required(self) -> bool:
@@ -177,6 +182,24 @@ def busy_timeout(env: Mapping[str, str] | None = None) -> float:
         raise ConfigError(f"SEARCHAPP_BUSY_TIMEOUT={raw!r} is not a number of seconds between "
                           "0 and 86400; e.g. 30.")
     return seconds
+
+
+def ray_address(env: Mapping[str, str] | None = None) -> str | None:
+    """SEARCHAPP_RAY_ADDRESS, validated; None when unset (no Ray cluster configured).
+
+    Example:
+        >>> ray_address({"SEARCHAPP_RAY_ADDRESS": "ray://head:10001"}), ray_address({})
+        ('ray://head:10001', None)
+    """
+    env = os.environ if env is None else env
+    raw = env.get("SEARCHAPP_RAY_ADDRESS", "").strip()
+    if not raw:
+        return None
+    host, _, port = raw.rpartition(":")
+    if raw in ("auto", "local") or (host and port.isdigit()):
+        return raw
+    raise ConfigError(f"SEARCHAPP_RAY_ADDRESS={raw!r} is not a Ray address; use auto, local, "
+                      "HOST:6379 or ray://HOST:10001.")
 
 
 def _password_settings(env: Mapping[str, str]) -> tuple[str | None, str | None]:

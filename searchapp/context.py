@@ -6,7 +6,8 @@ cache has its own lock, per key where loading is slow, so loading a model
 never holds up a search on an index that is ready.
 
 Example:
-    >>> app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/searchapp-doc"}))
+    >>> import tempfile   # a folder of its own: another checkout's newer schema can't be in it
+    >>> app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": tempfile.mkdtemp()}))
     >>> app.model_ref("all-MiniLM-L6-v2").dimension
     384
 """

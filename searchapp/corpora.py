@@ -145,6 +145,38 @@ def embed(app: App, name: str, new_rows: bool = False) -> int | None:
     return None
 
 
+def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int | None = None,
+                 cpus_per_actor: int | None = None, batch: int | None = None) -> int | None:
+    """Queue an embed job for ``name`` that encodes on a Ray cluster; its id, or None when
+    every document has a vector already.
+
+    An active Ray embed job of the corpus is returned as it is (one whose driver
+    died is taken over by the next worker or ``--wait``, and embeds only what is
+    missing); a queued local one (an upload queues one) is cancelled and
+    replaced; a running local one is not stopped: the call is refused until it ends.
+
+    Example: ``embed_on_ray(app, "faq", address="ray://head:10001")``.
+    """
+    active = queue.active_for(app.db, "embed", "corpus", name)
+    if active and active.payload.get("engine") == "ray":
+        return active.id
+    if active and active.status == "queued":
+        queue.cancel(app.db, active.id)
+        active = queue.active_for(app.db, "embed", "corpus", name)
+    if active:
+        raise JobError(f"Corpus {name!r} already has embed job {active.id} ({active.status}); "
+                       f"wait for it or cancel it (searchapp jobs cancel {active.id}), then "
+                       "embed with --engine ray.")
+    with app.db.session() as s:
+        repo.get_corpus(s, name)
+    if not _needs_embedding(app, name):
+        return None
+    payload = {"corpus": name, "engine": "ray", "address": address}
+    payload.update({k: v for k, v in (("actors", actors), ("cpus_per_actor", cpus_per_actor),
+                                      ("batch", batch)) if v is not None})
+    return queue.enqueue(app.db, "embed", payload)
+
+
 def corpus_status(app: App, name: str) -> str:
     """A sentence for a corpus that cannot be searched yet (used in messages)."""
     job = queue.active_for(app.db, "embed", "corpus", name)

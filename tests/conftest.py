@@ -5,6 +5,12 @@
   need it skip with a reason where it is absent.
 - ``tiny_bert`` is a randomly initialised 2-layer BERT saved as a model folder,
   for tests where the real encoder adds nothing but time.
+- ``postgres_server`` is one throwaway PostgreSQL cluster for the session
+  (``tests/postgres.py``; skips with a reason where the binaries or psycopg are
+  absent) and ``postgres_url`` a fresh database on it for one test.
+- ``SEARCHAPP_TEST_DATABASE=postgres`` (``make test-postgres``) points every
+  test's ``SEARCHAPP_DATABASE_URL`` at its own PostgreSQL database instead of
+  SQLite in the data folder.
 """
 
 from __future__ import annotations
@@ -18,15 +24,51 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SEARCHAPP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
+PG_MODE = os.environ.get("SEARCHAPP_TEST_DATABASE", "sqlite") == "postgres"
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One throwaway PostgreSQL server for the whole session, stopped by PID at the end."""
+    from tests.postgres import PostgresServer, unavailable_reason
+
+    reason = unavailable_reason()
+    if reason:
+        if PG_MODE:
+            pytest.fail(f"SEARCHAPP_TEST_DATABASE=postgres, but {reason}")
+        pytest.skip(reason)
+    server = PostgresServer.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """A new, empty database on the session's server: ``postgresql+psycopg://...``."""
+    return postgres_server.create_database()
+
+
 @pytest.fixture(autouse=True)
-def data_dir(tmp_path, monkeypatch) -> Path:
-    """A fresh SEARCHAPP_DATA_DIR per test; the database defaults to SQLite inside it."""
+def data_dir(tmp_path, monkeypatch, request) -> Path:
+    """A fresh SEARCHAPP_DATA_DIR per test; the database defaults to SQLite inside it
+    (a fresh PostgreSQL database per test under SEARCHAPP_TEST_DATABASE=postgres)."""
     d = tmp_path / "data"
     monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(d))
     monkeypatch.delenv("SEARCHAPP_DATABASE_URL", raising=False)
+    if PG_MODE:
+        monkeypatch.setenv("SEARCHAPP_DATABASE_URL", request.getfixturevalue("postgres_url"))
     monkeypatch.delenv("SEARCHAPP_MODEL", raising=False)
     monkeypatch.setenv("SEARCHAPP_DEVICE", "cpu")
     return d
+
+
+@pytest.fixture
+def db_url(data_dir, tmp_path) -> str:
+    """The database a store or queue test runs against: a SQLite file of its own, or its
+    own PostgreSQL database under SEARCHAPP_TEST_DATABASE=postgres."""
+    if PG_MODE:
+        return os.environ["SEARCHAPP_DATABASE_URL"]
+    return f"sqlite:///{tmp_path / 'store.db'}"
 
 
 @pytest.fixture

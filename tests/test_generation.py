@@ -28,8 +28,8 @@ def embed_all(db: Database, corpus_id: int, model_id: int, dim: int = 2) -> int:
                                     np.ones((len(rows), dim), np.float32))
 
 
-def test_every_change_bumps_the_generation_and_a_no_op_does_not(tmp_path):
-    db = Database(f"sqlite:///{tmp_path / 'x.db'}")
+def test_every_change_bumps_the_generation_and_a_no_op_does_not(db_url):
+    db = Database(db_url)
     cid = corpus_with(db, {"a": "x", "b": "y"})
     assert state(db).generation == 1 and state(db).documents == 2
     with db.session() as s:
@@ -44,8 +44,8 @@ def test_every_change_bumps_the_generation_and_a_no_op_does_not(tmp_path):
         assert repo.summaries(s) == [repo.CorpusSummary("faq", "m", 2, 1)]
 
 
-def test_ids_are_never_reused_for_documents_or_corpora(tmp_path):
-    db = Database(f"sqlite:///{tmp_path / 'x.db'}")
+def test_ids_are_never_reused_for_documents_or_corpora(db_url):
+    db = Database(db_url)
     corpus_with(db, {"a": "x", "b": "newest"})
     with db.session() as s:
         c = repo.get_corpus(s, "faq")
@@ -64,8 +64,8 @@ def test_ids_are_never_reused_for_documents_or_corpora(tmp_path):
         assert repo.document_by_external_id(s, again.id, "a").id > new
 
 
-def test_changes_since_a_generation_are_exactly_what_changed():
-    db = Database("sqlite://")
+def test_changes_since_a_generation_are_exactly_what_changed(db_url):
+    db = Database(db_url)
     cid = corpus_with(db, {"a": "x", "b": "y", "c": "z"})
     with db.session() as s:
         model = repo.get_or_create_model(s, "m", 2)
@@ -82,8 +82,8 @@ def test_changes_since_a_generation_are_exactly_what_changed():
     assert sorted(added.tolist()) == sorted([ids["c"], ids["d"]])
 
 
-def test_vectors_for_documents_deleted_meanwhile_are_not_stored():
-    db = Database("sqlite://")
+def test_vectors_for_documents_deleted_meanwhile_are_not_stored(db_url):
+    db = Database(db_url)
     cid = corpus_with(db, {"a": "x", "b": "y"})
     with db.session() as s:
         model = repo.get_or_create_model(s, "m", 2)

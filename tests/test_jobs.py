@@ -15,8 +15,8 @@ from searchapp.store.db import Database
 EVERY_HEARTBEAT_IS_OLD = timedelta(seconds=-3600)  # "stale" = older than an hour from now
 
 
-def test_claim_is_exclusive_and_in_order():
-    db = Database("sqlite://")
+def test_claim_is_exclusive_and_in_order(db_url):
+    db = Database(db_url)
     a = queue.enqueue(db, "embed", {"corpus": "a"})
     b = queue.enqueue(db, "embed", {"corpus": "b"})
     assert queue.claim(db, "host:1").id == a
@@ -24,8 +24,8 @@ def test_claim_is_exclusive_and_in_order():
     assert queue.claim(db, "host:3") is None
 
 
-def test_a_dead_workers_job_is_claimable_again(monkeypatch):
-    db = Database("sqlite://")
+def test_a_dead_workers_job_is_claimable_again(monkeypatch, db_url):
+    db = Database(db_url)
     job = queue.enqueue(db, "embed", {})
     queue.claim(db, "some-other-host:1")
     assert queue.claim(db, "me:2") is None  # fresh heartbeat elsewhere: not ours
@@ -84,8 +84,8 @@ def test_a_stopping_worker_puts_its_job_back_in_the_queue(app, monkeypatch):
     assert job.status == "queued" and "resumes" in job.message
 
 
-def test_a_stale_workers_late_writes_are_refused(monkeypatch):
-    db = Database("sqlite://")
+def test_a_stale_workers_late_writes_are_refused(monkeypatch, db_url):
+    db = Database(db_url)
     job_id = queue.enqueue(db, "embed", {})
     stale = queue.claim(db, "other-host:1").lease
     monkeypatch.setattr(queue, "STALE_AFTER", EVERY_HEARTBEAT_IS_OLD)  # it stopped beating
@@ -118,8 +118,8 @@ def test_a_task_whose_job_was_taken_over_stops_and_writes_nothing(app, monkeypat
     assert queue.get(app.db, job_id).result == {"by": "the other worker"}
 
 
-def test_a_job_of_a_killed_worker_process_is_taken_over_at_once():
-    db = Database("sqlite://")
+def test_a_job_of_a_killed_worker_process_is_taken_over_at_once(db_url):
+    db = Database(db_url)
     job_id = queue.enqueue(db, "embed", {})
     process = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
     try:
@@ -154,8 +154,8 @@ class InterleavedClaims:
         return self.real()
 
 
-def test_claimers_racing_for_the_same_job_never_both_get_it(tmp_path, monkeypatch):
-    db = Database(f"sqlite:///{tmp_path / 'q.db'}")
+def test_claimers_racing_for_the_same_job_never_both_get_it(monkeypatch, db_url):
+    db = Database(db_url)
     jobs = [queue.enqueue(db, "embed", {"n": i}) for i in range(4)]
     racing = InterleavedClaims(db, parties=4)
     monkeypatch.setattr(db, "session", racing.session)
@@ -170,8 +170,8 @@ def test_claimers_racing_for_the_same_job_never_both_get_it(tmp_path, monkeypatc
     assert sorted(ids) == jobs, "each job exactly once"
 
 
-def test_many_workers_many_jobs_no_job_claimed_twice(tmp_path):
-    db = Database(f"sqlite:///{tmp_path / 'q.db'}")
+def test_many_workers_many_jobs_no_job_claimed_twice(db_url):
+    db = Database(db_url)
     jobs = {queue.enqueue(db, "embed", {"n": i}) for i in range(200)}
     start = threading.Barrier(8, timeout=30)
     claimed: list[int] = []

@@ -17,8 +17,8 @@ def test_sqlite_gets_wal_foreign_keys_and_a_schema_version(tmp_path):
         assert current_version(conn) == SCHEMA_VERSION
 
 
-def test_newer_schema_is_refused(tmp_path):
-    url = f"sqlite:///{tmp_path / 'x.db'}"
+def test_newer_schema_is_refused(db_url):
+    url = db_url
     db = Database(url)
     with db.engine.begin() as conn:
         conn.execute(text("UPDATE schema_info SET version = 999"))
@@ -26,8 +26,8 @@ def test_newer_schema_is_refused(tmp_path):
         Database(url)
 
 
-def test_documents_are_added_once_and_changed_text_is_replaced():
-    db = Database("sqlite://")
+def test_documents_are_added_once_and_changed_text_is_replaced(db_url):
+    db = Database(db_url)
     with db.session() as s:
         c = repo.get_or_create_corpus(s, "faq", "m")
         first = repo.add_documents(s, c, [repo.NewDocument("a", "x"), repo.NewDocument("b", "y")])
@@ -36,8 +36,8 @@ def test_documents_are_added_once_and_changed_text_is_replaced():
         assert repo.count_documents(s, c.id) == 2
 
 
-def test_embeddings_round_trip():
-    db = Database("sqlite://")
+def test_embeddings_round_trip(db_url):
+    db = Database(db_url)
     with db.session() as s:
         c = repo.get_or_create_corpus(s, "faq", "m")
         repo.add_documents(s, c, [repo.NewDocument(str(i), f"doc {i}") for i in range(3)])
@@ -53,8 +53,8 @@ def test_embeddings_round_trip():
         assert repo.count_embedded(s, c.id, model.id) == 3
 
 
-def test_deleting_a_corpus_removes_its_rows_and_unknown_names_list_existing():
-    db = Database("sqlite://")
+def test_deleting_a_corpus_removes_its_rows_and_unknown_names_list_existing(db_url):
+    db = Database(db_url)
     with db.session() as s:
         c = repo.get_or_create_corpus(s, "faq", "m")
         repo.add_documents(s, c, [repo.NewDocument("a", "x")])

@@ -12,7 +12,10 @@ file that lags behind is brought forward from the database on load anyway.
 
 Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
 "switch": bool}``; with ``switch`` the corpus moves to MODEL once every document
-has a vector for it, so the old index serves searches until then.
+has a vector for it, so the old index serves searches until then. With
+``"engine": "ray"`` (and ``"address"``, ``"actors"``, ``"cpus_per_actor"``,
+``"batch"``) the batches are encoded and committed by actors on a Ray cluster
+instead (``searchapp.distributed``), through the same store functions.
 """
 
 from __future__ import annotations
@@ -47,6 +50,8 @@ class _SaveClock:
 
 
 def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
+    if payload.get("engine") == "ray":
+        return _embed_on_ray(ctx, payload)
     app, name = ctx.app, payload["corpus"]
     handle = open_corpus(app, name, model=payload.get("model"), require_vectors=False)
     model = handle.model
@@ -88,10 +93,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     for cache in (app.indexes, app.passage_indexes):
         cache.get(handle.corpus_id, model)  # catch up with anything written meanwhile
         cache.save(handle.corpus_id, model)
-    if payload.get("switch"):
-        with app.db.session() as s:
-            repo.get_corpus(s, name).model_name = model.name
-            repo.next_generation(s, handle.corpus_id)  # readers re-open with the new model
+    _switch_if_asked(ctx, payload, handle.corpus_id, model.name)
     seconds = time.monotonic() - started
     return {"corpus": name, "model": model.name, "embedded": done - already,
             "documents": done, "split": split, "passages": passages,
@@ -105,3 +107,25 @@ def _passage_rows(ids: list[int], embedded, dimension: int) -> tuple[np.ndarray,
     labels = [ids[row] * STRIDE + np.arange(len(v), dtype=np.int64)
               for row, (v, _) in embedded.passages.items()]
     return np.concatenate(labels), np.vstack([v for v, _ in embedded.passages.values()])
+
+
+def _switch_if_asked(ctx: TaskContext, payload: dict, corpus_id: int, model_name: str) -> None:
+    if payload.get("switch"):
+        with ctx.app.db.session() as s:
+            repo.get_corpus(s, payload["corpus"]).model_name = model_name
+            repo.next_generation(s, corpus_id)  # readers re-open with the new model
+
+
+def _embed_on_ray(ctx: TaskContext, payload: dict) -> dict:
+    """The same job with the batches encoded and committed by Ray actors."""
+    from searchapp.distributed import RayOptions, run_embed
+
+    def report(done: int, total: int, message: str) -> None:
+        ctx.progress(done, total, message, force=done == 0)
+
+    result = run_embed(ctx.app, payload["corpus"], RayOptions.from_payload(payload),
+                       model=payload.get("model"), progress=report)
+    with ctx.app.db.session() as s:
+        corpus_id = repo.corpus_state(s, payload["corpus"]).id
+    _switch_if_asked(ctx, payload, corpus_id, result["model"])
+    return result

@@ -2,7 +2,11 @@
 
 Status moves queued → running → succeeded | failed | cancelled. A claim is a
 compare-and-set (``UPDATE ... WHERE id = ? AND status = ?`` must touch one row),
-so two workers never run the same job, on SQLite or any other database.
+so two workers never run the same job, on SQLite or any other database. On
+PostgreSQL, where workers on many machines share one queue, the queued job is
+picked with ``SELECT ... FOR UPDATE SKIP LOCKED LIMIT 1``: each worker locks a
+different row and none waits for or retries against another, and the claim
+reads one row, not the whole queue (the compare-and-set stays as the fence).
 
 A running job whose worker died (its heartbeat is older than ``STALE_AFTER``, or
 its worker was a process on this host that no longer exists) is claimable
@@ -160,13 +164,64 @@ def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
 
 
 def claim(db: Database, worker: str, kinds: tuple[str, ...] | None = None) -> JobView | None:
-    """Take the oldest claimable job for ``worker``; None when there is none."""
-    stale_before = utcnow() - STALE_AFTER
+    """Take the oldest claimable job for ``worker``; None when there is none.
+
+    A running job whose worker is gone is taken over before queued jobs are
+    started. SQLite: compare-and-set over the candidates in id order;
+    PostgreSQL: ``FOR UPDATE SKIP LOCKED`` (see ``claim_skip_locked``).
+    """
+    if db.engine.dialect.name == "postgresql":
+        return claim_skip_locked(db, worker, kinds)
+    return claim_compare_and_set(db, worker, kinds)
+
+
+def _candidates(db: Database, statuses: tuple[str, ...], kinds: tuple[str, ...] | None
+                ) -> list[Job]:
     with db.session() as s:
-        q = select(Job).where(or_(Job.status == "queued", Job.status == "running"))
+        q = select(Job).where(or_(*(Job.status == st for st in statuses)))
         if kinds:
             q = q.where(Job.kind.in_(kinds))
-        candidates = s.scalars(q.order_by(Job.id)).all()
+        return list(s.scalars(q.order_by(Job.id)).all())
+
+
+def claim_skip_locked(db: Database, worker: str, kinds: tuple[str, ...] | None = None
+                      ) -> JobView | None:
+    """PostgreSQL's claim: a dead worker's job first, else the oldest queued one.
+
+    The queued row is chosen and updated in one transaction under ``FOR UPDATE
+    SKIP LOCKED``: rows other workers are claiming right now are skipped, not
+    waited for, so N workers claim N different jobs in one round trip each.
+    Running jobs (one per live worker, a handful) are checked for a dead owner
+    through the compare-and-set path.
+    """
+    taken = _take_over(db, worker, _candidates(db, ("running",), kinds))
+    if taken is not None:
+        return taken
+    with db.session() as s:
+        q = select(Job).where(Job.status == "queued", Job.cancel_requested.is_not(True))
+        if kinds:
+            q = q.where(Job.kind.in_(kinds))
+        job = s.scalars(q.order_by(Job.id).limit(1).with_for_update(skip_locked=True)).first()
+        if job is None:
+            return None
+        now = utcnow()
+        job.status, job.worker, job.heartbeat_at = "running", worker, now
+        job.started_at = job.started_at or now
+        job.attempts = (job.attempts or 0) + 1
+        s.flush()
+        return _view(job)
+
+
+def claim_compare_and_set(db: Database, worker: str, kinds: tuple[str, ...] | None = None
+                          ) -> JobView | None:
+    """The portable claim: read the candidates, then ``UPDATE ... WHERE`` unchanged."""
+    return _take_over(db, worker, _candidates(db, ("queued", "running"), kinds))
+
+
+def _take_over(db: Database, worker: str, candidates: list[Job]) -> JobView | None:
+    """The first of ``candidates`` that is queued, or running for a dead worker, claimed
+    by compare-and-set (the update must find the row as it was read)."""
+    stale_before = utcnow() - STALE_AFTER
     for job in candidates:
         if job.status == "running":
             beat = job.heartbeat_at or job.started_at or job.created_at

@@ -57,7 +57,15 @@ def corpus_names(s: Session) -> list[str]:
     return list(s.scalars(select(Corpus.name).order_by(Corpus.name)))
 
 
+def _storable(name: str) -> bool:
+    """Whether a corpus could have this name: PostgreSQL refuses NUL in any text (a
+    DataError, not "no such corpus"), and no valid name has one."""
+    return "\x00" not in name
+
+
 def find_corpus(s: Session, name: str) -> Corpus | None:
+    if not _storable(name):
+        return None
     return s.scalar(select(Corpus).where(Corpus.name == name.strip()))
 
 
@@ -71,6 +79,8 @@ def get_corpus(s: Session, name: str) -> Corpus:
 
 def corpus_state(s: Session, name: str) -> CorpusState:
     """Id, model, generation and size of a corpus: one indexed lookup."""
+    if not _storable(name):
+        raise CorpusNotFoundError(name, corpus_names(s))
     row = s.execute(select(Corpus.id, Corpus.name, Corpus.model_name, Corpus.generation,
                            Corpus.document_count, Corpus.meta_columns)
                     .where(Corpus.name == name.strip())).first()

@@ -60,7 +60,9 @@ from searchapp.store.documents import (
     documents_missing_embedding,
     external_ids,
     iter_texts,
+    missing_embedding_ids,
     texts_by_id,
+    texts_missing_embedding,
 )
 from searchapp.store.embeddings import embedded_ids, passage_spans, save_embeddings, vectors_for
 
@@ -93,6 +95,7 @@ __all__ = [
     "get_or_create_corpus",
     "get_or_create_model",
     "iter_texts",
+    "missing_embedding_ids",
     "next_generation",
     "pack_arrays",
     "passage_spans",
@@ -102,6 +105,7 @@ __all__ = [
     "save_embeddings",
     "summaries",
     "texts_by_id",
+    "texts_missing_embedding",
     "unpack_arrays",
     "update_model_info",
     "vectors_for",

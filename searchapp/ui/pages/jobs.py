@@ -1,7 +1,10 @@
 """Jobs page: recent background jobs with status, progress, errors and a cancel button.
 
 The list refreshes itself every two seconds while a job is queued or running,
-and stops refreshing once everything has ended.
+and stops refreshing once everything has ended. Where a Ray cluster is
+configured (``SEARCHAPP_RAY_ADDRESS``), "Embed on Ray" queues the embedding of
+a corpus' missing vectors on it (``corpora.embed_on_ray``, as the CLI's
+``embed --engine ray``); the background worker is its driver.
 """
 
 from __future__ import annotations
@@ -10,12 +13,14 @@ import time
 
 import streamlit as st
 
+from searchapp import corpora
 from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.ui.common import (
     STATUS_COLORS,
     ago,
+    corpus_summaries,
     duration,
     md_inline,
     page_app,
@@ -44,6 +49,34 @@ def cancel(app: App, job_id: int) -> None:
     except SearchAppError as exc:
         flash = ("error", str(exc))
     st.session_state["jobs.flash"] = (*flash, time.monotonic())
+
+
+def embed_on_ray(app: App, name: str) -> None:
+    """Button callback: queue the corpus' missing vectors on the Ray cluster."""
+    address = app.settings.ray_address
+    try:
+        job_id = corpora.embed_on_ray(app, name, address=address)
+        shown = md_inline(repr(name))
+        flash = ("success", f"Job {job_id} embeds {shown} on the Ray cluster at "
+                 f"{md_inline(address or '')}." if job_id else
+                 f"Every document of {shown} is embedded already.")
+    except SearchAppError as exc:
+        flash = ("error", str(exc))
+    st.session_state["jobs.flash"] = (*flash, time.monotonic())
+
+
+def ray_section(app: App) -> None:
+    """Embed on Ray: only where a cluster is configured and some corpus lacks vectors."""
+    if not app.settings.ray_address:
+        return
+    missing = [c.name for c in corpus_summaries(app) if c.embedded < c.documents]
+    with st.expander(f"Embed on the Ray cluster ({app.settings.ray_address})"):
+        if not missing:
+            st.caption("Every corpus is embedded.")
+            return
+        name = st.selectbox("Corpus with documents still to embed", missing, key="jobs.ray")
+        st.button("Embed on Ray", on_click=embed_on_ray, args=(app, name),
+                  icon=":material/hub:")
 
 
 def target(job: queue.JobView) -> str:
@@ -87,6 +120,7 @@ def jobs_list(app: App, limit: int, was_active: bool) -> None:
         job_row(app, job)
 
 
+ray_section(app)
 active_now = any(not j.finished for j in queue.recent(app.db, int(limit)))
 if not active_now:
     st.button("Refresh", icon=":material/refresh:")
