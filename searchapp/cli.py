@@ -208,17 +208,28 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         print(f"Job {job.id}: {'cancelled' if job.finished else 'cancel requested'}.")
         return 0
     jobs = queue.recent(app.db, args.limit)
-    rows = [{"id": j.id, "kind": j.kind, "status": j.status,
-             "progress": f"{j.progress_done}/{j.progress_total}",
-             "created": j.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-             "detail": (j.error or j.message or "")[:70]} for j in jobs]
+    rows = [_job_row(j) for j in jobs]
     if args.json:
         _print_json({"jobs": rows})
     elif not rows:
         print("No jobs yet.")
     else:
-        _print_table(rows, ["id", "kind", "status", "progress", "created", "detail"])
+        _print_table(rows, ["id", "kind", "status", "progress", "rate", "left", "created",
+                            "detail"])
     return 0
+
+
+def _job_row(job) -> dict:
+    """One row of `searchapp jobs`: a running job's rate and time left in their own columns."""
+    from searchapp.jobs.horizon import SEPARATOR, split_message
+
+    text, horizon = split_message(job.message) if not job.finished else (job.message, "")
+    rate, _, left = horizon.partition(SEPARATOR)
+    return {"id": job.id, "kind": job.kind, "status": job.status,
+            "progress": f"{job.progress_done}/{job.progress_total}", "rate": rate,
+            "left": left.removeprefix("about ").removesuffix(" left"),
+            "created": job.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "detail": (job.error or text or "")[:70]}
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
