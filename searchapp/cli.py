@@ -411,6 +411,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
                              seed=args.seed, evals_per_epoch=args.evals_per_epoch,
                              average_decay=args.average_decay)
     print(f"Training data: {started.data.describe()}.")
+    if args.objective == "auto":
+        from searchapp.training.data import AUTO_REASONS
+
+        print(f"Why {started.data.objective}: {AUTO_REASONS[started.data.kind]}")
     print(f"Dev data: {started.dev.describe() if started.dev else '10% of it held out'}.")
     if not args.wait:
         print(f"Fine-tuning job {started.job_id} queued; `searchapp worker` runs it.")
