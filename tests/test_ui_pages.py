@@ -178,7 +178,7 @@ def test_invalid_utf8_is_reported_with_its_line(app):
     at = page("upload").run()
     at.file_uploader[0].upload("latin1.csv", "text\nok\ncaf\xe9\n".encode("latin-1"),
                                "text/csv").run()
-    assert any("line 3 is not valid UTF-8" in e for e in texts(at.error))
+    assert any("line 3, column 4 is not valid UTF-8 (byte 0xe9)" in e for e in texts(at.error))
 
 
 def test_rows_are_added_to_an_existing_corpus(app):

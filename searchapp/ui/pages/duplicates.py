@@ -184,7 +184,7 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
     st.caption("Upload labelled pairs (columns sentence1, sentence2, label 0/1; CSV, TSV or "
                "JSONL, optionally .gz) to measure average precision and the precision-recall "
                "curve, and find the threshold with the best F1 for this model.")
-    upload = st.file_uploader("Labelled pairs", type=["csv", "tsv", "jsonl", "gz"])
+    upload = st.file_uploader("Labelled pairs")  # a wrong type gets our message, with formats
     if upload is not None and st.button("Compute AP and threshold", icon=":material/tune:"):
         path = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{Path(upload.name).name}"
         path.write_bytes(upload.getvalue())

@@ -27,7 +27,6 @@ from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
 AUTO = "(auto)"
-FILE_TYPES = ["csv", "tsv", "jsonl", "json", "gz", "parquet"]
 
 app = page_app()
 st.title("Models")
@@ -53,9 +52,10 @@ st.caption("Columns sentence1, sentence2, score → regression; premise, hypothe
            "(entailment/neutral/contradiction) → classification; sentence1, sentence2, label "
            "(0/1) → duplicates; anchor, positive, negative → triplets; two text columns only "
            "→ positive pairs (in-batch negatives).")
-train_file = st.file_uploader("Training pairs", type=FILE_TYPES, key="models.train")
+# Any file is accepted: a wrong type gets our message naming the formats we read.
+train_file = st.file_uploader("Training pairs", key="models.train")
 dev_file = st.file_uploader("Dev pairs (optional: 10% of the training file is held out "
-                            "otherwise)", type=FILE_TYPES, key="models.dev")
+                            "otherwise)", key="models.dev")
 objective = st.selectbox("Objective", ["auto", *OBJECTIVES], key="models.objective",
                          help="auto picks it from the columns; for scores it picks cosent, "
                               "which did best in our measurements.")
