@@ -23,7 +23,7 @@ from searchapp.clusters.algorithms import (
     kmeans_clusters,
     lonely,
 )
-from searchapp.clusters.naming import LABEL_TERMS, central_rows, ctfidf_terms, naming_rows
+from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import reduce
 from searchapp.errors import CorpusChangedError
@@ -170,7 +170,7 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     central = central_rows(vectors, assign)
     lap("labels")
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    clusters = [{"id": c, "label": ", ".join(terms.get(c, [])[:LABEL_TERMS]) or f"cluster {c}",
+    clusters = [{"id": c, "label": ", ".join(label_terms(terms.get(c, []))) or f"cluster {c}",
                  "terms": terms.get(c, []), "size": int(sizes[c]),
                  "example_id": int(ids[central[c]])}
                 for c in sorted(central)]
