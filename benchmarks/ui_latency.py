@@ -225,6 +225,8 @@ def shoot(page, folder: Path) -> None:
             page.get_by_label("Query", exact=True).fill("a dog running on the beach")
             page.get_by_label("Query", exact=True).press("Enter")
             page.locator(".st-key-hit-1").wait_for(timeout=60_000)
+        if title == "Clusters":  # the first view of a large corpus
+            page.locator(".stPlotlyChart").first.wait_for(timeout=120_000)
         page.wait_for_load_state("networkidle")
         page.wait_for_timeout(1500)  # let charts finish drawing before the picture
         page.screenshot(path=str(folder / f"{title.lower()}.png"), full_page=True)

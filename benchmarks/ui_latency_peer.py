@@ -14,7 +14,9 @@ from searchapp.search import search
 from searchapp.ui.resources import get_app
 
 corpus = os.environ["UI_LATENCY_CORPUS"]
-query = st.text_input("Query")
+with st.form("peer"):  # as in the app: Enter submits, typing alone does not rerun
+    query = st.text_input("Query")
+    st.form_submit_button("Search")
 if query:
     started = time.perf_counter()
     hits = search(get_app(), corpus, query, k=10)
