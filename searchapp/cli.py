@@ -263,17 +263,28 @@ def cmd_jobs(args: argparse.Namespace) -> int:
         print(f"Job {job.id}: {'cancelled' if job.finished else 'cancel requested'}.")
         return 0
     jobs = queue.recent(app.db, args.limit)
-    rows = [{"id": j.id, "kind": j.kind, "status": j.status,
-             "progress": f"{j.progress_done}/{j.progress_total}",
-             "created": j.created_at.strftime("%Y-%m-%d %H:%M:%S"),
-             "detail": (j.error or j.message or "")[:70]} for j in jobs]
+    rows = [_job_row(j) for j in jobs]
     if args.json:
         _print_json({"jobs": rows})
     elif not rows:
         print("No jobs yet.")
     else:
-        _print_table(rows, ["id", "kind", "status", "progress", "created", "detail"])
+        _print_table(rows, ["id", "kind", "status", "progress", "rate", "left", "created",
+                            "detail"])
     return 0
+
+
+def _job_row(job) -> dict:
+    """One row of `searchapp jobs`: a running job's rate and time left in their own columns."""
+    from searchapp.jobs.horizon import SEPARATOR, split_message
+
+    text, horizon = split_message(job.message) if not job.finished else (job.message, "")
+    rate, _, left = horizon.partition(SEPARATOR)
+    return {"id": job.id, "kind": job.kind, "status": job.status,
+            "progress": f"{job.progress_done}/{job.progress_total}", "rate": rate,
+            "left": left.removeprefix("about ").removesuffix(" left"),
+            "created": job.created_at.strftime("%Y-%m-%d %H:%M:%S"),
+            "detail": (job.error or text or "")[:70]}
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
@@ -455,6 +466,10 @@ def cmd_finetune(args: argparse.Namespace) -> int:
                              seed=args.seed, evals_per_epoch=args.evals_per_epoch,
                              average_decay=args.average_decay)
     print(f"Training data: {started.data.describe()}.")
+    if args.objective == "auto":
+        from searchapp.training.data import AUTO_REASONS
+
+        print(f"Why {started.data.objective}: {AUTO_REASONS[started.data.kind]}")
     print(f"Dev data: {started.dev.describe() if started.dev else '10% of it held out'}.")
     if not args.wait:
         print(f"Fine-tuning job {started.job_id} queued; `searchapp worker` runs it.")

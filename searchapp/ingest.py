@@ -60,15 +60,40 @@ class Table:
     row_label: Callable[[int], str]
 
 
+FORMAT_WORDS = ("CSV (.csv), TSV (.tsv), JSON Lines (.jsonl), JSON (.json), plain text with "
+                "one document per line (.txt) or Parquet (.parquet), each also gzipped (.gz)")
+KNOWN_OTHERS = {"docx": "a Word document", "doc": "a Word document", "odt": "a text document",
+                "xlsx": "an Excel workbook", "xls": "an Excel workbook",
+                "ods": "a spreadsheet", "pdf": "a PDF", "zip": "a zip archive",
+                "pptx": "a PowerPoint file", "html": "a web page", "htm": "a web page",
+                "xml": "an XML file", "md": "a Markdown file"}
+EXPORT_HINT = {"xlsx": "; in Excel, File > Save As > CSV UTF-8 makes one we read",
+               "xls": "; in Excel, File > Save As > CSV UTF-8 makes one we read",
+               "ods": "; File > Save As > Text CSV makes one we read",
+               "md": "; renamed to .txt it is read one document per line"}
+
+
 def detect_format(filename: str) -> str:
+    """The format of an upload from its name; the error says in words which ones we read.
+
+    Example:
+        >>> detect_format("faq.csv.gz")
+        'csv'
+        >>> detect_format("notes.docx")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.IngestError: Cannot read 'notes.docx': it is a Word document (.docx)...
+    """
     suffixes = [s.lower().lstrip(".") for s in Path(filename).suffixes]
     suffixes = [s for s in suffixes if s not in ("gz",)]
     ext = suffixes[-1] if suffixes else ""
     ext = {"ndjson": "jsonl", "tab": "tsv", "text": "txt", "pq": "parquet"}.get(ext, ext)
     if ext not in FORMATS:
+        what = (f"it is {KNOWN_OTHERS[ext]} (.{ext})" if ext in KNOWN_OTHERS else
+                f"files ending in .{ext} are not read" if ext else "its name has no extension")
         raise IngestError(
-            f"Cannot read {filename!r}: unknown file type {ext or '(none)'!r}. "
-            f"Use one of: {', '.join('.' + f for f in FORMATS)}."
+            f"Cannot read {filename!r}: {what}{EXPORT_HINT.get(ext, '')}. "
+            f"Upload {FORMAT_WORDS}."
         )
     return ext
 
@@ -83,16 +108,27 @@ def _decode(raw: bytes, filename: str) -> str:
     try:
         text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].decode(encoding, errors="replace").count("\n") + 1
+        line, column = _line_and_column(raw, exc.start, encoding)
         name = "UTF-8" if encoding == "utf-8-sig" else encoding.upper()
         raise IngestError(
-            f"{filename}: line {line} is not valid {name} (byte {exc.start}). "
-            "Save the file as UTF-8 and upload it again."
+            f"{filename}: line {line}, column {column} is not valid {name} (byte "
+            f"0x{raw[exc.start]:02x}). Save the file as UTF-8 and upload it again."
         ) from exc
     _check_no_nul(text, raw, filename)
     if not text.strip():
         raise IngestError(f"{filename} is empty: there is nothing to upload.")
     return text
+
+
+def _line_and_column(raw: bytes, offset: int, encoding: str) -> tuple[int, int]:
+    """Line and column (both from 1, the column in characters) of the byte at ``offset``.
+
+    Example:
+        >>> _line_and_column("id,text\\n1,café\\n".encode(), 13, "utf-8")
+        (2, 6)
+    """
+    before = raw[:offset].decode(encoding, errors="replace")
+    return before.count("\n") + 1, len(before) - before.rfind("\n")
 
 
 def _check_no_nul(text: str, raw: bytes, filename: str) -> None:

@@ -319,3 +319,8 @@ def test_the_map_sample_stays_near_its_budget_whatever_the_number_of_clusters(cl
     if clusters <= 200:  # few clusters: every one keeps its floor of points
         counts = np.bincount(assign[rows] + 1, minlength=clusters + 1)
         assert counts.min() >= cl.SAMPLE_FLOOR
+
+
+def test_labels_are_whole_words_with_forms_of_one_word_merged():
+    assert cl.label_terms(["sausages", "sausage", "oo", "beans", "boxes", "box", "running",
+                           "run", "sand"]) == ["sausages", "beans", "boxes", "running"]

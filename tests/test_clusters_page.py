@@ -100,6 +100,24 @@ def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
     assert any(f"Showing {sum(drawn)} of {len(texts)} documents" in c.value for c in at.caption)
 
 
+def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
+    monkeypatch.setattr("searchapp.clusters.preview.PREVIEW_MIN_DOCUMENTS", 100)
+    vectors, _, texts = planted()
+    make_corpus(app, "planted", texts, vectors)
+    at = page().run()
+    at.button(key="clusters.compute").click().run()
+    assert not at.exception and not at.error
+    assert "Queued" in at.get("progress")[0].proto.text
+    assert any(c.value.startswith(f"First view while the full map is computed: {len(texts)} "
+                                  f"of {len(texts)} documents") for c in at.caption)
+    traces = figure(at)["data"]
+    assert sum(len(t["text"]) for t in traces) == len(texts)
+    assert 2 <= len(traces) <= 21
+    monkeypatch.setattr("searchapp.clusters.preview.PREVIEW_MIN_DOCUMENTS", 10_000)
+    at.run()
+    assert not at.get("plotly_chart"), "a small corpus waits for the job alone"
+
+
 @pytest.mark.slow  # embeds with the bundled model and loads it again for the query
 def test_a_search_is_ringed_on_the_map(app):
     """The bundled encoder embeds the corpus and the query; hits get their own trace."""

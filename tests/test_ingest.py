@@ -41,8 +41,10 @@ def test_every_format_reads_the_same_documents(tmp_path):
 def test_bom_is_fine_and_invalid_utf8_names_the_line():
     docs, _ = docs_of("\ufefftext\nhello\n".encode(), "a.csv")
     assert docs[0].text == "hello"
-    with pytest.raises(IngestError, match="line 3 is not valid UTF-8"):
+    with pytest.raises(IngestError, match=r"line 3, column 5 is not valid UTF-8 \(byte 0xff\)"):
         read_table(b"text\nok\nbad \xff byte\n", "a.csv")
+    with pytest.raises(IngestError, match="line 2, column 3 is not"):  # characters, not bytes
+        read_table("text\néé".encode() + b"\xff\n", "a.csv")
 
 
 def test_duplicate_ids_name_both_lines():
@@ -55,7 +57,9 @@ def test_duplicate_ids_name_both_lines():
     (b"   \n", "a.txt", "empty"),
     (b"text\n", "a.csv", "no rows"),
     (b'{"text": 1}\nnot json\n', "a.jsonl", "line 2 is not valid JSON"),
-    (b"x", "a.docx", "unknown file type"),
+    (b"x", "a.docx", r"it is a Word document \(\.docx\)\. Upload CSV \(\.csv\), TSV"),
+    (b"x", "a.xlsx", "an Excel workbook .*CSV UTF-8"),
+    (b"x", "README", "its name has no extension"),
 ])
 def test_unreadable_files_say_what_is_wrong(raw, name, message):
     with pytest.raises(IngestError, match=message):

@@ -123,7 +123,7 @@ def test_softmax_concatenation_is_configurable():
 
 # ---- data detection --------------------------------------------------------------------
 @pytest.mark.parametrize(("kind", "objective"), [
-    ("regression", "cosine"), ("classification", "softmax"), ("triplet", "triplet"),
+    ("regression", "cosent"), ("classification", "softmax"), ("triplet", "triplet"),
     ("contrastive", "contrastive"), ("pairs", "mnrl")])
 def test_objective_detected_from_columns(kind, objective):
     data = load_training_data(rows_for(kind).encode(), "t.csv")
@@ -376,7 +376,7 @@ def test_saved_model_loads_in_sentence_transformers(app, tiny_bert):
     np.testing.assert_allclose(ours, theirs, atol=1e-5)
     assert not np.allclose(ours, SiameseEncoder.load(tiny_bert, device="cpu").encode(texts))
     card = read_card(path)
-    assert card["base_model"] == str(tiny_bert) and card["objective"] == "cosine"
+    assert card["base_model"] == str(tiny_bert) and card["objective"] == "cosent"
     assert set(card["metrics"]["before"]) == set(card["metrics"]["after"]) == {"spearman",
                                                                                "pearson"}
     assert card["hyperparameters"]["batch_size"] == 8 and card["data"]["examples"] == 43

@@ -85,6 +85,26 @@ def test_mine_through_a_job_then_filter_without_one(page_app, fresh_resources):
     assert at.slider[0].value == 0.8
 
 
+def test_a_lower_threshold_mines_again_by_itself_keeping_the_old_results(page_app):
+    at = page().run()
+    button(at, "Find duplicates").click().run()
+    work(page_app, stop_when_idle=True)
+    at.run()
+    assert {m.label: m.value for m in at.metric}["Pairs"] == "11"
+    at.slider[0].set_value(0.6).run()  # below the stored floor: needs mining, no click
+    assert not at.exception and not at.error
+    jobs = [j for j in queue.recent(page_app.db) if j.kind == "duplicates"]
+    assert len(jobs) == 2 and jobs[0].status == "queued" and jobs[0].payload["threshold"] == 0.6
+    assert "Finding duplicates in 'faq' at 0.600" in at.get("progress")[0].proto.text
+    assert any("Until they arrive, the results at threshold 0.800" in c.value
+               for c in at.caption)
+    assert {m.label: m.value for m in at.metric}["Pairs"] == "11", "old results stay visible"
+    work(page_app, stop_when_idle=True)
+    at.run()
+    assert not at.get("progress")
+    assert int({m.label: m.value for m in at.metric}["Pairs"]) > 11
+
+
 def test_check_a_question_and_add_it(page_app, bundled_encoder):
     page_app._encoders[MODEL] = bundled_encoder
     at = page().run()

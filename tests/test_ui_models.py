@@ -45,10 +45,12 @@ def test_page_lists_models_and_previews_an_upload():
     assert not at.exception
     assert "all-MiniLM-L6-v2" in at.dataframe[0].value["name"].tolist()
     at.file_uploader[0].upload("sts.csv", rows_for("regression").encode(), "text/csv").run()
-    assert "objective cosine; scores 0–5 rescaled to 0–1" in at.success[0].value
+    assert "objective cosent; scores 0–5 rescaled to 0–1" in at.success[0].value
+    assert any("Why cosent: CoSENT did best on scored pairs" in c.value for c in at.caption)
     assert list(at.dataframe[1].value.columns) == ["sentence1", "sentence2", "score"]
-    assert at.selectbox(key="models.objective").set_value("cosent").run()
-    assert "objective cosent" in at.success[0].value
+    assert at.selectbox(key="models.objective").set_value("cosine").run()
+    assert "objective cosine" in at.success[0].value
+    assert not any("Why" in c.value for c in at.caption)
 
 
 def test_bad_upload_shows_the_error_and_cannot_start():

@@ -19,6 +19,7 @@ from streamlit.testing.v1 import AppTest
 
 from searchapp.context import App
 from searchapp.corpora import upload
+from searchapp.handle import open_corpus
 from searchapp.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work, worker_pid
@@ -178,7 +179,7 @@ def test_invalid_utf8_is_reported_with_its_line(app):
     at = page("upload").run()
     at.file_uploader[0].upload("latin1.csv", "text\nok\ncaf\xe9\n".encode("latin-1"),
                                "text/csv").run()
-    assert any("line 3 is not valid UTF-8" in e for e in texts(at.error))
+    assert any("line 3, column 4 is not valid UTF-8 (byte 0xe9)" in e for e in texts(at.error))
 
 
 def test_rows_are_added_to_an_existing_corpus(app):
@@ -226,12 +227,54 @@ def test_search_without_a_corpus_points_to_upload(app):
 def test_search_while_embedding_shows_progress_instead_of_an_error(app):
     store(app, ANIMALS, "animals")
     lease = queue.claim(app.db, "test-worker").lease
-    queue.progress(app.db, lease, 0, 4, "Embedding 4 documents")
+    queue.progress(app.db, lease, 0, 0, "Step 1 of 2: loading the model all-MiniLM-L6-v2")
     at = page("search").run()
     assert not at.exception and not at.error
     [bar] = at.get("progress")
-    assert "Embedding 'animals'" in bar.proto.text and "0 of 4" in bar.proto.text
+    assert bar.proto.text == ("Search opens when the first 128 documents are embedded; this "
+                              "page opens it by itself. Now: loading the model "
+                              "all-MiniLM-L6-v2.")
     assert not at.text_input, "no search box before anything is embedded"
+
+
+def test_search_runs_on_the_embedded_part_and_says_how_much_that_is(app):
+    store(app, ANIMALS, "animals")
+    lease = queue.claim(app.db, "test-worker").lease
+    queue.progress(app.db, lease, 2, 4, "Step 2 of 2: embedded 2 of 4 · 3.0 documents/s · "
+                   "about 1 s left")
+    handle = open_corpus(app, "animals", require_vectors=False)  # as the embed job does
+    with app.db.session() as s:  # the job's first batch: two documents have vectors
+        rows = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id, 0, 2)
+    vectors = app.encoder(handle.model.name).encode([text for _, text in rows])
+    with app.db.session() as s:
+        repo.save_embeddings(s, handle.corpus_id, handle.model.id, [d for d, _ in rows],
+                             vectors)
+    at = page("search").run()
+    assert not at.exception and not at.error
+    [bar] = at.get("progress")
+    assert bar.proto.text == ("Search covers 2 of 4 documents (50%). Embedding the rest: "
+                              "3.0 documents/s · about 1 s left.")
+    assert bar.proto.value == 50
+    at.text_input[0].input("a puppy runs after a ball")
+    at.button[0].click().run()
+    assert not at.exception and not at.error
+    assert "A dog is chasing" in at.markdown[0].value
+    assert not any("embedded so far" in c for c in texts(at.caption)), "one number: the bar's"
+
+
+def test_an_invalid_k_says_so_inline_and_clears_the_results(app):
+    store(app, ANIMALS, "animals")
+    work(app, stop_when_idle=True)
+    at = page("search").run()
+    at.text_input[0].input("a puppy runs after a ball")
+    at.button[0].click().run()
+    assert "A dog is chasing" in at.markdown[0].value
+    at.number_input(key="search-k").set_value(0)
+    at.button[0].click().run()
+    assert not at.exception
+    assert texts(at.error) == ["Results (k) must be a whole number from 1 to 1,000; got 0. "
+                               "No search was run."]
+    assert not at.markdown, "the old results are gone"
 
 
 def test_a_cancelled_embedding_can_be_resumed_from_the_search_page(app):
@@ -243,7 +286,7 @@ def test_a_cancelled_embedding_can_be_resumed_from_the_search_page(app):
     assert not at.exception
     job = queue.active_for(app.db, "embed", "corpus", "animals")
     assert job is not None and job.id != summary.job_id
-    assert "Queued" in at.get("progress")[0].proto.text
+    assert "Search opens when" in at.get("progress")[0].proto.text
 
 
 def test_search_problems_are_messages(app):

@@ -117,8 +117,9 @@ def test_an_unsupported_file_gets_our_message_with_the_formats():
                                "application/vnd.openxmlformats").run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        "Cannot read 'report.docx': unknown file type 'docx'. "
-        "Use one of: .csv, .tsv, .jsonl, .json, .txt, .parquet."]
+        "Cannot read 'report.docx': it is a Word document (.docx). Upload CSV (.csv), TSV "
+        "(.tsv), JSON Lines (.jsonl), JSON (.json), plain text with one document per line "
+        "(.txt) or Parquet (.parquet), each also gzipped (.gz)."]
 
 
 def test_column_names_and_ids_from_the_file_are_escaped_in_messages():

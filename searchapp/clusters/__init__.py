@@ -37,7 +37,7 @@ from searchapp.clusters.algorithms import (
     rows_by_cluster,
 )
 from searchapp.clusters.compute import compute
-from searchapp.clusters.naming import central_rows, ctfidf_terms, naming_rows
+from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
 from searchapp.clusters.params import (
     DEFAULT_THRESHOLD,
     GRAPH_K,
@@ -74,6 +74,6 @@ __all__ = [
     "ClusterResult", "active_job", "by_size", "cached_clusters", "central_rows",
     "cluster_members", "clusters_of", "clusters_task", "community_detection", "compute",
     "compute_and_store", "ctfidf_terms", "far_members", "hdbscan_clusters", "kmeans_clusters",
-    "lonely", "map_frame", "naming_rows", "reduce", "request_clusters", "rows_by_cluster",
-    "sample_evenly", "shorten",
+    "label_terms", "lonely", "map_frame", "naming_rows", "reduce", "request_clusters",
+    "rows_by_cluster", "sample_evenly", "shorten",
 ]

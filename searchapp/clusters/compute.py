@@ -23,13 +23,13 @@ from searchapp.clusters.algorithms import (
     kmeans_clusters,
     lonely,
 )
-from searchapp.clusters.naming import LABEL_TERMS, central_rows, ctfidf_terms, naming_rows
+from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import reduce
 from searchapp.errors import CorpusChangedError
 from searchapp.index import VectorIndex
 
-Progress = Callable[[int, int, str], None]
+Progress = Callable[..., None]  # (step, STEPS, message, items=(done, total) | None)
 TextsOf = Callable[[np.ndarray], list[str]]  # document ids -> their texts ("" if gone)
 
 
@@ -125,7 +125,8 @@ def _graph(index: VectorIndex, ids: np.ndarray, params: ClusterParams, report: P
     report(1, STEPS, f"Finding the {GRAPH_K} nearest neighbours of {n:,} documents")
     graph_k = max(GRAPH_K, params.min_size or 0) if params.method == "community" else GRAPH_K
     labels, scores = index.knn_graph(graph_k, on_batch=lambda done: report(
-        1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents"))
+        1, STEPS, f"Finding the {GRAPH_K} nearest neighbours: {done:,} of {n:,} documents",
+        items=(done, n)))
     return np.searchsorted(ids, labels).astype(np.int32), scores  # labels → row positions
 
 
@@ -142,7 +143,7 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
     (id, label, terms, size, example_id) and ``seconds`` per step.
     """
-    report = progress or (lambda done, total, message: None)
+    report = progress or (lambda done, total, message, items=None: None)
     loan = index if isinstance(index, IndexLoan) else IndexLoan(index)
     index = loan.index
     ids = index.labels()
@@ -169,7 +170,7 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     central = central_rows(vectors, assign)
     lap("labels")
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    clusters = [{"id": c, "label": ", ".join(terms.get(c, [])[:LABEL_TERMS]) or f"cluster {c}",
+    clusters = [{"id": c, "label": ", ".join(label_terms(terms.get(c, []))) or f"cluster {c}",
                  "terms": terms.get(c, []), "size": int(sizes[c]),
                  "example_id": int(ids[central[c]])}
                 for c in sorted(central)]

@@ -79,6 +79,49 @@ def ctfidf_terms(texts: list[str], assign: np.ndarray, top_n: int = TOP_TERMS
     return out
 
 
+def label_terms(terms: list[str], n: int = LABEL_TERMS) -> list[str]:
+    """The first ``n`` terms worth a label: whole words of 3+ letters, near-repeats merged.
+
+    c-TF-IDF often ranks a word and its plural (or another form) side by side;
+    a label of four terms says more with one of them. A term is dropped when it
+    shares a stem with a kept term ("sausage", "sausages"; "run", "running";
+    "box", "boxes"), and when it is shorter than three letters (what a
+    tokenizer leaves of "don't", initials, fragments).
+
+    Example:
+        >>> label_terms(["dogs", "dog", "ll", "beach", "running", "run", "sand"])
+        ['dogs', 'beach', 'running', 'sand']
+    """
+    kept: list[str] = []
+    for term in terms:
+        if len(term) < 3 or any(_near(term, other) for other in kept):
+            continue
+        kept.append(term)
+        if len(kept) == n:
+            break
+    return kept
+
+
+SUFFIXES = ("s", "es", "ing", "ed")
+
+
+def _stems(word: str) -> set[str]:
+    """The word and what it may be a form of: without a plural, -ing or -ed ending."""
+    out = {word}
+    for suffix in SUFFIXES:
+        stem = word.removesuffix(suffix)
+        if stem != word and len(stem) >= 3:
+            out.add(stem)
+            if len(stem) >= 4 and stem[-1] == stem[-2]:  # running -> runn -> run
+                out.add(stem[:-1])
+    return out
+
+
+def _near(a: str, b: str) -> bool:
+    """Whether two terms read as one word (they share a stem)."""
+    return bool(_stems(a) & _stems(b))
+
+
 def central_rows(vectors: np.ndarray, assign: np.ndarray) -> dict[int, int]:
     """For each cluster, the row of the member closest (cosine) to the cluster's mean."""
     out = {}

@@ -153,7 +153,9 @@ def clusters_task(ctx, payload: dict) -> dict:
     """
     params = ClusterParams.from_dict(payload.get("params") or {})
     result = compute_and_store(ctx.app, payload["corpus"], params,
-                               lambda done, total, message: ctx.progress(done, total, message),
+                               # the bar counts steps; a rate only where documents are counted
+                               lambda done, total, message, items=None: ctx.progress(
+                                   done, total, message, items=items or (0, 0)),
                                free_index=True)
     ctx.progress(STEPS, STEPS, "Done", force=True)
     return {"corpus": result.corpus, "documents": result.size,

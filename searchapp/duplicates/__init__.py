@@ -34,6 +34,7 @@ from searchapp.duplicates.service import (
     duplicates_task,
     find_duplicates,
     mine_corpus,
+    mined_before,
     request_mining,
     stored,
 )
@@ -43,6 +44,6 @@ __all__ = [
     "CHECK_K", "DEFAULT_K", "EXACT_CLIQUE_MAX", "INLINE_MAX", "KIND", "MAX_K", "DuplicateGroup",
     "DuplicatePair", "DuplicateReport", "Match", "Mined", "TooFewDocumentsError",
     "add_question", "check", "duplicates_task", "exact_pairs", "find_duplicates", "floor_for",
-    "group_pairs", "groups_frame", "knn_pairs", "mine", "mine_corpus", "normalise",
+    "group_pairs", "groups_frame", "knn_pairs", "mine", "mine_corpus", "mined_before", "normalise",
     "pairs_frame", "request_mining", "stored", "text_key",
 ]

@@ -59,6 +59,22 @@ def stored(app: App, handle: CorpusHandle, threshold: float, k: int) -> Mined | 
         lambda: Mined.from_stored(info, repo.unpack_arrays(blob), seconds or 0.0))
 
 
+def mined_before(app: App, corpus: str | CorpusHandle) -> bool:
+    """Whether the corpus as it is now has a stored result at some k and threshold.
+
+    The Duplicates page mines again by itself when the user changes the
+    threshold or k of a corpus mined before; a first mining waits for a click.
+
+    Example:
+        >>> mined_before(app, "faq")                                  # doctest: +SKIP
+        True
+    """
+    handle = as_handle(app, corpus)
+    with app.db.session() as s:
+        return bool(repo.current_analyses(s, handle.corpus_id, handle.model.id, KIND,
+                                          handle.generation))
+
+
 def text_keys(app: App, handle: CorpusHandle) -> tuple[np.ndarray, np.ndarray]:
     """(ids, text keys) of the corpus' embedded documents, streamed from the database."""
     ids: list[int] = []

@@ -32,6 +32,8 @@ from searchapp.store import repo
 
 BATCH_CPU = 1024  # documents per committed batch
 BATCH_CUDA = 8192
+FIRST_BATCH = 128  # the first batches are smaller (doubling up): search opens and a rate
+# shows within seconds of the model being loaded
 MIN_SAVE_GAP_SECONDS = 10.0
 SAVE_SHARE = 0.05  # the most of the time that saving the index may take
 
@@ -55,23 +57,24 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     app, name = ctx.app, payload["corpus"]
     handle = open_corpus(app, name, model=payload.get("model"), require_vectors=False)
     model = handle.model
-    ctx.progress(0, 0, f"Loading the model {model.name}", force=True)
+    ctx.progress(0, 0, f"Step 1 of 2: loading the model {model.name}", force=True)
     encoder = app.encoder(model.name)
-    batch = BATCH_CUDA if encoder.device.type == "cuda" else BATCH_CPU
+    full_batch = BATCH_CUDA if encoder.device.type == "cuda" else BATCH_CPU
+    batch = min(FIRST_BATCH, full_batch)
     with app.db.session() as s:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
     total, done, after = handle.documents, already, 0
     clock, started = _SaveClock(), time.monotonic()
     split = passages = 0  # documents longer than the window, and their passages
     path = getattr(encoder, "speed_path", encoder.device.type)
-    ctx.progress(done, total, f"Embedding {total - done:,} documents with {model.name} "
-                 f"({path})", force=True)
+    ctx.progress(done, total, f"Step 2 of 2: embedding {total - done:,} documents with "
+                 f"{model.name} ({path})", force=True)
     while True:
         with app.db.session() as s:
             rows = repo.documents_missing_embedding(s, handle.corpus_id, model.id, after, batch)
         if not rows:
             break
-        after = rows[-1][0]
+        after, batch = rows[-1][0], min(2 * batch, full_batch)
         ids = [doc_id for doc_id, _ in rows]
         embedded = embed_documents(encoder, [text for _, text in rows])
         with app.db.session() as s:
@@ -89,7 +92,8 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         if clock.due():
             clock.saved(app.indexes.save(handle.corpus_id, model)
                         + app.passage_indexes.save(handle.corpus_id, model))
-        ctx.progress(done, max(total, done), f"Embedded {done:,} of {max(total, done):,}")
+        ctx.progress(done, max(total, done),
+                     f"Step 2 of 2: embedded {done:,} of {max(total, done):,}")
     for cache in (app.indexes, app.passage_indexes):
         cache.get(handle.corpus_id, model)  # catch up with anything written meanwhile
         cache.save(handle.corpus_id, model)

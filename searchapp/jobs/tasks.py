@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from searchapp.context import App
 from searchapp.errors import JobCancelled, JobError
 from searchapp.jobs import queue
+from searchapp.jobs.horizon import SEPARATOR, RateMeter
 
 TASKS: dict[str, str] = {
     "embed": "searchapp.jobs.embed_task:embed_corpus",
@@ -32,6 +33,9 @@ TASKS: dict[str, str] = {
     "calibrate": "searchapp.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
 }
+# What each kind counts, for its rate ("412 documents/s").
+UNITS: dict[str, str] = {"embed": "documents", "finetune": "steps", "duplicates": "documents",
+                         "calibrate": "pairs", "clusters": "documents"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process
@@ -75,20 +79,28 @@ class WorkerStopping(Exception):
 
 @dataclass
 class TaskContext:
-    """What a running task sees: the App, its job's lease, and a progress reporter."""
+    """What a running task sees: the App, its job's lease, and a progress reporter.
+
+    Each report also feeds a ``RateMeter``: the job's message ends with the
+    step's rate and time left once they can be measured (``horizon``).
+    """
 
     app: App
     lease: queue.Lease
+    unit: str = "items"
     _last_report: float = field(default=0.0, repr=False)
+    _meter: RateMeter | None = field(default=None, repr=False)
 
     @property
     def job_id(self) -> int:
         return self.lease.job_id
 
     def progress(self, done: int, total: int, message: str | None = None,
-                 force: bool = False) -> None:
+                 force: bool = False, items: tuple[int, int] | None = None) -> None:
         """Report progress (at most ~4 times a second); raises JobCancelled on cancel.
 
+        ``items`` (done, total) are the counts the rate is measured on when the
+        bar counts something else (the clusters job's bar counts steps).
         Raises WorkerStopping when the worker is shutting down, and LeaseLost when
         another worker took the job over (this one must stop writing).
         """
@@ -99,8 +111,18 @@ class TaskContext:
         if not force and now - self._last_report < 0.25 and done < total:
             return
         self._last_report = now
+        if message is not None:
+            message = self._with_horizon(message, *(items or (done, total)), now)
         if queue.progress(self.app.db, self.lease, done, total, message):
             raise JobCancelled("Cancelled by the user.")
+
+
+    def _with_horizon(self, message: str, done: int, total: int, now: float) -> str:
+        """``message · 412 documents/s · about 2 min left`` once the rate is measurable."""
+        if self._meter is None:
+            self._meter = RateMeter(self.unit)
+        horizon = self._meter.observe(done, total, now) if total > 1 else None
+        return f"{message}{SEPARATOR}{horizon}" if horizon and done < total else message
 
 
 def resolve(kind: str) -> Callable[[TaskContext, dict], dict]:

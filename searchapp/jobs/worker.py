@@ -31,7 +31,14 @@ from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError
 from searchapp.jobs import queue
-from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, fault_point, resolve
+from searchapp.jobs.tasks import (
+    STOPPING,
+    UNITS,
+    TaskContext,
+    WorkerStopping,
+    fault_point,
+    resolve,
+)
 
 log = logging.getLogger("searchapp.worker")
 HEARTBEAT_SECONDS = 10.0
@@ -46,7 +53,8 @@ def run_job(app: App, job: queue.JobView) -> str:
     beat.start()
     try:
         fault_point(f"{job.kind} job {job.id} claimed")
-        result = resolve(job.kind)(TaskContext(app, lease), job.payload)
+        ctx = TaskContext(app, lease, UNITS.get(job.kind, "items"))
+        result = resolve(job.kind)(ctx, job.payload)
         fault_point(f"{job.kind} job {job.id} returned, result not recorded")
         return _final(app, lease, "succeeded", result=result, message="Done.")
     except queue.LeaseLost:

@@ -147,7 +147,6 @@ class Trainer:
                 state.step += 1
                 lr = self.scheduler.get_last_lr()[0]
                 elapsed = time.monotonic() - started
-                left = elapsed / (state.step - first_step) * (self.total - state.step)
                 self._log({"step": state.step, "epoch": epoch + 1, "loss": round(loss, 6),
                            "lr": lr, "elapsed": round(elapsed, 2)})
                 if state.step in eval_at or state.step == self.total:
@@ -159,7 +158,7 @@ class Trainer:
                     last_history = time.monotonic()
                 self.progress(state.step, self.total,
                               f"step {state.step}/{self.total} · loss {loss:.4f} · "
-                              f"lr {lr:.2e} · {_duration(left)} left")
+                              f"lr {lr:.2e}")  # the worker adds the rate and time left
         seconds = time.monotonic() - started
         self._restore_best()
         self._write_history()
@@ -383,9 +382,3 @@ def _warmup_linear(step: int, warmup: int, total: int) -> float:
         return step / max(1, warmup)
     return max(0.0, (total - step) / max(1, total - warmup))
 
-
-def _duration(seconds: float) -> str:
-    seconds = int(seconds)
-    if seconds >= 3600:
-        return f"{seconds // 3600}h{seconds % 3600 // 60:02d}m"
-    return f"{seconds // 60}m{seconds % 60:02d}s"

@@ -22,6 +22,7 @@ from streamlit.errors import StreamlitAPIException
 from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
+from searchapp.jobs.horizon import split_message
 from searchapp.store import repo
 from searchapp.store.schema import utcnow
 from searchapp.ui.resources import ensure_background_worker, get_app, warm_up
@@ -155,21 +156,34 @@ def duration(job: queue.JobView) -> str:
 
 
 def progress_text(job: queue.JobView) -> str:
-    """One line for a progress bar: status, done of total, the task's message.
+    """One line for a progress bar: status, done of total, the task's step, rate, time left.
 
     Example:
-        "Running · 2,304 of 3,025 (76%)"
+        "Running · 2,304 of 3,025 (76%) · Step 2 of 2: embedding · 412 documents/s ·
+        about 2 s left"
     """
     if job.status == "queued":
         return "Queued: waiting for the background worker."
     if not job.progress_total and not job.message:
-        return "Starting (loading the model)..."
+        return "Starting the worker..."
+    text, horizon = split_message(job.message)
     parts = [job.status.capitalize()]
     if job.progress_total:
         parts.append(f"{job.progress_done:,} of {job.progress_total:,} ({job.fraction:.0%})")
-    if job.message and str(job.progress_done) not in job.message:
-        parts.append(job.message)  # a message that does not just repeat the count
-    return " · ".join(parts)
+    if text:
+        parts.append(_without_count(text, job))
+    if horizon:
+        parts.append(horizon)
+    return " · ".join(p for p in parts if p)
+
+
+def _without_count(text: str, job: queue.JobView) -> str:
+    """The task's message minus an ``embedded 2,304 of 3,025`` that the bar already says."""
+    count = f"{job.progress_done:,} of {job.progress_total:,}"
+    if count not in text:
+        return text
+    head, _, _ = text.partition(":")
+    return head if head != text else ""
 
 
 def result_text(job: queue.JobView, skip: tuple[str, ...] = ()) -> str:

@@ -38,7 +38,7 @@ class SearchRequest:
     """What the form asks for; ``conditions`` are built and checked when submitted."""
 
     query: str
-    k: int
+    k: float | None  # as typed: checked by the page (search_status.k_problem)
     min_score: float | None
     mode: str
     submitted: bool
@@ -63,8 +63,10 @@ def search_form(meta_columns: list[str]) -> SearchRequest:
         query = st.text_input("Query", placeholder="Describe what you are looking for, or type "
                               "a code or a name", key="search-query")
         left, middle, right = st.columns([1, 2, 2])
-        k = left.number_input("Results (k)", min_value=1, max_value=MAX_K, value=10, step=1,
-                              key="search-k")
+        # No bounds on the widget: an out-of-range k gets a message and clears the results
+        # (with bounds, the browser keeps the old value and the old results on screen).
+        k = left.number_input("Results (k)", value=10, step=1, key="search-k",
+                              help=f"How many results, 1 to {MAX_K:,}.")
         mode = middle.radio("Match by", MODES, index=MODES.index(DEFAULT_MODE),
                             format_func=MODE_LABELS.get, key="search-mode",
                             help="Hybrid fuses both rankings (reciprocal rank); words find "
@@ -75,7 +77,7 @@ def search_form(meta_columns: list[str]) -> SearchRequest:
                                       "out (meaning and hybrid; words have no cosine).")
         filters = _filter_rows(meta_columns)
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
-    return SearchRequest(query, int(k), None if mode == "lexical" else float(min_score),
+    return SearchRequest(query, k, None if mode == "lexical" else float(min_score),
                          mode, submitted, filters)
 
 

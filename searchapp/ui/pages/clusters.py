@@ -5,15 +5,19 @@ once; otherwise a button queues a ``clusters`` job and its progress shows until
 the worker has stored the result. The map colours documents by cluster (hover:
 shortened text and cluster label), a search can be drawn on it, and choosing a
 cluster lists its documents. Above ``MAP_MAX_POINTS`` documents the map draws
-an even sample of every cluster and says so.
+an even sample of every cluster and says so. From ``PREVIEW_MIN_DOCUMENTS`` up,
+a first view (k-means and PCA on a sample, in seconds) shows while the job runs.
 """
 
 from __future__ import annotations
+
+import time
 
 import streamlit as st
 
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
+from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
 from searchapp.handle import CorpusHandle, open_corpus
 from searchapp.search import search
 from searchapp.ui.charts_clusters import cluster_map, size_bars
@@ -59,11 +63,25 @@ def settings() -> ClusterParams:
     return ClusterParams(method, k, min_size, threshold, projection).validated()
 
 
-def ask_for(params: ClusterParams) -> None:
+def first_view(handle: CorpusHandle) -> None:
+    """A large corpus: k-means groups and a PCA map of a sample, in seconds, until the job ends."""
+    if handle.index.count < PREVIEW_MIN_DOCUMENTS:
+        return
+    started = time.perf_counter()
+    frame = preview(app, handle)
+    sizes = frame.cluster.value_counts().to_dict()
+    st.caption(f"First view while the full map is computed: {len(frame):,} of "
+               f"{handle.index.count:,} documents sampled at random, {PREVIEW_GROUPS} k-means "
+               f"groups on a PCA map (ready in {time.perf_counter() - started:.1f} s).")
+    st.plotly_chart(cluster_map(frame, sizes), key="clusters.preview")
+
+
+def ask_for(handle: CorpusHandle, params: ClusterParams) -> None:
     """No stored result: show the running job, or a button that queues one."""
     job = cl.active_job(app, corpus.name, params)
     if job is not None:
         job_progress(app, job.id, "Computing clusters")
+        first_view(handle)
         return
     last = st.session_state.get("clusters.last_job")
     if last:
@@ -75,6 +93,7 @@ def ask_for(params: ClusterParams) -> None:
         _, job_id = cl.request_clusters(app, corpus.name, params)
         st.session_state["clusters.last_job"] = job_id
         st.rerun()
+    first_view(handle)
 
 
 def show(handle: CorpusHandle, result: cl.ClusterResult) -> None:
@@ -131,6 +150,6 @@ with user_errors():
     opened = open_corpus(app, corpus.name)
     stored = cl.cached_clusters(app, opened, params)
     if stored is None:
-        ask_for(params)
+        ask_for(opened, params)
     else:
         show(opened, stored)

@@ -1,9 +1,9 @@
-"""Duplicates page: the duplicate pairs and groups of a corpus, a check for a new question,
+"""Duplicates page: the duplicate pairs and groups of a corpus, a check for a new document,
 and the threshold (calibrated on labelled pairs when the user has some).
 
 Mining and calibration run as worker jobs; the page enqueues them and polls.
 A stored mining result is filtered here for any threshold at or above the one it
-was mined at, so moving the slider up needs no job. Checking one question is an
+was mined at, so moving the slider up needs no job. Checking one document is an
 encoder pass and an index query, fast enough to run in the page.
 """
 
@@ -28,6 +28,7 @@ SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
 GROUPS_PER_PAGE = 20
 CAL_JOB = "dup-calibrate-job"
 CHECKED = "dup-checked"
+LAST_REPORT = "dup-last-report"  # corpus -> the report last shown, kept while a new one mines
 
 
 def last_job(kind: str, corpus: str) -> queue.JobView | None:
@@ -69,8 +70,8 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
         column_config={
             "score": st.column_config.NumberColumn("Score", format="%.3f"),
             "exact": st.column_config.CheckboxColumn("Exact", help="same normalised text"),
-            "a_text": st.column_config.TextColumn("Question A", width="large"),
-            "b_text": st.column_config.TextColumn("Question B", width="large"),
+            "a_text": st.column_config.TextColumn("Document A", width="large"),
+            "b_text": st.column_config.TextColumn("Document B", width="large"),
             "a": "id A", "b": "id B"})
     show_groups(report)
 
@@ -80,7 +81,7 @@ def show_groups(report: dup.DuplicateReport) -> None:
     st.subheader(f"Groups ({report.group_count:,})")
     st.caption("Each group keeps only members within the threshold of its representative "
                "(the member closest to all the others), so a chain of near-duplicates "
-               "cannot pull in unrelated questions. Biggest groups first.")
+               "cannot pull in unrelated documents. Biggest groups first.")
     if not report.group_count:
         return
     pages = -(-report.group_count // GROUPS_PER_PAGE)
@@ -110,36 +111,57 @@ def show_groups(report: dup.DuplicateReport) -> None:
 
 
 def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -> None:
+    """The report at (threshold, k); when it needs mining, a job, started by itself when the
+    corpus was mined before, with the previous report shown until the new one arrives."""
     try:
         report = dup.find_duplicates(app, corpus, threshold, k, compute=False)
     except SearchAppError as exc:
         st.error(str(exc), icon=":material/error:")
         return
+    shown = st.session_state.setdefault(LAST_REPORT, {})
     if report is not None:
+        shown[corpus] = report
         show_pairs_and_groups(report, calibrated)
         return
     job = queue.active_for(app.db, dup.KIND, "corpus", corpus)
+    last = last_job(dup.KIND, corpus)
+    failed = last is not None and last.status == "failed"
+    if job is None and not failed and (corpus in shown or dup.mined_before(app, corpus)):
+        job = start_mining(corpus, threshold, k)  # a changed threshold or k: mine by itself
     if job is not None:
-        job_progress(app, job.id, f"Finding duplicates in {corpus!r}")
+        job_progress(app, job.id, f"Finding duplicates in {corpus!r} at {threshold:.3f}, "
+                                  f"k = {k}")
+        previous = shown.get(corpus)
+        if previous is not None:
+            st.caption(f"Until they arrive, the results at threshold {previous.threshold:.3f}"
+                       f", k = {previous.k}:")
+            show_pairs_and_groups(previous, calibrated)
         return
-    failed = last_job(dup.KIND, corpus)
-    if failed is not None and failed.status == "failed":
-        st.error(f"The last run failed: {md_inline(failed.error or '')}", icon=":material/error:")
-    st.info(f"{corpus!r} has not been mined for k = {k} at this threshold yet (or it changed "
-            "since). Mining runs in the background; results are kept until the corpus changes.")
-    if st.button("Find duplicates", type="primary", icon=":material/content_copy:"):
-        try:
-            dup.request_mining(app, corpus, threshold, k)
-            ensure_background_worker(app)
-        except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
-            return
+    if failed:
+        st.error(f"The last run failed, so it is not started again by itself: "
+                 f"{md_inline(last.error or '')}", icon=":material/error:")
+    else:
+        st.info(f"{corpus!r} has not been mined yet. Mining runs in the background; results are "
+                "kept until the corpus changes, and a new threshold or k mines again by itself.")
+    if st.button("Find duplicates", type="primary", icon=":material/content_copy:") and \
+            start_mining(corpus, threshold, k) is not None:
         st.rerun()
 
 
+def start_mining(corpus: str, threshold: float, k: int) -> queue.JobView | None:
+    """Queue the mining job (or find the same one queued); None after showing why not."""
+    try:
+        job_id = dup.request_mining(app, corpus, threshold, k)
+        ensure_background_worker(app)
+    except SearchAppError as exc:
+        st.error(str(exc), icon=":material/error:")
+        return None
+    return queue.get(app.db, job_id)
+
+
 def check_tab(corpus: str, threshold: float) -> None:
-    question = st.text_area("New question", key="dup-question",
-                            placeholder="Paste a question to see whether it was asked before")
+    question = st.text_area("New document", key="dup-question",
+                            placeholder="Paste a text to see whether the corpus has it already")
     if st.button("Check", icon=":material/search:"):
         try:
             matches = dup.check(app, corpus, question, threshold)
@@ -159,7 +181,7 @@ def check_tab(corpus: str, threshold: float) -> None:
                      column_config={"score": st.column_config.NumberColumn(format="%.3f"),
                                     "text": st.column_config.TextColumn(width="large")})
     else:
-        st.success(f"No question in {corpus!r} reaches cosine {threshold:.2f}: it looks new.",
+        st.success(f"No document in {corpus!r} reaches cosine {threshold:.2f}: it looks new.",
                    icon=":material/check_circle:")
     if st.button("Add it to the corpus", icon=":material/add:"):
         try:
@@ -171,7 +193,7 @@ def check_tab(corpus: str, threshold: float) -> None:
             ensure_background_worker(app)
             st.success(f"Added; embedding job {summary.job_id} is queued.")
         else:
-            st.info("That exact question is already stored.")
+            st.info("That exact text is already stored.")
 
 
 def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
@@ -184,7 +206,7 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
     st.caption("Upload labelled pairs (columns sentence1, sentence2, label 0/1; CSV, TSV or "
                "JSONL, optionally .gz) to measure average precision and the precision-recall "
                "curve, and find the threshold with the best F1 for this model.")
-    upload = st.file_uploader("Labelled pairs", type=["csv", "tsv", "jsonl", "gz"])
+    upload = st.file_uploader("Labelled pairs")  # a wrong type gets our message, with formats
     if upload is not None and st.button("Compute AP and threshold", icon=":material/tune:"):
         path = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{Path(upload.name).name}"
         path.write_bytes(upload.getvalue())
@@ -254,7 +276,7 @@ if abs(chosen - initial) > 1e-9:
                 on_click=lambda: st.session_state.update({slider_key: initial}))
 
 pairs_view, check_view, calibrate_view = st.tabs(
-    ["Pairs and groups", "Check a new question", "Threshold calibration"])
+    ["Pairs and groups", "Check a new document", "Threshold calibration"])
 with pairs_view:
     pairs_tab(corpus_name, float(chosen), int(k_value),
               calibration["threshold"] if calibration else None)

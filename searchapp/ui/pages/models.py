@@ -18,7 +18,7 @@ from searchapp.errors import SearchAppError
 from searchapp.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.models import list_models
-from searchapp.training.data import ROLES, load_training_data
+from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import start_finetune, training_history, use_model_for_corpus
 from searchapp.ui.charts_models import training_figure
@@ -27,7 +27,6 @@ from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
 AUTO = "(auto)"
-FILE_TYPES = ["csv", "tsv", "jsonl", "json", "gz", "parquet"]
 
 app = page_app()
 st.title("Models")
@@ -53,12 +52,13 @@ st.caption("Columns sentence1, sentence2, score → regression; premise, hypothe
            "(entailment/neutral/contradiction) → classification; sentence1, sentence2, label "
            "(0/1) → duplicates; anchor, positive, negative → triplets; two text columns only "
            "→ positive pairs (in-batch negatives).")
-train_file = st.file_uploader("Training pairs", type=FILE_TYPES, key="models.train")
+# Any file is accepted: a wrong type gets our message naming the formats we read.
+train_file = st.file_uploader("Training pairs", key="models.train")
 dev_file = st.file_uploader("Dev pairs (optional: 10% of the training file is held out "
-                            "otherwise)", type=FILE_TYPES, key="models.dev")
+                            "otherwise)", key="models.dev")
 objective = st.selectbox("Objective", ["auto", *OBJECTIVES], key="models.objective",
-                         help="auto picks it from the columns; cosent often beats cosine "
-                              "regression on similarity scores.")
+                         help="auto picks it from the columns; for scores it picks cosent, "
+                              "which did best in our measurements.")
 columns: dict[str, str] = {}
 data = None
 if train_file is not None:
@@ -76,6 +76,8 @@ if train_file is not None:
         data = load_training_data(raw, filename, objective=objective, columns=columns or None,
                                   batch_size=batch_size)
         st.success(f"Detected: {data.describe()}.")
+        if objective == "auto":
+            st.caption(f"Why {data.objective}: {AUTO_REASONS[data.kind]}")
         st.dataframe(data.preview(5), hide_index=True, width="stretch")
     except SearchAppError as exc:
         st.error(str(exc))

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import corpora
+from searchapp.errors import SearchAppError
 from searchapp.ingest import (
     ID_COLUMN_GUESSES,
     Table,
@@ -21,6 +22,7 @@ from searchapp.ingest import (
     guess_text_column,
     read_table,
 )
+from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
     CORPUS_KEY,
@@ -46,19 +48,41 @@ state.setdefault("upload.nonce", 0)  # bumped after an upload to clear the file 
 
 
 def remember_upload(summary: corpora.UploadSummary) -> None:
-    """Keep the summary and job for after the rerun, and clear the file picker."""
+    """Keep the summary and job for after the rerun, and clear the file picker.
+
+    The job id also goes into the address (``?job=12``), so a reload of the
+    page (a new session) still shows the job's progress.
+    """
     state["upload.last"] = {"message": summary.describe(), "job_id": summary.job_id,
                             "corpus": summary.corpus}
+    if summary.job_id is not None:
+        st.query_params["job"] = str(summary.job_id)
     state[CORPUS_KEY] = summary.corpus
     state["upload.nonce"] += 1
     state.pop("upload.parsed", None)
     st.rerun()
 
 
+def from_address() -> dict | None:
+    """After a reload: the embedding job named in the address (``?job=12``), if it exists."""
+    job_id = st.query_params.get("job", "")
+    if not job_id.isdigit():
+        return None
+    try:
+        job = queue.get(app.db, int(job_id))
+    except SearchAppError:
+        return None
+    if job.kind != "embed":
+        return None
+    corpus = job.payload.get("corpus", "")
+    return {"message": f"Corpus {corpus!r}: embedding job {job.id}.", "job_id": job.id,
+            "corpus": corpus}
+
+
 # ---- what was done last: a deletion, or an upload and its embedding job -------------
 if flash := state.pop("upload.flash", None):
     st.success(flash, icon=":material/delete:")
-last = state.get("upload.last")
+last = state.get("upload.last") or from_address()
 if last and last["corpus"] in names:
     st.success(last["message"], icon=":material/task_alt:")
 
@@ -204,5 +228,6 @@ if summaries:
                 with user_errors():
                     corpora.delete(app, victim)
                     state.pop("upload.last", None)
+                    st.query_params.pop("job", None)
                     state["upload.flash"] = f"Deleted corpus {victim!r}."
                     st.rerun()
