@@ -95,7 +95,9 @@ def streamlit(script: str, data: Path, env: dict, log_path: Path):
     """``streamlit run SCRIPT`` as ``make run`` starts the app; yields the url."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    full_env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data), "PYTHONPATH": str(ROOT), **env}
+    # as `make run` starts it: torch's threads wait passively unless the caller said otherwise
+    full_env = {"OMP_WAIT_POLICY": "PASSIVE", **os.environ, "SEARCHAPP_DATA_DIR": str(data),
+                "PYTHONPATH": str(ROOT), **env}
     with open(log_path, "wb") as out:
         proc = subprocess.Popen(
             [str(Path(sys.executable).with_name("streamlit")), "run", script,
