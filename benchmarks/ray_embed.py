@@ -41,20 +41,9 @@ from searchapp.distributed import RayOptions, run_embed  # noqa: E402
 from searchapp.ingest import read_table  # noqa: E402
 from searchapp.jobs import queue  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
-from searchapp.store import repo  # noqa: E402
+from tests.helpers import vectors_by_external_id as vectors  # noqa: E402
 
 SAMPLE = HERE.parent / "searchapp" / "sample" / "captions.csv.gz"
-
-
-def vectors(app: App, name: str) -> dict[str, np.ndarray]:
-    with app.db.session() as s:
-        c = repo.corpus_state(s, name)
-        model = repo.find_model(s, c.model_name)
-        out = {}
-        for ids, matrix in repo.embeddings_since(s, c.id, model.id, 0, model.dimension):
-            names = repo.document_texts(s, c.id, ids.tolist())
-            out.update({names[int(i)][0]: v for i, v in zip(ids, matrix, strict=True)})
-        return out
 
 
 def copies_of(table, copies: int):

@@ -128,3 +128,19 @@ def chromium(sync_api) -> Iterator:
             yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def browser_page(browser, request) -> Iterator:
+    """A new browser context (a new session) and its page; a screenshot in artifacts/ if the
+    test using it fails."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000})
+    page = context.new_page()
+    failed = request.session.testsfailed
+    try:
+        yield page
+    finally:
+        if request.session.testsfailed > failed:
+            ARTIFACTS.mkdir(exist_ok=True)
+            page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
+        context.close()

@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import numpy as np
+
 
 def run_cli(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run ``python -m searchapp ARGS`` with the test's environment (its data folder)."""
@@ -19,3 +21,17 @@ def run_cli(*args: str, check: bool = True, timeout: float = 300) -> subprocess.
 
 def cli_json(*args: str) -> dict:
     return json.loads(run_cli(*args, "--json").stdout)
+
+
+def vectors_by_external_id(app, name: str) -> dict[str, np.ndarray]:
+    """{external id: stored vector} of a corpus, for its own model."""
+    from searchapp.store import repo
+
+    with app.db.session() as s:
+        c = repo.corpus_state(s, name)
+        model = repo.find_model(s, c.model_name)
+        out = {}
+        for ids, matrix in repo.embeddings_since(s, c.id, model.id, 0, model.dimension):
+            names = repo.document_texts(s, c.id, ids.tolist())
+            out.update({names[int(i)][0]: v for i, v in zip(ids, matrix, strict=True)})
+        return out

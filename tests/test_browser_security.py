@@ -15,7 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tests.browser import ARTIFACTS, chromium, playwright_or_skip, served_app
+from tests.browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    playwright_or_skip,
+    served_app,
+)
 
 PASSWORD = "correct horse battery staple"
 XSS = '<img src=x onerror="window.__xss=1">'
@@ -50,13 +56,8 @@ def served(tmp_path_factory):
 def page(served, request):
     """A new browser context (a new session, not logged in); a screenshot if the test fails."""
     _url, browser = served
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    failed = request.session.testsfailed
-    yield page
-    if request.session.testsfailed > failed:
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
+    with browser_page(browser, request) as page:
+        yield page
 
 
 def log_in(page, url: str, password: str = PASSWORD) -> None:

@@ -24,7 +24,14 @@ from searchapp.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.store import repo
-from tests.browser import ARTIFACTS, chromium, playwright_or_skip, served_app, stop
+from tests.browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    playwright_or_skip,
+    served_app,
+    stop,
+)
 from tests.test_clusters import make_corpus as corpus_with_vectors
 from tests.test_duplicates import FAQ
 from tests.test_duplicates import make_corpus as embedded_corpus
@@ -68,13 +75,8 @@ def served(tmp_path_factory, bundled_encoder):
 def page(served, request):
     """A new browser session per test; a screenshot in artifacts/ if the test fails."""
     _url, browser, _app = served
-    context = browser.new_context(viewport={"width": 1280, "height": 1000})
-    page = context.new_page()
-    failed = request.session.testsfailed
-    yield page
-    if request.session.testsfailed > failed:
-        page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
-    context.close()
+    with browser_page(browser, request) as page:
+        yield page
 
 
 def choose(page, label: str, option: str) -> None:

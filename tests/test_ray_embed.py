@@ -13,7 +13,6 @@ the rest when run again, and a run with Ray's restarts finishes on its own.
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 from sqlalchemy import text
@@ -25,6 +24,7 @@ from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.search import search
 from searchapp.store import repo
+from tests.helpers import vectors_by_external_id
 
 SAMPLE = "searchapp/sample/captions.csv.gz"
 DOCS = 240
@@ -52,15 +52,6 @@ def captions(tmp_path):
     return read_table(path)
 
 
-def vectors_by_external_id(app, name: str) -> dict[str, np.ndarray]:
-    with app.db.session() as s:
-        c = repo.corpus_state(s, name)
-        model = repo.find_model(s, c.model_name)
-        out = {}
-        for ids, matrix in repo.embeddings_since(s, c.id, model.id, 0, model.dimension):
-            names = repo.document_texts(s, c.id, ids.tolist())
-            out.update({names[int(i)][0]: v for i, v in zip(ids, matrix, strict=True)})
-        return out
 
 
 def one_vector_each(app, name: str) -> bool:
