@@ -54,6 +54,7 @@ class _SaveClock:
 def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     if payload.get("engine") == "ray":
         return _embed_on_ray(ctx, payload)
+    started = time.monotonic()  # the job's time includes loading the model
     app, name = ctx.app, payload["corpus"]
     handle = open_corpus(app, name, model=payload.get("model"), require_vectors=False)
     model = handle.model
@@ -64,7 +65,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     with app.db.session() as s:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
     total, done, after = handle.documents, already, 0
-    clock, started = _SaveClock(), time.monotonic()
+    clock = _SaveClock()
     split = passages = 0  # documents longer than the window, and their passages
     path = getattr(encoder, "speed_path", encoder.device.type)
     ctx.progress(done, total, f"Step 2 of 2: embedding {total - done:,} documents with "
