@@ -45,6 +45,8 @@ QUERIES = [
     "police arrested a suspect", "a horse jumping a fence", "the team won the championship",
     "a baby laughing", "a train arriving at the station", "fishing on a lake at dawn",
 ]
+# the peer page under the app's config, and under Streamlit's default post-run collection
+PEERS = {"peer": {}, "peer_stock_gc": {"STREAMLIT_RUNNER_POST_SCRIPT_GC": "true"}}
 PAGES = ["Duplicates", "Clusters", "Models", "Jobs", "Upload", "Search"]
 
 # In-page timing: Enter's keydown starts the clock; the first paint after the results'
@@ -143,7 +145,8 @@ def search_rounds(page, rounds: int) -> dict:
         if app_ms is not None:
             own.append(app_ms)
     return {"enter_to_paint_ms": percentiles(paint),
-            "own_search_ms": percentiles(own) if own else None}
+            "own_search_ms": percentiles(own) if own else None,
+            "samples": {"enter_to_paint_ms": [round(m, 1) for m in paint], "own_search_ms": own}}
 
 
 def page_switches(page, rounds: int) -> dict:
@@ -196,19 +199,24 @@ def main() -> None:
             log(f"page switches: {result['page_switch_ms']['all']}")
             if args.screenshots:
                 shoot(page, args.screenshots)
-        with streamlit("benchmarks/ui_latency_peer.py", args.data,
-                       {"UI_LATENCY_CORPUS": args.corpus}, logs / "ui_latency_peer.log") as url:
-            page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
-            page.goto(url)
-            page.get_by_label("Query", exact=True).wait_for(timeout=120_000)
-            log("peer: searches")
-            result["peer"] = search_rounds(page, args.rounds)
-            log(f"peer: {result['peer']}")
+        for name, extra in PEERS.items():
+            with streamlit("benchmarks/ui_latency_peer.py", args.data,
+                           {"UI_LATENCY_CORPUS": args.corpus, **extra},
+                           logs / f"ui_latency_{name}.log") as url:
+                page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
+                page.goto(url)
+                page.get_by_label("Query", exact=True).wait_for(timeout=120_000)
+                log(f"{name}: searches")
+                result[name] = search_rounds(page, args.rounds)
+                log(f"{name}: {result[name]}")
         browser.close()
     ours = result["ours"]["enter_to_paint_ms"]["p50"]
     peer = result["peer"]["enter_to_paint_ms"]["p50"]
     result["ours_over_peer_p50"] = round(ours / peer, 3)
-    result["peer_is"] = "a bare Streamlit page: one text input, the same search call, plain results"
+    result["peer_is"] = ("a bare Streamlit page: one text input, the same search call, plain "
+                         "results, under the repository's .streamlit/config.toml")
+    result["peer_stock_gc_is"] = ("the same page with Streamlit's default full garbage "
+                                  "collection after every run (runner.postScriptGC true)")
     result["load_1min_after"] = os.getloadavg()[0]
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"ui_latency_{summary.documents}.json"

@@ -81,6 +81,7 @@ def _warm_up_thread(_app: App):
 
     def load() -> None:
         from searchapp.store import repo
+        from searchapp.ui.heap import freeze_long_lived_heap
 
         with _app.db.session() as s:
             names = {c.model_name for c in repo.summaries(s)} | {_app.settings.model}
@@ -89,6 +90,7 @@ def _warm_up_thread(_app: App):
                 _app.encoder(name)
             except Exception:  # a broken model shows its error when it is used, not here
                 continue
+        freeze_long_lived_heap()  # modules and models live as long as the process
 
     thread = threading.Thread(target=load, name="searchapp-warm-up", daemon=True)
     thread.start()
