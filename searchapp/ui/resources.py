@@ -74,25 +74,36 @@ def ensure_background_worker(app: App) -> int:
     return _worker_keeper().ensure(app)
 
 
+def preload(app: App) -> int:
+    """Load the encoders of the corpora (and the default model), then freeze the heap.
+
+    Run once per process by the warm-up thread. Returns how many objects were
+    frozen (``searchapp.ui.heap``): after this, a full garbage collection skips
+    the modules and models, which live as long as the process.
+
+    Example:
+        >>> preload(get_app())                                 # doctest: +SKIP
+        494278
+    """
+    from searchapp.store import repo
+    from searchapp.ui.heap import freeze_long_lived_heap
+
+    with app.db.session() as s:
+        names = {c.model_name for c in repo.summaries(s)} | {app.settings.model}
+    for name in sorted(names):
+        try:
+            app.encoder(name)
+        except Exception:  # a broken model shows its error when it is used, not here
+            continue
+    return freeze_long_lived_heap()
+
+
 @st.cache_resource(show_spinner=False)
 def _warm_up_thread(_app: App):
-    """Load the encoders of the corpora (and the default model) once, in the background."""
     import threading
 
-    def load() -> None:
-        from searchapp.store import repo
-        from searchapp.ui.heap import freeze_long_lived_heap
-
-        with _app.db.session() as s:
-            names = {c.model_name for c in repo.summaries(s)} | {_app.settings.model}
-        for name in sorted(names):
-            try:
-                _app.encoder(name)
-            except Exception:  # a broken model shows its error when it is used, not here
-                continue
-        freeze_long_lived_heap()  # modules and models live as long as the process
-
-    thread = threading.Thread(target=load, name="searchapp-warm-up", daemon=True)
+    thread = threading.Thread(target=preload, args=(_app,), name="searchapp-warm-up",
+                              daemon=True)
     thread.start()
     return thread
 
