@@ -43,6 +43,7 @@ import contextlib
 import json
 import logging
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -123,6 +124,7 @@ class SiameseEncoder(torch.nn.Module):
         self.do_lower_case = do_lower_case
         self.speed_path = "cpu-fp32"  # see select_speed_path; load() chooses
         self.speed_reason = "not chosen yet"
+        self.query_path = "cpu-fp32"  # for one short text (a query): timed at load
         # held while the tokenizer or an inference batch runs; see the module docstring
         self.inference_lock = threading.Lock()
 
@@ -307,9 +309,28 @@ class SiameseEncoder(torch.nn.Module):
                             path, lowest, threshold, fallback)
                 path, why = fallback, (f"{path} failed the probe (cosine {lowest:.6f} < "
                                        f"{threshold})")
-        self.speed_path, self.speed_reason = path, why
-        log.info("Encoder speed path: %s (%s)", path, why)
+        if precision == "auto":
+            self.query_path, query_why = speed.query_path(path, self._time_one_query(path))
+        else:  # a forced path is taken as asked, for queries too
+            self.query_path, query_why = path, "one query: as batches"
+        self.speed_path, self.speed_reason = path, f"{why}; {query_why}"
+        log.info("Encoder speed path: %s (%s)", path, self.speed_reason)
         return path
+
+    def _time_one_query(self, path: str, rounds: int = 5) -> dict[str, float]:
+        """Median seconds to encode ``speed.QUERY_PROBE`` alone on ``path`` and its float32."""
+        paths = {path, path.split("-")[0] + "-fp32"}
+        if len(paths) == 1:
+            return {}
+        for p in paths:  # warm-up: first calls allocate
+            self._encode_on(p, [speed.QUERY_PROBE], None)
+        seconds: dict[str, list[float]] = {p: [] for p in paths}
+        for _ in range(rounds):  # alternate, so a burst of load hits both alike
+            for p in sorted(paths):
+                started = time.perf_counter()
+                self._encode_on(p, [speed.QUERY_PROBE], None)
+                seconds[p].append(time.perf_counter() - started)
+        return {p: float(np.median(s)) for p, s in seconds.items()}
 
     def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
         """Embed texts into float32 vectors (n, dim), in the input order.
@@ -323,19 +344,26 @@ class SiameseEncoder(torch.nn.Module):
         ``cpu-bf16``/``cuda-bf16``, fp16 autocast on ``cuda-fp16``, float32
         otherwise; vectors always come back as float32.
 
+        One text of at most ``speed.QUERY_TOKENS`` tokens (a query) goes on
+        ``self.query_path`` instead: whichever of the batch path and float32
+        was faster for one query at load (both are exact to the probe's bar).
+
         Safe to call from many threads at once (one encoder serves every
         session): tokenising and each batch hold ``inference_lock``.
         """
-        return self._encode_on(self.speed_path, texts, batch_size)
+        return self._encode_on(self.speed_path, texts, batch_size, self.query_path)
 
     @torch.inference_mode()
-    def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None) -> np.ndarray:
+    def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None,
+                   query_path: str | None = None) -> np.ndarray:
         n = len(texts)
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
             return out
         ids = self._token_ids(texts)
         lengths = [len(x) for x in ids]
+        if query_path and n == 1 and lengths[0] <= speed.QUERY_TOKENS:
+            path = query_path
         if batch_size:
             batches = speed.fixed_batches(lengths, batch_size)
         else:

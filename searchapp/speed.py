@@ -49,6 +49,13 @@ PROBE_COSINE = 0.99992  # what the load-time probe must reach (the bar plus a ma
 # sentences with 2 cores (benchmarks/results/encode_speed.json, "experiments"):
 # 1,024-3,072 are within noise for fp32 and bf16; 512 pays per-batch overhead,
 # 8,192 and more spill the cache (bf16 5.3-5.8 s at 2,048, 6.8 s at 8,192).
+# One text of at most this many tokens (a query) is encoded on the encoder's query path:
+# there the cost is reading the weights once, not arithmetic, and bf16 autocast (which
+# casts every weight on every call) lost to float32 on an EPYC with avx512_bf16: 14.7
+# against 11.6 ms per query (benchmarks/query_latency.py). Which wins is timed at load.
+QUERY_TOKENS = 64
+QUERY_PROBE = "how do I reset the password of my account on the new phone"
+QUERY_GAIN = 0.9  # a reduced-precision query path must take under 90% of float32's time
 CPU_TOKEN_BUDGET = 2048
 CUDA_TOKEN_BUDGET = 32768  # large batches keep a GPU busy (not measured here: no GPU)
 MAX_BATCH = 512  # sentences per batch, whatever their length
@@ -130,6 +137,27 @@ def cpu_path(precision: str, cpu: CpuInfo) -> tuple[str, str]:
         return "cpu-fp32", f"the CPU has none of {', '.join(BF16_FLAGS)}"
     native = ", ".join(f for f in BF16_FLAGS if f in cpu.flags)
     return "cpu-bf16", f"the CPU has native bf16 ({native})"
+
+
+def query_path(batch_path: str, seconds: dict[str, float]) -> tuple[str, str]:
+    """The path for one short text, from the timed seconds of each path on it, and why.
+
+    ``batch_path`` (the path chosen for batches) is kept only when it takes
+    under ``QUERY_GAIN`` of the float32 time; float32 is exact, so a tie goes to it.
+
+    Example:
+        >>> query_path("cpu-bf16", {"cpu-bf16": 0.0146, "cpu-fp32": 0.0117})
+        ('cpu-fp32', 'one query: cpu-fp32 11.7 ms, cpu-bf16 14.6 ms')
+        >>> query_path("cpu-bf16", {"cpu-bf16": 0.004, "cpu-fp32": 0.0117})[0]
+        'cpu-bf16'
+    """
+    fp32 = batch_path.split("-")[0] + "-fp32"
+    if batch_path == fp32:
+        return fp32, "one query: as batches"
+    chosen = batch_path if seconds[batch_path] < QUERY_GAIN * seconds[fp32] else fp32
+    other = batch_path if chosen == fp32 else fp32
+    return chosen, (f"one query: {chosen} {seconds[chosen] * 1000:.1f} ms, "
+                    f"{other} {seconds[other] * 1000:.1f} ms")
 
 
 def probe_verdict(reference: np.ndarray, candidate: np.ndarray,

@@ -5,6 +5,7 @@ import logging
 import numpy as np
 import pytest
 
+from searchapp import speed
 from searchapp.config import Settings
 from searchapp.encoder import SiameseEncoder
 from searchapp.errors import ConfigError, ModelError
@@ -121,3 +122,42 @@ def test_load_encoder_passes_the_precision_setting():
     assert load_encoder("all-MiniLM-L6-v2", forced).speed_path == "cpu-bf16"
     plain = Settings.from_env({"SEARCHAPP_DEVICE": "cpu", "SEARCHAPP_PRECISION": "fp32"})
     assert load_encoder("all-MiniLM-L6-v2", plain).speed_path == "cpu-fp32"
+
+
+def test_one_short_text_goes_on_the_query_path_and_batches_on_the_batch_path(bundled_path):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    query, texts = ["a dog running on the beach"], ["A man plays a guitar.", "Dogs run."]
+    fp32_query, fp32_batch = enc.encode(query), enc.encode(texts)
+    enc.speed_path, enc.query_path = "cpu-bf16", "cpu-fp32"
+    assert np.array_equal(enc.encode(query), fp32_query)  # the query: float32, exactly
+    assert not np.array_equal(enc.encode(texts), fp32_batch)  # the batch: bf16
+    enc.query_path = "cpu-bf16"
+    assert not np.array_equal(enc.encode(query), fp32_query)
+    long_text = ["word " * (speed.QUERY_TOKENS + 10)]
+    enc.query_path = "cpu-fp32"  # a long single text is a document: the batch path
+    assert np.array_equal(enc.encode(long_text), enc._encode_on("cpu-bf16", long_text, None))
+
+
+def test_the_query_path_is_the_faster_of_bf16_and_fp32_as_timed_at_load(bundled_path,
+                                                                        monkeypatch):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    spr = parse_cpuinfo(SAPPHIRE_RAPIDS)
+    timed = {"cpu-bf16": 0.0146, "cpu-fp32": 0.0117}
+    monkeypatch.setattr(enc, "_time_one_query", lambda path: timed)
+    assert enc.select_speed_path("auto", spr) == "cpu-bf16"
+    assert enc.query_path == "cpu-fp32"
+    assert "one query: cpu-fp32 11.7 ms, cpu-bf16 14.6 ms" in enc.speed_reason
+    timed["cpu-bf16"] = 0.005
+    enc.select_speed_path("auto", spr)
+    assert enc.query_path == "cpu-bf16"
+    enc.select_speed_path("bf16", spr)  # forced: queries too
+    assert enc.query_path == "cpu-bf16"
+    enc.select_speed_path("fp32", spr)
+    assert enc.query_path == "cpu-fp32"
+
+
+def test_the_load_time_query_timing_measures_both_paths(bundled_path):
+    enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    seconds = enc._time_one_query("cpu-bf16", rounds=2)
+    assert set(seconds) == {"cpu-bf16", "cpu-fp32"} and all(s > 0 for s in seconds.values())
+    assert enc._time_one_query("cpu-fp32") == {}
