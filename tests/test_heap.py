@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from searchapp.context import App
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -37,3 +39,37 @@ def test_preload_loads_the_model_and_leaves_a_full_collection_little_to_walk(app
 def test_the_app_config_turns_off_streamlits_collection_after_every_run():
     config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert config["runner"]["postScriptGC"] is False
+
+
+def test_preload_opens_the_indexes_of_embedded_corpora_smallest_first(app, bundled_encoder,
+                                                                      monkeypatch, unfrozen):
+    from searchapp import corpora
+    from searchapp.ingest import read_table
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.ui import resources
+
+    app._encoders[app.settings.model] = bundled_encoder
+    for name, rows in (("small", 3), ("large", 5)):
+        csv = "id,text\n" + "".join(f"{i},Document number {i} of {name}\n" for i in range(rows))
+        job = corpora.upload(app, read_table(csv.encode(), f"{name}.csv"), name).job_id
+        assert run_until_done(app, job).status == "succeeded"
+    reader = App()  # a fresh process' App: no index opened yet
+    reader._encoders[app.settings.model] = bundled_encoder
+    ids = {c: repo_state(reader, c) for c in ("small", "large")}
+    monkeypatch.setattr(resources, "PRELOAD_DOCUMENTS", 4)  # room for the small one only
+    resources.preload(reader)
+    assert reader.indexes.cached_generation(*ids["small"]) is not None
+    assert reader.indexes.cached_generation(*ids["large"]) is None
+    monkeypatch.setattr(resources, "PRELOAD_DOCUMENTS", 8)
+    resources.preload(reader)
+    assert reader.indexes.cached_generation(*ids["large"]) is not None
+    reader.db.dispose()
+
+
+def repo_state(app, name: str) -> tuple[int, int]:
+    """(corpus id, model id) of a corpus, as the index cache keys it."""
+    from searchapp.store import repo
+
+    with app.db.session() as s:
+        state = repo.corpus_state(s, name)
+    return state.id, app.model_ref(state.model_name).id
