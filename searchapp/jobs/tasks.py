@@ -96,11 +96,14 @@ class TaskContext:
         return self.lease.job_id
 
     def progress(self, done: int, total: int, message: str | None = None,
-                 force: bool = False, items: tuple[int, int] | None = None) -> None:
+                 force: bool = False, items: tuple[int, int] | None = None,
+                 unit: str | None = None) -> None:
         """Report progress (at most ~4 times a second); raises JobCancelled on cancel.
 
         ``items`` (done, total) are the counts the rate is measured on when the
-        bar counts something else (the clusters job's bar counts steps).
+        bar counts something else (the clusters job's bar counts steps), and
+        ``unit`` what they count where it is not the kind's unit (the clusters
+        job counts documents, then k-means runs or UMAP epochs).
         Raises WorkerStopping when the worker is shutting down, and LeaseLost when
         another worker took the job over (this one must stop writing).
         """
@@ -112,15 +115,20 @@ class TaskContext:
             return
         self._last_report = now
         if message is not None:
-            message = self._with_horizon(message, *(items or (done, total)), now)
+            message = self._with_horizon(message, *(items or (done, total)), now, unit)
         if queue.progress(self.app.db, self.lease, done, total, message):
             raise JobCancelled("Cancelled by the user.")
 
 
-    def _with_horizon(self, message: str, done: int, total: int, now: float) -> str:
-        """``message · 412 documents/s · about 2 min left`` once the rate is measurable."""
-        if self._meter is None:
-            self._meter = RateMeter(self.unit)
+    def _with_horizon(self, message: str, done: int, total: int, now: float,
+                      unit: str | None = None) -> str:
+        """``message · 412 documents/s · about 2 min left`` once the rate is measurable.
+
+        Counts of another unit start a new meter: epochs never extend a rate of documents.
+        """
+        unit = unit or self.unit
+        if self._meter is None or self._meter.unit != unit:
+            self._meter = RateMeter(unit)
         horizon = self._meter.observe(done, total, now) if total > 1 else None
         return f"{message}{SEPARATOR}{horizon}" if horizon and done < total else message
 
