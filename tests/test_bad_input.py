@@ -159,7 +159,7 @@ def _change_during_graph(app, corpus: str):
 
     done = []
 
-    def progress(step, total, message, items=None):
+    def progress(step, total, message, items=None, unit=None):
         if step == 1 and not done:
             done.append(step)
             _remove_and_change(app, corpus)
@@ -181,7 +181,7 @@ def test_clusters_job_skips_documents_changed_meanwhile(app, planted_corpus):
     change = _change_during_graph(app, planted_corpus)
 
     class Context(TaskContext):
-        def progress(self, done, total, message=None, force=False, items=None):
+        def progress(self, done, total, message=None, force=False, items=None, unit=None):
             change(done, total, message)
 
     result = clusters_task(Context(app, lease), queue.get(app.db, job_id).payload)

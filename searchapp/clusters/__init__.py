@@ -17,9 +17,9 @@ cluster. The 2-D map is UMAP (on the same k-NN graph) or PCA. Each cluster is
 named by its top c-TF-IDF terms and shown by its most central document.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
-``projection`` (UMAP / PCA), ``naming`` (labels), ``compute`` (the steps),
-``result`` (what is stored), ``service`` (stored results and the job),
-``views`` (what pages draw).
+``projection`` (UMAP / PCA), ``epochs`` (UMAP's epochs counted),
+``naming`` (labels), ``compute`` (the steps), ``result`` (what is stored),
+``service`` (stored results and the job), ``views`` (what pages draw).
 
 Example:
     >>> result, job_id = request_clusters(app, "faq", ClusterParams("kmeans", 8)) # doctest: +SKIP

@@ -17,6 +17,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+Counts = Callable[[int, int], None]  # (done, total) of a step's unit of work
+ROWS_PER_REPORT = 1_000  # candidate centres between two reports of community detection
+
 
 def rows_by_cluster(assign: np.ndarray) -> dict[int, np.ndarray]:
     """{cluster: its rows (sorted)} for clusters ≥ 0, in one sort: O(n log n), not O(n·k).
@@ -34,8 +37,8 @@ def rows_by_cluster(assign: np.ndarray) -> dict[int, np.ndarray]:
 
 
 def community_detection(neighbours: np.ndarray, scores: np.ndarray, threshold: float,
-                        min_size: int, expand: Callable[[int], np.ndarray] | None = None
-                        ) -> np.ndarray:
+                        min_size: int, expand: Callable[[int], np.ndarray] | None = None,
+                        on_rows: Counts | None = None) -> np.ndarray:
     """SBERT-style communities over a k-NN graph; returns a cluster per row (-1: none).
 
     ``neighbours`` (n, k) holds row positions, ``scores`` (n, k) their cosines,
@@ -43,6 +46,8 @@ def community_detection(neighbours: np.ndarray, scores: np.ndarray, threshold: f
     is a centre; centres are taken densest first, each claiming the still free
     members of its community. ``expand(row)`` returns all rows at ≥ threshold
     (used when all k neighbours pass, so big communities are not cut at k).
+    ``on_rows(done, total)`` hears how many candidate centres have been tried,
+    every ``ROWS_PER_REPORT`` and at the end.
 
     Example:
         >>> nb = np.array([[1, 2], [0, 2], [0, 1], [0, 1]])
@@ -58,7 +63,9 @@ def community_detection(neighbours: np.ndarray, scores: np.ndarray, threshold: f
     order = candidates[np.lexsort((-density[candidates], -counts[candidates]))]
     assign = np.full(n, -1, dtype=np.int64)
     next_id = 0
-    for row in order:
+    for tried, row in enumerate(order):
+        if on_rows is not None and tried % ROWS_PER_REPORT == 0:
+            on_rows(tried, len(order))
         if assign[row] != -1:
             continue  # already in a bigger community: its own would mostly overlap
         members = neighbours[row, above[row]]
@@ -69,15 +76,56 @@ def community_detection(neighbours: np.ndarray, scores: np.ndarray, threshold: f
         if len(members) >= min_size:
             assign[members] = next_id
             next_id += 1
+    if on_rows is not None:
+        on_rows(len(order), len(order))
     return assign
 
 
-def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0) -> np.ndarray:
-    """k-means on unit vectors (then ``far_members`` become outliers)."""
-    from sklearn.cluster import KMeans
+def kmeans_starts(n: int) -> int:
+    """How many k-means runs (from different starts) keep the best: 3, or 1 above 50,000 rows.
 
-    model = KMeans(n_clusters=k, n_init=3 if len(vectors) <= 50_000 else 1, random_state=seed)
-    return far_members(vectors, model.fit_predict(vectors).astype(np.int64))
+    Example:
+        >>> kmeans_starts(1_000), kmeans_starts(100_000)
+        (3, 1)
+    """
+    return 3 if n <= 50_000 else 1
+
+
+def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0, on_start: Counts | None = None
+                    ) -> np.ndarray:
+    """k-means on unit vectors (then ``far_members`` become outliers).
+
+    ``on_start(done, total)`` hears of each run as it starts (``done`` runs
+    are over) and once at the end: scikit-learn's KMeans offers no callback,
+    but it calls a callable ``init`` once per run with its own random state,
+    and ``kmeans_plusplus`` there draws the same starts as its default
+    ``init="k-means++"`` (tests/test_clusters_progress.py checks the labels are equal).
+
+    Example:
+        >>> rng = np.random.default_rng(0)
+        >>> v = np.vstack([rng.normal(c, 0.1, size=(20, 2)) for c in (-1, 1)])
+        >>> kmeans_clusters(v, 2, on_start=lambda done, total: print(done, total))[:3]
+        0 3
+        1 3
+        2 3
+        3 3
+        array([1, 1, 1])
+    """
+    from sklearn.cluster import KMeans, kmeans_plusplus
+
+    starts, started = kmeans_starts(len(vectors)), [0]
+
+    def init(x: np.ndarray, n_clusters: int, random_state) -> np.ndarray:
+        if on_start is not None:
+            on_start(started[0], starts)
+        started[0] += 1
+        return kmeans_plusplus(x, n_clusters, random_state=random_state)[0]
+
+    model = KMeans(n_clusters=k, n_init=starts, random_state=seed, init=init)
+    labels = model.fit_predict(vectors).astype(np.int64)
+    if on_start is not None:
+        on_start(starts, starts)
+    return far_members(vectors, labels)
 
 
 def lonely(scores: np.ndarray, m: int, z: float = 4.0) -> np.ndarray:

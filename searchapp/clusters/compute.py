@@ -16,6 +16,7 @@ from dataclasses import asdict
 import numpy as np
 
 from searchapp.clusters.algorithms import (
+    Counts,
     by_size,
     community_detection,
     far_members,
@@ -25,11 +26,11 @@ from searchapp.clusters.algorithms import (
 )
 from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
-from searchapp.clusters.projection import reduce
+from searchapp.clusters.projection import Phase, reduce
 from searchapp.errors import CorpusChangedError
 from searchapp.index import VectorIndex
 
-Progress = Callable[..., None]  # (step, STEPS, message, items=(done, total) | None)
+Progress = Callable[..., None]  # (step, STEPS, message, items=(done, total) | None, unit=None)
 TextsOf = Callable[[np.ndarray], list[str]]  # document ids -> their texts ("" if gone)
 
 
@@ -100,18 +101,45 @@ class _Laps:
         self._clock = now
 
 
+def _phase(report: Progress, step: int, head: str) -> Phase:
+    """A reduction's ``Phase`` reported as ``step`` of the job: ``head: what``, with its counts."""
+    return lambda what, items=None, unit=None: report(step, STEPS, f"{head}: {what}",
+                                                      items=items, unit=unit)
+
+
+def _kmeans_runs(report: Progress, k: int, n: int) -> Counts:
+    """k-means' runs as step 2's counts; a single run (above 50,000 documents) has none."""
+
+    def on_start(done: int, total: int) -> None:
+        if total > 1:
+            report(2, STEPS, f"Clustering by k-means (k={k}): {done} of {total} runs done",
+                   items=(done, total), unit="runs")
+        elif done == 0:
+            report(2, STEPS, f"Clustering by k-means (k={k}): one run over {n:,} documents, "
+                   "with no progress from scikit-learn to count")
+
+    return on_start
+
+
 def _assign(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, params: ClusterParams,
-            neighbours, scores, lap: _Laps) -> np.ndarray:
+            neighbours, scores, lap: _Laps, report: Progress) -> np.ndarray:
     """Cluster per row (-1: outlier), numbered from the biggest cluster down."""
     if params.method == "community":
         expand = _expander(index, ids, vectors, neighbours.shape[1], params.threshold)
-        assign = community_detection(neighbours, scores, params.threshold, params.min_size,
-                                     expand)
+        phase = _phase(report, 2, "Clustering by community detection")
+        assign = community_detection(
+            neighbours, scores, params.threshold, params.min_size, expand,
+            on_rows=lambda done, total: phase(f"{done:,} of {total:,} candidate centres tried",
+                                              items=(done, total), unit="documents"))
     elif params.method == "kmeans":
-        assign = kmeans_clusters(vectors, params.k)
+        assign = kmeans_clusters(vectors, params.k,
+                                 on_start=_kmeans_runs(report, params.k, len(vectors)))
     else:
-        reduced, _ = reduce(vectors, 5, params.projection, neighbours, scores, min_dist=0.0)
+        reduced, _ = reduce(vectors, 5, params.projection, neighbours, scores, min_dist=0.0,
+                            phase=_phase(report, 2, "Reducing to 5 dimensions for HDBSCAN"))
         lap("reduce_5d")
+        report(2, STEPS, f"Clustering by HDBSCAN on the 5-d reduction of {len(vectors):,} "
+               "documents, with no progress from scikit-learn to count")
         assign = hdbscan_clusters(reduced, params.min_size)
         assign[lonely(scores, min(params.min_size, 15))] = -1
         assign = far_members(vectors, assign)
@@ -142,8 +170,14 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     Returns ``params`` (resolved), ``projection``, ``ids`` (n,) document ids in
     index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
     (id, label, terms, size, example_id) and ``seconds`` per step.
+
+    ``progress(step, STEPS, message, items=(done, total), unit=...)`` hears
+    what runs, with counts where the work has a unit to count: documents of
+    the k-NN graph, candidate centres of community detection, k-means runs,
+    UMAP epochs, documents PCA projected in chunks. HDBSCAN and UMAP's
+    weighing of the graph report nothing to count; their messages say so.
     """
-    report = progress or (lambda done, total, message, items=None: None)
+    report = progress or (lambda done, total, message, items=None, unit=None: None)
     loan = index if isinstance(index, IndexLoan) else IndexLoan(index)
     index = loan.index
     ids = index.labels()
@@ -156,13 +190,12 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
         if params.method != "kmeans" or params.projection == "umap":
             neighbours, scores = _graph(index, ids, params, report)
             lap("knn_graph")
-        report(2, STEPS, f"Clustering with {params.method}")
-        assign = _assign(index, ids, vectors, params, neighbours, scores, lap)
+        assign = _assign(index, ids, vectors, params, neighbours, scores, lap, report)
     del index
     loan.done()
     lap("cluster")
-    report(3, STEPS, f"Drawing the map ({params.projection})")
-    coords, projection = reduce(vectors, 2, params.projection, neighbours, scores)
+    coords, projection = reduce(vectors, 2, params.projection, neighbours, scores,
+                                phase=_phase(report, 3, "Drawing the map"))
     lap("map")
     report(4, STEPS, "Naming the clusters")
     rows = naming_rows(assign)

@@ -145,6 +145,32 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
     return result
 
 
+def job_progress(ctx) -> Progress:
+    """``compute``'s progress as the job's: the bar counts steps, the rate what ``items`` count.
+
+    The first report of each phase (a new message without counts, or new
+    counts: another step, unit or total) is always written; the worker's
+    throttle would otherwise drop it when it follows the last one within a
+    quarter second, leaving the phase before, and its time left, on show.
+    Counts within a phase are throttled as usual.
+
+    Example:
+        >>> report = job_progress(ctx)                                # doctest: +SKIP
+        >>> report(3, STEPS, "Drawing the map: UMAP, epoch 37 of 500", items=(37, 500),
+        ...        unit="epochs")                                     # doctest: +SKIP
+    """
+    last = [None]
+
+    def report(step: int, steps: int, message: str, items: tuple[int, int] | None = None,
+               unit: str | None = None) -> None:
+        phase = (step, unit, items[1]) if items else message
+        ctx.progress(step, steps, message, force=phase != last[0], items=items or (0, 0),
+                     unit=unit)
+        last[0] = phase
+
+    return report
+
+
 def clusters_task(ctx, payload: dict) -> dict:
     """The ``clusters`` job: payload ``{"corpus": NAME, "params": {...}}``.
 
@@ -152,10 +178,7 @@ def clusters_task(ctx, payload: dict) -> dict:
     returns at once, or computes it again from the corpus as it is now.
     """
     params = ClusterParams.from_dict(payload.get("params") or {})
-    result = compute_and_store(ctx.app, payload["corpus"], params,
-                               # the bar counts steps; a rate only where documents are counted
-                               lambda done, total, message, items=None: ctx.progress(
-                                   done, total, message, items=items or (0, 0)),
+    result = compute_and_store(ctx.app, payload["corpus"], params, job_progress(ctx),
                                free_index=True)
     ctx.progress(STEPS, STEPS, "Done", force=True)
     return {"corpus": result.corpus, "documents": result.size,
