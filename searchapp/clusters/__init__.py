@@ -14,12 +14,14 @@ Three methods, all on the corpus' unit vectors:
 
 Documents that belong nowhere are outliers (cluster -1), never forced into a
 cluster. The 2-D map is UMAP (on the same k-NN graph) or PCA. Each cluster is
-named by its top c-TF-IDF terms and shown by its most central document.
+named by its top c-TF-IDF terms (no two clusters alike) and shown by its most
+central document.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
 ``projection`` (UMAP / PCA), ``epochs`` (UMAP's epochs counted),
-``naming`` (labels), ``compute`` (the steps), ``result`` (what is stored),
-``service`` (stored results and the job), ``views`` (what pages draw).
+``naming`` (labels), ``wordforms`` (forms of one word), ``compute`` (the
+steps), ``result`` (what is stored), ``service`` (stored results and the job),
+``views`` (what pages draw).
 
 Example:
     >>> result, job_id = request_clusters(app, "faq", ClusterParams("kmeans", 8)) # doctest: +SKIP
@@ -37,7 +39,13 @@ from searchapp.clusters.algorithms import (
     rows_by_cluster,
 )
 from searchapp.clusters.compute import compute
-from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
+from searchapp.clusters.naming import (
+    central_rows,
+    cluster_labels,
+    ctfidf_terms,
+    label_terms,
+    naming_rows,
+)
 from searchapp.clusters.params import (
     DEFAULT_THRESHOLD,
     GRAPH_K,
@@ -72,8 +80,8 @@ __all__ = [
     "DEFAULT_THRESHOLD", "GRAPH_K", "KIND", "MAP_MAX_POINTS", "MAX_K", "METHODS", "MIN_DOCUMENTS",
     "PROJECTIONS", "SAMPLE_FLOOR", "STEPS", "UMAP_MIN_DOCUMENTS", "ClusterParams",
     "ClusterResult", "active_job", "by_size", "cached_clusters", "central_rows",
-    "cluster_members", "clusters_of", "clusters_task", "community_detection", "compute",
-    "compute_and_store", "ctfidf_terms", "far_members", "hdbscan_clusters", "kmeans_clusters",
-    "label_terms", "lonely", "map_frame", "naming_rows", "reduce", "request_clusters",
-    "rows_by_cluster", "sample_evenly", "shorten",
+    "cluster_labels", "cluster_members", "clusters_of", "clusters_task", "community_detection",
+    "compute", "compute_and_store", "ctfidf_terms", "far_members", "hdbscan_clusters",
+    "kmeans_clusters", "label_terms", "lonely", "map_frame", "naming_rows", "reduce",
+    "request_clusters", "rows_by_cluster", "sample_evenly", "shorten",
 ]

@@ -24,7 +24,7 @@ from searchapp.clusters.algorithms import (
     kmeans_clusters,
     lonely,
 )
-from searchapp.clusters.naming import central_rows, ctfidf_terms, label_terms, naming_rows
+from searchapp.clusters.naming import central_rows, cluster_labels, ctfidf_terms, naming_rows
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import Phase, reduce
 from searchapp.errors import CorpusChangedError
@@ -201,10 +201,10 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     rows = naming_rows(assign)
     terms = ctfidf_terms(texts_of(ids[rows]), assign[rows])
     central = central_rows(vectors, assign)
+    labels = cluster_labels({c: terms.get(c, []) for c in central})
     lap("labels")
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    clusters = [{"id": c, "label": ", ".join(label_terms(terms.get(c, []))) or f"cluster {c}",
-                 "terms": terms.get(c, []), "size": int(sizes[c]),
+    clusters = [{"id": c, "label": labels[c], "terms": terms.get(c, []), "size": int(sizes[c]),
                  "example_id": int(ids[central[c]])}
                 for c in sorted(central)]
     return {"params": asdict(params), "projection": projection, "ids": ids,

@@ -1,4 +1,4 @@
-"""Names for clusters: top c-TF-IDF terms, and the most central document as an example.
+"""Names for clusters: top c-TF-IDF terms, no two alike, and the most central document.
 
 At scale the terms come from a sample of each cluster (``naming_rows``): word
 statistics of a few thousand members name a cluster as well as all of them,
@@ -15,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from searchapp.clusters.algorithms import rows_by_cluster
+from searchapp.clusters.wordforms import same_word, same_words, stems
 
 TOP_TERMS = 10
 LABEL_TERMS = 4
@@ -80,21 +81,22 @@ def ctfidf_terms(texts: list[str], assign: np.ndarray, top_n: int = TOP_TERMS
 
 
 def label_terms(terms: list[str], n: int = LABEL_TERMS) -> list[str]:
-    """The first ``n`` terms worth a label: whole words of 3+ letters, near-repeats merged.
+    """The first ``n`` terms worth a label: whole words of 3+ letters, forms of one word merged.
 
     c-TF-IDF often ranks a word and its plural (or another form) side by side;
     a label of four terms says more with one of them. A term is dropped when it
-    shares a stem with a kept term ("sausage", "sausages"; "run", "running";
-    "box", "boxes"), and when it is shorter than three letters (what a
-    tokenizer leaves of "don't", initials, fragments).
+    is a form of a kept term (``wordforms.same_word``: "sausage", "sausages";
+    "run", "running"; "pose", "posing"; "woman", "women"), and when it is
+    shorter than three letters (what a tokenizer leaves of "don't", initials,
+    fragments).
 
     Example:
-        >>> label_terms(["dogs", "dog", "ll", "beach", "running", "run", "sand"])
-        ['dogs', 'beach', 'running', 'sand']
+        >>> label_terms(["dogs", "dog", "ll", "beach", "women", "woman", "running", "run"])
+        ['dogs', 'beach', 'women', 'running']
     """
     kept: list[str] = []
     for term in terms:
-        if len(term) < 3 or any(_near(term, other) for other in kept):
+        if len(term) < 3 or any(same_word(term, other) for other in kept):
             continue
         kept.append(term)
         if len(kept) == n:
@@ -102,24 +104,68 @@ def label_terms(terms: list[str], n: int = LABEL_TERMS) -> list[str]:
     return kept
 
 
-SUFFIXES = ("s", "es", "ing", "ed")
+def cluster_labels(terms: dict[int, list[str]], fallback: str = "cluster",
+                   n: int = LABEL_TERMS) -> dict[int, str]:
+    """A label per cluster from its ranked terms, no two reading alike.
 
+    Clusters are labelled in id order (the biggest first). A label that would
+    say the same as an earlier one (the same words, whatever their forms and
+    order: k-means splitting a big topic gives such twins) keeps its first
+    ``n - 1`` words and ends with its best-ranked further word that makes it
+    unlike every earlier label; a cluster without one is told apart by its id.
+    A cluster with no terms is ``"{fallback} {id}"``.
 
-def _stems(word: str) -> set[str]:
-    """The word and what it may be a form of: without a plural, -ing or -ed ending."""
-    out = {word}
-    for suffix in SUFFIXES:
-        stem = word.removesuffix(suffix)
-        if stem != word and len(stem) >= 3:
-            out.add(stem)
-            if len(stem) >= 4 and stem[-1] == stem[-2]:  # running -> runn -> run
-                out.add(stem[:-1])
+    Example:
+        >>> cluster_labels({0: ["dogs", "beach", "sand", "sea"],
+        ...                 1: ["beach", "dog", "sand", "frisbee"], 2: []}, n=3)
+        {0: 'dogs, beach, sand', 1: 'beach, dog, frisbee', 2: 'cluster 2'}
+    """
+    given = _Given()
+    out = {}
+    for c in sorted(terms):
+        words = label_terms(terms[c], n)
+        if not words:
+            out[c] = f"{fallback} {c}"
+            continue
+        apart, suffix = words, ""
+        if given.alike(words):
+            apart = _told_apart(words, label_terms(terms[c], len(terms[c])), given)
+            apart, suffix = (apart, "") if apart else (words, f" ({fallback} {c})")
+        given.add(apart)
+        out[c] = ", ".join(apart) + suffix
     return out
 
 
-def _near(a: str, b: str) -> bool:
-    """Whether two terms read as one word (they share a stem)."""
-    return bool(_stems(a) & _stems(b))
+def _told_apart(words: list[str], ranked: list[str], given: _Given) -> list[str] | None:
+    """``words`` ending with the first later term of ``ranked`` that makes them a new label."""
+    for term in ranked[len(words):]:
+        candidate = [*words[:-1], term]
+        if not given.alike(candidate):
+            return candidate
+    return None
+
+
+class _Given:
+    """The labels given so far, found through the stems of their words (not by a scan of all)."""
+
+    def __init__(self) -> None:
+        self._labels: list[list[str]] = []
+        self._by_stem: dict[str, set[int]] = {}
+
+    def alike(self, words: list[str]) -> bool:
+        """Whether a label given so far says the same as ``words``."""
+        found: set[int] | None = None
+        for word in words:  # labels with a form of every word, then checked both ways
+            near = set().union(*(self._by_stem.get(stem, ()) for stem in stems(word)))
+            found = near if found is None else found & near
+            if not found:
+                return False
+        return any(same_words(self._labels[i], words) for i in found)
+
+    def add(self, words: list[str]) -> None:
+        for stem in {s for word in words for s in stems(word)}:
+            self._by_stem.setdefault(stem, set()).add(len(self._labels))
+        self._labels.append(words)
 
 
 def central_rows(vectors: np.ndarray, assign: np.ndarray) -> dict[int, int]:

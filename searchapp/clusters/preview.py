@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from searchapp.clusters.algorithms import by_size, kmeans_clusters
-from searchapp.clusters.naming import ctfidf_terms, label_terms
+from searchapp.clusters.naming import cluster_labels, ctfidf_terms
 from searchapp.clusters.projection import pca_coords
 from searchapp.clusters.views import shorten
 from searchapp.context import App
@@ -47,7 +47,7 @@ def sample_frame(ids: np.ndarray, vectors: np.ndarray, texts: list[str],
     assign = by_size(kmeans_clusters(vectors, groups))
     coords = pca_coords(vectors, 2)
     terms = ctfidf_terms(texts, assign)
-    labels = {c: ", ".join(label_terms(t)) or f"group {c}" for c, t in terms.items()}
+    labels = cluster_labels(terms, fallback="group")
     return pd.DataFrame({"id": external, "cluster": assign,
                          "label": [labels.get(int(c), "outlier") for c in assign],
                          "x": coords[:, 0], "y": coords[:, 1],
