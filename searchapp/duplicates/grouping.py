@@ -15,13 +15,15 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 from scipy.sparse import coo_matrix
 
 
 def group_pairs(a: np.ndarray, b: np.ndarray, scores: np.ndarray, vectors_of,
                 threshold: float, keys: dict[int, str] | None = None
-                ) -> list[tuple[int, np.ndarray, np.ndarray]]:
+                ) -> Sequence[tuple[int, np.ndarray, np.ndarray]]:
     """Duplicate groups from pairs: ``[(representative, members, cosine to it), ...]``.
 
     A star around each representative, not a whole connected component: documents
@@ -88,7 +90,38 @@ def _finish_groups(graph, owner: np.ndarray, nodes: np.ndarray, vectors_of):
     mean = total / np.maximum(size - 1, 1)
     order = np.lexsort((-g_sims, nodes[g_owner], -np.round(mean[g_owner], 6), -size[g_owner]))
     grouped, g_owner, g_sims = grouped[order], g_owner[order], g_sims[order]
-    cuts = np.flatnonzero(np.diff(g_owner)) + 1
     g_sims[np.isinf(g_sims)] = 1.0
-    return [(int(nodes[o[0]]), nodes[mem], sim) for mem, o, sim in zip(
-        np.split(grouped, cuts), np.split(g_owner, cuts), np.split(g_sims, cuts), strict=True)]
+    return Groups(nodes[grouped], nodes[g_owner], g_sims)
+
+
+class Groups(Sequence):
+    """The groups as ``(representative, members, cosines)``, each built when it is read.
+
+    All groups live in three flat arrays, one row per member, grouped and
+    ordered; a page that shows 20 of 127,869 groups (a million documents)
+    builds 20 tuples, not 127,869 (measured: 1.0 s of the page's 2.9 s).
+
+    Example:
+        >>> g = Groups(np.array([7, 3, 5]), np.array([7, 7, 5]), np.array([1.0, 0.9, 1.0]))
+        >>> len(g), g[0][0], g[0][1].tolist(), g[-1][0]
+        (2, 7, [7, 3], 5)
+    """
+
+    def __init__(self, members: np.ndarray, reps: np.ndarray, cosines: np.ndarray):
+        self._members, self._reps, self._cosines = members, reps, cosines
+        cuts = np.flatnonzero(np.diff(reps)) + 1  # where a new representative's rows start
+        self._starts = np.r_[0, cuts] if len(reps) else np.zeros(0, np.int64)
+        self._ends = np.r_[cuts, len(reps)] if len(reps) else np.zeros(0, np.int64)
+
+    def __len__(self) -> int:
+        return len(self._starts)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        start, end = self._starts[i], self._ends[i]
+        return (int(self._reps[start]), self._members[start:end], self._cosines[start:end])

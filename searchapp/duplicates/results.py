@@ -13,7 +13,7 @@ Example:
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -78,7 +78,7 @@ class DuplicateReport:
     pair_ids: np.ndarray  # (p, 2) int64 document ids, best first (exact pairs first)
     pair_scores: np.ndarray  # (p,) float32
     pair_exact: np.ndarray  # (p,) bool
-    groups_ids: list[tuple[int, np.ndarray, np.ndarray]]  # (rep, members, cosine to rep)
+    groups_ids: Sequence[tuple[int, np.ndarray, np.ndarray]]  # (rep, members, cosine to rep)
     lookup: TextLookup = field(repr=False, default=lambda ids: {})
     _texts: dict[int, tuple[str, str]] = field(default_factory=dict, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
