@@ -81,7 +81,8 @@ def search(page, query: str) -> float:
     return time.perf_counter() - started
 
 
-def measure(url: str, corpus: str, rounds: int, shots: Path | None) -> dict:
+def measure(url: str, corpus: str, rounds: int, shots: Path | None, settle: float = 0.0
+            ) -> dict:
     from playwright.sync_api import sync_playwright
 
     opened: dict[str, list[float]] = {name: [] for name in PAGES}
@@ -92,6 +93,7 @@ def measure(url: str, corpus: str, rounds: int, shots: Path | None) -> dict:
         page.goto(url)
         page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
                                timeout=600_000)
+        time.sleep(settle)  # --settle: let the warm-up (models, indexes) finish first
         for round_ in range(rounds):
             for name in PAGES[1:] + PAGES[:1]:  # the app opens on Upload: start elsewhere
                 opened[name].append(round(open_page(page, name), 3))
@@ -118,6 +120,10 @@ def main() -> None:
     parser.add_argument("--corpus", required=True)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--screenshots", help="folder for a screenshot of each page")
+    parser.add_argument("--settle", type=float, default=0.0,
+                        help="seconds to wait after the first page before timing (the "
+                             "warm-up thread opens the models and indexes meanwhile)")
+    parser.add_argument("--suffix", default="", help="added to the result file's name")
     args = parser.parse_args()
     data = Path(args.data).resolve()
     port = free_port()
@@ -136,7 +142,7 @@ def main() -> None:
         shots = Path(args.screenshots) if args.screenshots else None
         if shots:
             shots.mkdir(parents=True, exist_ok=True)
-        result = measure(url, args.corpus, args.rounds, shots)
+        result = measure(url, args.corpus, args.rounds, shots, args.settle)
         pid_file = data / "worker.pid"
         worker = int(pid_file.read_text()) if pid_file.is_file() else None
         result["memory_mib"] = {"app": rss_mib(app.pid),
@@ -152,8 +158,9 @@ def main() -> None:
     with App().db.session() as s:
         documents = repo.corpus_state(s, args.corpus).documents
     result["documents"] = documents
+    result["settle_s"] = args.settle
     RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"app_scale_{documents}.json"
+    path = RESULTS / f"app_scale_{documents}{args.suffix}.json"
     path.write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
 
