@@ -209,6 +209,23 @@ def test_groups_keep_a_tight_cluster_whole():
     assert sorted(members.tolist()) == list(range(6)) and members[0] == rep
 
 
+def test_groups_are_read_one_at_a_time_like_a_list():
+    from searchapp.duplicates.grouping import Groups
+
+    members = np.array([7, 3, 9, 5, 1, 2, 4])
+    reps = np.array([7, 7, 7, 5, 5, 2, 2])
+    cosines = np.array([1.0, 0.9, 0.8, 1.0, 0.95, 1.0, 0.85])
+    groups = Groups(members, reps, cosines)
+    listed = [(7, [7, 3, 9]), (5, [5, 1]), (2, [2, 4])]
+    assert len(groups) == 3
+    assert [(rep, m.tolist()) for rep, m, _ in groups] == listed
+    assert [(rep, m.tolist()) for rep, m, _ in groups[1:]] == listed[1:]
+    assert groups[-1][0] == 2 and groups[0][2].tolist() == [1.0, 0.9, 0.8]
+    with pytest.raises(IndexError):
+        groups[3]
+    assert len(Groups(np.zeros(0, int), np.zeros(0, int), np.zeros(0))) == 0
+
+
 def test_normalise():
     assert dup.normalise("  ¿Cómo   estás? ") == dup.normalise("cómo estás")
     assert dup.normalise("Hello, world!") == "hello, world"
