@@ -162,10 +162,22 @@ def split_sentence(split: int, passages: int) -> str:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from searchapp.corpora import embed, embed_on_ray
+    from searchapp.corpora import embed, embed_on_ray, split_long
 
     app = _app()
-    if args.engine == "ray":
+    if args.split_long:
+        if args.engine == "ray":
+            raise InvalidParameterError("--split-long embeds on this machine's worker; leave "
+                                        "out --engine ray.")
+        renewed, job_id = split_long(app, args.corpus)
+        if job_id is None:
+            print(f"No document of {args.corpus!r} needs splitting: every long one is "
+                  "embedded in passages already.")
+            return 0
+        docs = "1 long document" if renewed == 1 else f"{renewed:,} long documents"
+        print(f"{docs} embedded before passages existed: embedding again in passages "
+              "(until then found by words only).")
+    elif args.engine == "ray":
         address = args.address or app.settings.ray_address or "auto"
         job_id = embed_on_ray(app, args.corpus, address=address, actors=args.actors,
                               cpus_per_actor=args.cpus_per_actor)
@@ -563,6 +575,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "per 4 CPUs)")
     c.add_argument("--cpus-per-actor", type=_positive_int,
                    help="with --engine ray: CPUs (torch threads) per actor")
+    c.add_argument("--split-long", action="store_true",
+                   help="embed again, in passages, long documents embedded before passages "
+                   "existed (a corpus made before schema 3)")
     c.set_defaults(func=cmd_embed)
 
     c = sub.add_parser("search", help="search a corpus by meaning, by words, or both")

@@ -125,6 +125,50 @@ def delete(app: App, name: str) -> None:
     app.drop_indexes(corpus_id)
 
 
+SPLIT_PAGE = 1_000  # documents read (and their texts planned) per page
+
+
+def split_long(app: App, name: str) -> tuple[int, int | None]:
+    """Embed again, in passages, the long documents of ``name`` embedded before passages existed.
+
+    Documents embedded before schema 3 kept one vector of their first 256 tokens:
+    a sentence near the end of a long text was not found. This finds the
+    embedded documents that have no passages but are longer than a passage
+    (the model's own tokenizer decides, as for new documents), gives them new
+    ids as a changed text gets (``repo.renew_documents``), and queues an embed
+    job that embeds them in passages. Until it reaches them they are found by
+    words only. Returns (documents renewed, the job's id or None). Refused
+    while a job works on the corpus.
+
+    Example:
+        >>> split_long(app, "papers")                      # doctest: +SKIP
+        (312, 18)
+    """
+    from searchapp.passages import plan
+
+    busy = active_jobs(app, name)
+    if busy:
+        raise JobError(f"Corpus {name!r} is in use by job {busy[0].id}; wait for it to end "
+                       "(searchapp jobs), then split its long documents.")
+    with app.db.session() as s:
+        state = repo.corpus_state(s, name)
+    encoder = app.encoder(state.model_name)
+    model_id = app.model_ref(state.model_name).id
+    renewed, after = 0, 0
+    while True:
+        with app.db.session() as s:
+            page = repo.unsplit_embedded(s, state.id, model_id, after, SPLIT_PAGE)
+        if not page:
+            break
+        after = page[-1][0]
+        plans = plan(encoder, [text for _, text in page])
+        long_ids = [doc for (doc, _), p in zip(page, plans, strict=True) if p.split]
+        if long_ids:
+            with app.db.session() as s:
+                renewed += repo.renew_documents(s, state.id, long_ids)
+    return renewed, (embed(app, name, new_rows=True) if renewed else None)
+
+
 def active_jobs(app: App, name: str) -> list[queue.JobView]:
     """Queued or running jobs of any kind whose payload names this corpus."""
     return [j for kind in TASKS if (j := queue.active_for(app.db, kind, "corpus", name))]

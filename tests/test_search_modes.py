@@ -6,11 +6,12 @@ import json
 
 import pandas as pd
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text, update
 
+from searchapp import corpora
 from searchapp import search as search_module
 from searchapp.corpora import upload
-from searchapp.errors import InvalidParameterError
+from searchapp.errors import InvalidParameterError, JobError
 from searchapp.ingest import read_table
 from searchapp.jobs.worker import run_until_done
 from searchapp.search import search
@@ -63,6 +64,53 @@ def test_a_long_document_is_found_by_the_sentence_at_its_end(app):
     assert PENGUINS in top.text[start:end] and start > len(AGENDA) // 2
     assert "«penguins»" in top.marked_snippet
     assert "committee reviewed item number 0 " not in top.snippet
+
+
+def make_pre_passage(app, corpus: str, external_id: str) -> int:
+    """Store a document as schema 2 left it: one vector of its first window, no passages."""
+    from searchapp.context import App
+    from searchapp.store.schema import Document, Embedding
+
+    with app.db.session() as s:
+        doc_id, text_ = s.execute(select(Document.id, Document.text).where(
+            Document.external_id == external_id)).one()
+        vector = app.encoder("all-MiniLM-L6-v2").encode([text_])[0]  # truncated at 256 tokens
+        s.execute(update(Embedding).where(Embedding.document_id == doc_id).values(
+            vector=vector.astype("float32").tobytes(), passages=None, passage_spans=None))
+        corpus_id = s.execute(select(Document.corpus_id).where(Document.id == doc_id)).scalar()
+    App().drop_indexes(corpus_id)  # the index files are rebuilt from what is stored
+    app.drop_indexes(corpus_id)
+    return doc_id
+
+
+def test_split_long_embeds_old_long_documents_in_passages_and_nothing_else(app):
+    ingest(app, "docs", mixed_rows())
+    old_id = make_pre_passage(app, "docs", "minutes")
+    query = "penguins at the zoo are fed herring"
+    assert search(app, "docs", query, k=1, mode="semantic")[0].passage is None  # as before
+    with app.db.session() as s:
+        short_ids = dict(s.execute(text("SELECT external_id, id FROM documents "
+                                        "WHERE external_id != 'minutes'")).all())
+    renewed, job = corpora.split_long(app, "docs")
+    assert renewed == 1
+    assert search(app, "docs", "penguins herring", k=1, mode="lexical")[0].id == "minutes"
+    assert run_until_done(app, job).result["split"] == 1
+    top = search(app, "docs", query, k=1, mode="semantic")[0]
+    assert top.id == "minutes" and top.doc_id != old_id and top.passage is not None
+    assert PENGUINS in top.text[top.span[0]:top.span[1]]
+    with app.db.session() as s:  # the short documents kept their ids (and vectors)
+        assert dict(s.execute(text("SELECT external_id, id FROM documents "
+                                   "WHERE external_id != 'minutes'")).all()) == short_ids
+        assert s.execute(text("SELECT count(*) FROM documents")).scalar() == 7
+    assert corpora.split_long(app, "docs") == (0, None)  # nothing left to split
+
+
+def test_split_long_waits_for_the_corpus_jobs(app):
+    ingest(app, "docs", mixed_rows())
+    make_pre_passage(app, "docs", "minutes")
+    corpora.embed(app, "docs", new_rows=True)  # a queued job on the corpus
+    with pytest.raises(JobError, match="in use by job"):
+        corpora.split_long(app, "docs")
 
 
 def code_rows() -> list[dict]:
@@ -181,3 +229,15 @@ def test_cli_modes_json_and_errors(app, tmp_path):
     bad = run_cli("search", "--corpus", "fw", "x", "--where", "year>=2024", check=False)
     assert bad.returncode == 1 and "has no metadata column 'year'" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+def test_cli_embed_split_long(app):
+    ingest(app, "docs", mixed_rows())
+    make_pre_passage(app, "docs", "minutes")
+    ray = run_cli("embed", "--corpus", "docs", "--split-long", "--engine", "ray", check=False)
+    assert ray.returncode == 1 and "leave out --engine ray" in ray.stderr
+    out = run_cli("embed", "--corpus", "docs", "--split-long", "--wait").stdout
+    assert "1 long document embedded before passages existed" in out
+    assert "1 document was longer than a passage and was split into" in out
+    again = run_cli("embed", "--corpus", "docs", "--split-long").stdout
+    assert "No document of 'docs' needs splitting" in again

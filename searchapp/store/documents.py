@@ -137,6 +137,38 @@ def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation:
     record_removed(s, corpus_id, doc_ids, generation)
 
 
+def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
+    """Give documents new ids (same external id, text and metadata), so they are embedded again.
+
+    As for a changed text: the old rows go with their vectors and leave
+    tombstones, the copies have no vector yet, and an index label still means
+    one text. For documents embedded before long ones were split into passages
+    (``searchapp.corpora.split_long``). One generation for the batch; returns
+    how many were renewed.
+    """
+    rows = s.execute(select(Document.id, Document.external_id, Document.text, Document.meta,
+                            Document.content_hash, Document.created_at).where(
+        Document.corpus_id == corpus_id, Document.id.in_([int(i) for i in doc_ids]))).all()
+    if not rows:
+        return 0
+    generation = LazyGeneration(s, corpus_id).value  # first: it locks the corpus row
+    remove_documents(s, corpus_id, [r.id for r in rows], generation)
+    s.execute(insert(Document), [
+        {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
+         "content_hash": r.content_hash, "created_at": r.created_at} for r in rows])
+    return len(rows)
+
+
+def unsplit_embedded(s: Session, corpus_id: int, model_id: int, after: int, limit: int
+                     ) -> list[tuple[int, str]]:
+    """(id, text) of embedded documents without passages, id > ``after``, in id order."""
+    return [(int(i), t) for i, t in s.execute(
+        select(Document.id, Document.text).join(Embedding, Embedding.document_id == Document.id)
+        .where(Document.corpus_id == corpus_id, Embedding.model_id == model_id,
+               Embedding.passages.is_(None), Document.id > after)
+        .order_by(Document.id).limit(limit)).all()]
+
+
 # ---- reads -------------------------------------------------------------------
 # The query path's one read. Plain SQL through the driver: SQLAlchemy's statement
 # machinery costs more than SQLite's own work for ten rows by primary key.

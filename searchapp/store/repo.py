@@ -61,8 +61,10 @@ from searchapp.store.documents import (
     external_ids,
     iter_texts,
     missing_embedding_ids,
+    renew_documents,
     texts_by_id,
     texts_missing_embedding,
+    unsplit_embedded,
 )
 from searchapp.store.embeddings import embedded_ids, passage_spans, save_embeddings, vectors_for
 
@@ -101,12 +103,14 @@ __all__ = [
     "passage_spans",
     "passages_since",
     "removed_since",
+    "renew_documents",
     "save_analysis",
     "save_embeddings",
     "summaries",
     "texts_by_id",
     "texts_missing_embedding",
     "unpack_arrays",
+    "unsplit_embedded",
     "update_model_info",
     "vectors_for",
 ]
