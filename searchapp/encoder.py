@@ -296,14 +296,13 @@ class SiameseEncoder(torch.nn.Module):
             path, why = speed.cpu_path(precision, cpu or speed.read_cpuinfo())
         if precision == "auto" and not path.endswith("fp32"):
             probe = speed.probe_texts()
-            reference = self._encode_on("cpu-fp32" if path.startswith("cpu") else "cuda-fp32",
-                                        probe, None)
+            reference = self._encode_on(speed.fp32_path(path), probe, None)
             passed, lowest = speed.probe_verdict(reference, self._encode_on(path, probe, None),
                                                  threshold)
             if passed:
                 why += f"; probe cosine to fp32 >= {lowest:.6f}"
             else:
-                fallback = path.split("-")[0] + "-fp32"
+                fallback = speed.fp32_path(path)
                 log.warning("Not using %s: on the probe sentences its vectors reach only "
                             "cosine %.6f to float32 (needed %.5f); using %s.",
                             path, lowest, threshold, fallback)
@@ -319,7 +318,7 @@ class SiameseEncoder(torch.nn.Module):
 
     def _time_one_query(self, path: str, rounds: int = 5) -> dict[str, float]:
         """Median seconds to encode ``speed.QUERY_PROBE`` alone on ``path`` and its float32."""
-        paths = {path, path.split("-")[0] + "-fp32"}
+        paths = {path, speed.fp32_path(path)}
         if len(paths) == 1:
             return {}
         for p in paths:  # warm-up: first calls allocate

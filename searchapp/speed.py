@@ -139,6 +139,16 @@ def cpu_path(precision: str, cpu: CpuInfo) -> tuple[str, str]:
     return "cpu-bf16", f"the CPU has native bf16 ({native})"
 
 
+def fp32_path(path: str) -> str:
+    """The float32 path on the same device: what a reduced-precision path is checked against.
+
+    Example:
+        >>> fp32_path("cpu-bf16"), fp32_path("cuda-fp16"), fp32_path("cpu-fp32")
+        ('cpu-fp32', 'cuda-fp32', 'cpu-fp32')
+    """
+    return path.split("-")[0] + "-fp32"
+
+
 def query_path(batch_path: str, seconds: dict[str, float]) -> tuple[str, str]:
     """The path for one short text, from the timed seconds of each path on it, and why.
 
@@ -151,7 +161,7 @@ def query_path(batch_path: str, seconds: dict[str, float]) -> tuple[str, str]:
         >>> query_path("cpu-bf16", {"cpu-bf16": 0.004, "cpu-fp32": 0.0117})[0]
         'cpu-bf16'
     """
-    fp32 = batch_path.split("-")[0] + "-fp32"
+    fp32 = fp32_path(batch_path)
     if batch_path == fp32:
         return fp32, "one query: as batches"
     chosen = batch_path if seconds[batch_path] < QUERY_GAIN * seconds[fp32] else fp32

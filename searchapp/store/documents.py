@@ -25,7 +25,7 @@ from sqlalchemy import Connection, bindparam, delete, exists, func, insert, sele
 from sqlalchemy.orm import Session
 
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
-from searchapp.store.changes import LazyGeneration, record_removed
+from searchapp.store.changes import LazyGeneration, next_generation, record_removed
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.schema import Corpus, Document, EmbeddedCount, Embedding, utcnow
 
@@ -151,7 +151,7 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
         Document.corpus_id == corpus_id, Document.id.in_([int(i) for i in doc_ids]))).all()
     if not rows:
         return 0
-    generation = LazyGeneration(s, corpus_id).value  # first: it locks the corpus row
+    generation = next_generation(s, corpus_id)  # first: it locks the corpus row
     remove_documents(s, corpus_id, [r.id for r in rows], generation)
     s.execute(insert(Document), [
         {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
