@@ -36,7 +36,7 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.metrics import adjusted_rand_score, homogeneity_score, normalized_mutual_info_score
 
 from searchapp.clusters import ClusterParams, compute
-from searchapp.index import VectorIndex
+from searchapp.vectors.index import VectorIndex
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -53,10 +53,10 @@ from searchapp.clusters import (  # noqa: E402
     request_clusters,
 )
 from searchapp.context import App  # noqa: E402
-from searchapp.handle import open_corpus  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
 from searchapp.store import repo  # noqa: E402
 from searchapp.store.schema import Analysis  # noqa: E402
+from searchapp.vectors.handle import open_corpus  # noqa: E402
 
 MODEL = "all-MiniLM-L6-v2"
 RESULTS = HERE / "results" / "clusters_speed.json"

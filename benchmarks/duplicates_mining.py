@@ -42,7 +42,7 @@ import sentence_cache  # the shared sentence set and its cached vectors
 from synthetic import clustered_vectors, store_corpus
 
 from searchapp.duplicates import knn_pairs
-from searchapp.index import VectorIndex
+from searchapp.vectors.index import VectorIndex
 
 RESULTS = Path(__file__).resolve().parent / "results"
 THRESHOLDS = (0.8, 0.9)
@@ -194,7 +194,7 @@ def part_mrpc() -> dict:
     from sklearn.metrics import average_precision_score, precision_recall_curve
 
     from searchapp.cli import main
-    from searchapp.models import BUNDLED
+    from searchapp.embedding.models import BUNDLED
 
     path = sentence_cache.data_dir() / "mrpc" / "mrpc-train-dev.tsv.gz"
     with tempfile.TemporaryDirectory() as tmp:
@@ -226,7 +226,7 @@ def part_mrpc() -> dict:
     f1 = 2 * precision * rec / np.clip(precision + rec, 1e-12, None)
     best = int(np.argmax(f1[:-1]))
     peer_s = time.perf_counter() - start
-    from searchapp.evaluation import pair_metrics
+    from searchapp.evaluation.metrics import pair_metrics
 
     at_default = pair_metrics(sims, labels, threshold=0.8)  # the default threshold
     out = {"pairs": len(frame), "ours_ap": ours_result["ap"], "ours_f1": ours_result["f1"],
@@ -244,7 +244,7 @@ def part_check(n: int = 100_000, queries: int = 50) -> dict:
 
     from searchapp import duplicates as dup
     from searchapp.context import App
-    from searchapp.handle import open_corpus
+    from searchapp.vectors.handle import open_corpus
 
     frame, vectors = sentence_cache.all_vectors(log=log)
     sentences = list(frame.text)

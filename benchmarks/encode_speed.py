@@ -59,7 +59,7 @@ def load_paths(model_path: Path) -> tuple[dict, dict, dict]:
     """name → encode function; name → notes; the encoder's choice."""
     from sentence_transformers import SentenceTransformer
 
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
 
     paths, notes = {}, {}
     st = SentenceTransformer(str(model_path), device="cpu")
@@ -90,8 +90,8 @@ def main() -> None:
 
     import torch
 
-    from searchapp import speed
-    from searchapp.models import BUNDLED
+    from searchapp.embedding import speed
+    from searchapp.embedding.models import BUNDLED
 
     cpu = speed.read_cpuinfo()
     texts = first_sentences(args.n)

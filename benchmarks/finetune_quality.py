@@ -28,9 +28,9 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from searchapp.encoder import SiameseEncoder
-from searchapp.evaluation import encode_pairs, sts_metrics
-from searchapp.models import BUNDLED
+from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.embedding.models import BUNDLED
+from searchapp.evaluation.metrics import encode_pairs, sts_metrics
 from searchapp.training.data import load_training_data
 from searchapp.training.trainer import TrainConfig, Trainer
 

@@ -23,8 +23,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from finetune_quality import ROOT, sts_test, stsb_splits  # the same splits and metric
 
-from searchapp.encoder import SiameseEncoder
-from searchapp.models import BUNDLED
+from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.embedding.models import BUNDLED
 from searchapp.training.trainer import load_weights
 
 

@@ -29,8 +29,8 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from searchapp.encoder import SiameseEncoder, pick_device
-from searchapp.models import BUNDLED
+from searchapp.embedding.encoder import SiameseEncoder, pick_device
+from searchapp.embedding.models import BUNDLED
 from searchapp.training.data import load_training_data
 from searchapp.training.trainer import TrainConfig, Trainer
 

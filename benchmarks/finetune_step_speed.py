@@ -35,8 +35,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from finetune_speed import peer_optimizer  # the peer's optimiser, shared with the fit loop
 
-from searchapp.encoder import SiameseEncoder
-from searchapp.models import BUNDLED
+from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.embedding.models import BUNDLED
 from searchapp.training.data import load_training_data
 from searchapp.training.trainer import TrainConfig, Trainer
 

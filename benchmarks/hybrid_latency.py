@@ -106,10 +106,10 @@ def main() -> None:
     import pandas as pd
     import sentence_cache
 
-    from searchapp import search as search_module
     from searchapp.context import App
-    from searchapp.handle import open_corpus
-    from searchapp.search import search
+    from searchapp.search import service as search_module
+    from searchapp.search.service import search
+    from searchapp.vectors.handle import open_corpus
 
     app = App()
     texts, origin = real_texts(args.docs)
@@ -155,7 +155,7 @@ def main() -> None:
             (search_module._filtered_exact, {"EXACT_FILTER_MAX": 0}),
     }
     filtered: dict = {}
-    from searchapp.filters import parse_condition, where_sql
+    from searchapp.search.filters import parse_condition, where_sql
 
     for label, where in filters.items():
         flt = where_sql([parse_condition(w) for w in where], "sqlite")

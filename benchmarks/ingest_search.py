@@ -58,7 +58,7 @@ def main() -> None:
     # peer: sentence-transformers encoding alone, same model, same sentences
     from sentence_transformers import SentenceTransformer
 
-    from searchapp.models import BUNDLED
+    from searchapp.embedding.models import BUNDLED
 
     st_model = SentenceTransformer(str(BUNDLED["all-MiniLM-L6-v2"]()), device="cpu")
     start = time.perf_counter()
@@ -68,7 +68,7 @@ def main() -> None:
     # search in-process: ours (encode + HNSW/exact index + rows from SQLite) vs brute force
     os.environ.update(env)
     from searchapp.context import App
-    from searchapp.search import search
+    from searchapp.search.service import search
 
     app = App()
     queries = texts[:: max(1, len(texts) // args.queries)][: args.queries]

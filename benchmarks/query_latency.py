@@ -42,7 +42,7 @@ def load_paths(model_path: Path) -> tuple[dict, dict]:
     """name → encode-one-text function; the encoder's choice."""
     from sentence_transformers import SentenceTransformer
 
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
 
     st = SentenceTransformer(str(model_path), device="cpu")
     ours = SiameseEncoder.load(model_path, device="cpu")
@@ -62,8 +62,8 @@ def main() -> None:
 
     import torch
 
-    from searchapp import speed
-    from searchapp.models import BUNDLED
+    from searchapp.embedding import speed
+    from searchapp.embedding.models import BUNDLED
 
     cpu = speed.read_cpuinfo()
     queries = first_sentences(args.n)

@@ -34,12 +34,12 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch loads its OpenMP runtime
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
-from searchapp import corpora  # noqa: E402
 from searchapp.config import Settings  # noqa: E402
 from searchapp.context import App  # noqa: E402
-from searchapp.distributed import RayOptions, run_embed  # noqa: E402
-from searchapp.ingest import read_table  # noqa: E402
+from searchapp.corpora import service as corpora  # noqa: E402
+from searchapp.corpora.ingest import read_table  # noqa: E402
 from searchapp.jobs import queue  # noqa: E402
+from searchapp.jobs.distributed import RayOptions, run_embed  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
 from tests.helpers import vectors_by_external_id as vectors  # noqa: E402
 

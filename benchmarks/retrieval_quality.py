@@ -1,7 +1,7 @@
 """Retrieval quality of the search modes, and long documents: truncation against passages.
 
 Three query sets built from ``../shared/data`` (seeded), each searched through
-the app's own path (upload, the embed job, ``searchapp.search.search``):
+the app's own path (upload, the embed job, ``searchapp.search.service.search``):
 
 - **paraphrase**: STSb pairs scored >= 4; the query is sentence1 and the
   relevant document sentence2, inside a corpus of every unique STSb sentence
@@ -131,8 +131,8 @@ def long_documents(planted: list[tuple[str, str]], tokenizer, window: int, seed:
 
 # ---- running -------------------------------------------------------------------------------
 def ingest(app, name: str, texts: list[str]) -> dict:
-    from searchapp.corpora import embed, upload
-    from searchapp.ingest import read_table
+    from searchapp.corpora.ingest import read_table
+    from searchapp.corpora.service import embed, upload
     from searchapp.jobs.worker import run_until_done
 
     frame = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
@@ -152,7 +152,7 @@ def ingest(app, name: str, texts: list[str]) -> dict:
 
 def ranked_texts(app, handle, queries, mode: str, k: int = 10) -> tuple[list, list]:
     """Per query: texts of the top k (the query's own text skipped), and the raw hits."""
-    from searchapp.search import search
+    from searchapp.search.service import search
 
     out, raw = [], []
     for query, _ in queries:
@@ -174,7 +174,7 @@ def fuse(semantic: list, lexical: list, k_rrf: float, w_sem: float, w_lex: float
 
 def evaluate_set(app, handle, queries, label: str) -> dict:
     """Each mode through ``search``; semantic and lexical lists (depth 50) also fused offline."""
-    from searchapp.evaluation import retrieval_metrics
+    from searchapp.evaluation.metrics import retrieval_metrics
 
     relevant = [rel for _, rel in queries]
     out, lists = {}, {}
@@ -205,17 +205,17 @@ def evaluate_set(app, handle, queries, label: str) -> dict:
 
 def truncating_embed(encoder, texts):
     """The peer for long documents: what the embed job did before passages (one vector, cut)."""
-    from searchapp.passages import Embedded
+    from searchapp.embedding.passages import Embedded
 
     return Embedded(encoder.encode(list(texts)), {})
 
 
 def long_part(app, encoder, sets: dict, args) -> dict:
     """The long-document set: truncation (the peer) against passages of each window."""
-    from searchapp.evaluation import retrieval_metrics
-    from searchapp.handle import open_corpus
+    from searchapp.embedding.passages import window_for
+    from searchapp.evaluation.metrics import retrieval_metrics
     from searchapp.jobs import embed_task
-    from searchapp.passages import window_for
+    from searchapp.vectors.handle import open_corpus
 
     window, _ = window_for(encoder.max_seq_length, 10**6)  # the model's whole window
     docs, queries, shape = long_documents(sets["planted"], encoder.tokenizer, window,
@@ -274,7 +274,7 @@ def main() -> None:
     os.environ["SEARCHAPP_DATA_DIR"] = str(work)
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # before torch: busy machines
     from searchapp.context import App
-    from searchapp.handle import open_corpus
+    from searchapp.vectors.handle import open_corpus
 
     app = App()
     encoder = app.encoder("all-MiniLM-L6-v2")

@@ -104,8 +104,8 @@ def part_synthetic(args) -> dict:
     data_dir = Path(args.work or tempfile.mkdtemp(prefix="scale-")) / "data"
     os.environ["SEARCHAPP_DATA_DIR"] = str(data_dir)
     from searchapp.context import App
-    from searchapp.handle import open_corpus
-    from searchapp.search import search, search_vector
+    from searchapp.search.service import search, search_vector
+    from searchapp.vectors.handle import open_corpus
 
     n, q = args.docs, args.queries
     log(f"generating {n:,} + {q:,} clustered vectors")
@@ -228,7 +228,8 @@ def measure_encoded(app, handle, search, n_queries: int) -> dict:
 def measure_fresh_open(data_dir: Path) -> dict:
     """A new process opens the corpus (loads the saved index) and runs one search."""
     code = ("import time,json;t=time.perf_counter();from searchapp.context import App;"
-            "from searchapp.handle import open_corpus;from searchapp.search import search_vector;"
+            "from searchapp.vectors.handle import open_corpus;"
+            "from searchapp.search.service import search_vector;"
             "app=App();h=open_corpus(app,'scale');o=time.perf_counter()-t;"
             "v=h.index.vectors(h.index.labels()[:1])[0];s=time.perf_counter();"
             "search_vector(app,h,v,10);"
@@ -287,7 +288,7 @@ def part_ingest(args) -> dict:
     log(f"ours: {ours_s:.1f} s ({run.stdout.strip().splitlines()[-1]})")
     from sentence_transformers import SentenceTransformer
 
-    from searchapp.models import BUNDLED
+    from searchapp.embedding.models import BUNDLED
 
     model = SentenceTransformer(str(BUNDLED["all-MiniLM-L6-v2"]()), device="cpu")
     log("peer: sentence-transformers encode of the same texts (model loaded, not timed)")

@@ -100,7 +100,7 @@ def cached_vectors(name: str, texts: list[str], log=print, cached_only: bool = F
                 break
             if encoder is None:
                 from searchapp.config import Settings
-                from searchapp.models import load_encoder
+                from searchapp.embedding.models import load_encoder
 
                 encoder = load_encoder(MODEL, Settings.from_env({"SEARCHAPP_DEVICE": "cpu"}))
             vectors = encoder.encode(texts[start:start + CHUNK])

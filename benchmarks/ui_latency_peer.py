@@ -1,6 +1,6 @@
 """The peer of benchmarks/ui_latency.py: the least Streamlit page that does the same search.
 
-One text input, the same ``searchapp.search.search`` call on the same data, the
+One text input, the same ``searchapp.search.service.search`` call on the same data, the
 results as plain markdown: what a search costs in this framework with nothing
 else on the page. ``ui_latency.py`` starts it with ``streamlit run`` beside the app.
 """
@@ -10,7 +10,7 @@ import time
 
 import streamlit as st
 
-from searchapp.search import search
+from searchapp.search.service import search
 from searchapp.ui.resources import get_app
 
 corpus = os.environ["UI_LATENCY_CORPUS"]

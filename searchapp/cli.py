@@ -123,8 +123,8 @@ def wait_for_job(app, job_id: int, label: str) -> int:
 
 # ---- commands -------------------------------------------------------------------
 def cmd_ingest(args: argparse.Namespace) -> int:
-    from searchapp.corpora import upload
-    from searchapp.ingest import read_table
+    from searchapp.corpora.ingest import read_table
+    from searchapp.corpora.service import upload
 
     app = _app()
     table = read_table(args.path)
@@ -162,7 +162,7 @@ def split_sentence(split: int, passages: int) -> str:
 
 
 def cmd_embed(args: argparse.Namespace) -> int:
-    from searchapp.corpora import embed, embed_on_ray, split_long
+    from searchapp.corpora.service import embed, embed_on_ray, split_long
 
     app = _app()
     if args.split_long:
@@ -200,7 +200,7 @@ def cmd_embed(args: argparse.Namespace) -> int:
 
 
 def cmd_search(args: argparse.Namespace) -> int:
-    from searchapp.search import DEFAULT_MODE, check_mode, search
+    from searchapp.search.service import DEFAULT_MODE, check_mode, search
 
     mode = check_mode(args.mode or DEFAULT_MODE)
     hits = search(_app(), args.corpus, args.query, k=args.k, min_score=args.min_score,
@@ -243,7 +243,7 @@ def search_hit_detail(h) -> str:
 
 
 def cmd_corpora(args: argparse.Namespace) -> int:
-    from searchapp.corpora import delete
+    from searchapp.corpora.service import delete
     from searchapp.store import repo
 
     app = _app()
@@ -313,7 +313,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
 
 def cmd_models(args: argparse.Namespace) -> int:
     from searchapp.config import Settings
-    from searchapp.models import list_models
+    from searchapp.embedding.models import list_models
 
     rows = []
     for m in list_models(Settings.from_env()):
@@ -332,7 +332,7 @@ def cmd_models(args: argparse.Namespace) -> int:
 def cmd_duplicates(args: argparse.Namespace) -> int:
     from searchapp import duplicates as dup
     from searchapp.duplicates.export import groups_csv, pairs_csv
-    from searchapp.handle import open_corpus
+    from searchapp.vectors.handle import open_corpus
 
     if not args.corpus:
         raise SearchAppError("Say which corpus: searchapp duplicates --corpus NAME")
@@ -409,7 +409,7 @@ def cmd_duplicates_check(args: argparse.Namespace) -> int:
 
 
 def cmd_duplicates_calibrate(args: argparse.Namespace) -> int:
-    from searchapp.calibration import Calibration, read_labelled_pairs, save_threshold
+    from searchapp.duplicates.calibration import Calibration, read_labelled_pairs, save_threshold
     from searchapp.jobs import queue
 
     app = _app()
@@ -436,7 +436,7 @@ def cmd_duplicates_calibrate(args: argparse.Namespace) -> int:
 
 def cmd_clusters(args: argparse.Namespace) -> int:
     from searchapp.clusters import ClusterParams, cached_clusters, request_clusters
-    from searchapp.csv_safe import safe_csv
+    from searchapp.corpora.csv_safe import safe_csv
 
     if args.json and args.out:
         raise SearchAppError("Choose one output: --json or --out FILE.csv.")
@@ -501,7 +501,7 @@ def cmd_finetune(args: argparse.Namespace) -> int:
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
-    from searchapp.training.evaluate import evaluate_pairs_file, evaluate_sts_file
+    from searchapp.evaluation.files import evaluate_pairs_file, evaluate_sts_file
 
     app = _app()
     if bool(args.sts) == bool(args.pairs):

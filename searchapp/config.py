@@ -6,7 +6,7 @@ Variables (all optional):
     SEARCHAPP_MODEL         default model for new corpora (default ``all-MiniLM-L6-v2``)
     SEARCHAPP_DEVICE        ``auto`` (CUDA when available), ``cpu`` or ``cuda``
     SEARCHAPP_PRECISION     ``auto`` (the fastest exact path for this CPU/GPU), ``fp32`` or
-                            ``bf16`` (see ``searchapp/speed.py``)
+                            ``bf16`` (see ``searchapp/embedding/speed.py``)
     SEARCHAPP_MAX_UPLOAD_BYTES  largest upload once uncompressed, in bytes or with a K, M or
                             G suffix (binary units; default ``1G``): a bigger file, or a
                             small .gz that expands past it, is refused while it is read

@@ -19,12 +19,12 @@ import threading
 from dataclasses import dataclass
 
 from searchapp.config import Settings
-from searchapp.index_cache import IndexCache
-from searchapp.memo import GenerationMemo
-from searchapp.models import load_encoder, model_path
-from searchapp.passage_index import PassageIndexCache
+from searchapp.embedding.models import load_encoder, model_path
 from searchapp.store import repo
 from searchapp.store.db import Database
+from searchapp.vectors.index_cache import IndexCache
+from searchapp.vectors.memo import GenerationMemo
+from searchapp.vectors.passage_index import PassageIndexCache
 
 
 @dataclass(frozen=True)

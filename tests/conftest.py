@@ -97,14 +97,14 @@ def stsb(shared_data):
 
 @pytest.fixture(scope="session")
 def bundled_path() -> Path:
-    from searchapp.models import BUNDLED
+    from searchapp.embedding.models import BUNDLED
 
     return BUNDLED["all-MiniLM-L6-v2"]()
 
 
 @pytest.fixture(scope="session")
 def bundled_encoder(bundled_path):
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
 
     return SiameseEncoder.load(bundled_path, device="cpu")
 

@@ -77,7 +77,7 @@ def test_out_naming_a_folder_is_refused(app, planted_corpus, tmp_path, capsys):
 def test_a_failed_write_keeps_the_existing_file(app, planted_corpus, tmp_path, capsys,
                                                 monkeypatch):
     """Disk full halfway through: the old CSV is still whole, no temporary file is left."""
-    import searchapp.csv_safe
+    import searchapp.corpora.csv_safe
 
     out = tmp_path / "clusters.csv"
     out.write_text("id,cluster\nold,1\n")
@@ -86,7 +86,7 @@ def test_a_failed_write_keeps_the_existing_file(app, planted_corpus, tmp_path, c
         Path(path).write_text("id,clus")  # half a file, then the disk is full
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(searchapp.csv_safe, "safe_csv", disk_full)
+    monkeypatch.setattr(searchapp.corpora.csv_safe, "safe_csv", disk_full)
     assert main(["clusters", "--corpus", "planted", "--method", "kmeans", "--k", "4",
                  "--projection", "pca", "--out", str(out)]) == 1
     assert f"Cannot write {out}: No space left on device." in one_line_error(capsys)
@@ -126,8 +126,8 @@ def test_models_lists_a_damaged_folder_as_broken(app, capsys):
 
 
 def test_a_damaged_card_is_a_clear_error_where_it_is_read(app):
+    from searchapp.embedding.models import read_card
     from searchapp.errors import ModelCardError, SearchAppError
-    from searchapp.models import read_card
 
     folder = _model_folder(app, "bad-card", "{}", "{oops")
     with pytest.raises(ModelCardError, match=r"searchapp_model\.json is unreadable") as caught:
@@ -155,7 +155,7 @@ def _change_during_graph(app, corpus: str):
     Opening the corpus in this process (as a page or a second thread would)
     catches the cached index up to the new version.
     """
-    from searchapp.handle import open_corpus
+    from searchapp.vectors.handle import open_corpus
 
     done = []
 
@@ -247,8 +247,8 @@ def test_bad_model_names_are_refused(app, tmp_path, capsys, name):
 
 
 def test_good_names_still_work(app, tmp_path, capsys):
-    from searchapp.corpora import validate_corpus_name
-    from searchapp.models import validate_name
+    from searchapp.corpora.service import validate_corpus_name
+    from searchapp.embedding.models import validate_name
 
     assert validate_corpus_name("  Support tickets (2024) ") == "Support tickets (2024)"
     assert validate_corpus_name("Fragen über Käse") == "Fragen über Käse"

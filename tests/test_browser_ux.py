@@ -17,13 +17,13 @@ import pytest
 from searchapp.clusters import ClusterParams, compute_and_store
 from searchapp.config import Settings
 from searchapp.context import App
-from searchapp.corpora import upload
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
 from searchapp.duplicates import mine_corpus
-from searchapp.handle import open_corpus
-from searchapp.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.store import repo
+from searchapp.vectors.handle import open_corpus
 from tests.browser import (
     ARTIFACTS,
     browser_page,

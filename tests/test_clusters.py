@@ -10,11 +10,11 @@ import pytest
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams, cached_clusters, compute_and_store, request_clusters
 from searchapp.errors import EmptyCorpusError, InvalidParameterError
-from searchapp.handle import open_corpus
-from searchapp.index import EXACT_MAX, VectorIndex
 from searchapp.jobs.worker import run_until_done
 from searchapp.store import repo
 from searchapp.store.repo import NewDocument
+from searchapp.vectors.handle import open_corpus
+from searchapp.vectors.index import EXACT_MAX, VectorIndex
 
 MODEL = "all-MiniLM-L6-v2"
 TOPICS = [("apple", "banana"), ("engine", "wheel"), ("guitar", "drums"), ("river", "mountain")]
@@ -295,8 +295,8 @@ SENTENCES = {
 
 
 def test_real_encoder_groups_sentences_by_topic(app):
-    from searchapp.corpora import upload
-    from searchapp.ingest import read_table
+    from searchapp.corpora.ingest import read_table
+    from searchapp.corpora.service import upload
 
     rows = [(topic, s) for topic, group in SENTENCES.items() for s in group]
     csv = "id,text\n" + "".join(f"{t}{i},\"{s}\"\n" for i, (t, s) in enumerate(rows))

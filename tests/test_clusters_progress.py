@@ -22,12 +22,12 @@ from searchapp.clusters.compute import compute
 from searchapp.clusters.epochs import EpochCounter
 from searchapp.clusters.params import STEPS
 from searchapp.clusters.service import job_progress
-from searchapp.index import VectorIndex
 from searchapp.jobs import queue, tasks
 from searchapp.jobs.horizon import split_message
 from searchapp.jobs.tasks import TaskContext
 from searchapp.jobs.worker import run_until_done
 from searchapp.ui.common import progress_text
+from searchapp.vectors.index import VectorIndex
 from tests.test_clusters import make_corpus, planted
 
 FAKE_EPOCHS = 12

@@ -30,12 +30,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchapp import corpora
 from searchapp.context import App
-from searchapp.encoder import SiameseEncoder
-from searchapp.ingest import read_table
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
+from searchapp.embedding.encoder import SiameseEncoder
 from searchapp.jobs.worker import run_until_done
-from searchapp.search import search
+from searchapp.search.service import search
 
 MODEL = "all-MiniLM-L6-v2"
 THREADS = 8

@@ -9,7 +9,7 @@ import time
 import pandas as pd
 from sqlalchemy import text
 
-from searchapp.search import open_corpus
+from searchapp.search.service import open_corpus
 from searchapp.store import repo
 from tests.helpers import run_cli
 

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from searchapp.cli import main
-from searchapp.csv_safe import FORMULA_STARTS, safe_csv
+from searchapp.corpora.csv_safe import FORMULA_STARTS, safe_csv
 from searchapp.store import repo
 from searchapp.store.repo import NewDocument
 

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 
 from searchapp import duplicates as dup
-from searchapp.corpora import upload
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
 from searchapp.errors import EmptyCorpusError, InvalidParameterError
-from searchapp.index import VectorIndex
-from searchapp.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done, work
 from searchapp.store import repo
+from searchapp.vectors.index import VectorIndex
 
 MODEL = "all-MiniLM-L6-v2"
 # Known duplicates under the bundled model (cosine in brackets):
@@ -253,7 +253,7 @@ def test_iter_neighbours_exact_and_hnsw_agree_with_brute_force(monkeypatch):
     np.fill_diagonal(truth, -np.inf)
     want = labels[np.argsort(-truth, axis=1)[:, :5]]
     for exact_max in (10_000, 10):  # exact path, then the hnswlib path
-        monkeypatch.setattr("searchapp.index.EXACT_MAX", exact_max)
+        monkeypatch.setattr("searchapp.vectors.index.EXACT_MAX", exact_max)
         index = VectorIndex(dim=8)
         index.add(labels, vectors)
         index.delete(np.array([10]))  # deleted items are neither queried nor found
@@ -278,7 +278,7 @@ def test_documents_with_more_partners_than_k_are_expanded(monkeypatch):
     truth = {(i, j) for i in range(240) for j in range(i + 1, 240)
              if vectors[i] @ vectors[j] >= 0.9}
     for exact_max in (10_000, 10):  # exact path, then the hnswlib path
-        monkeypatch.setattr("searchapp.index.EXACT_MAX", exact_max)
+        monkeypatch.setattr("searchapp.vectors.index.EXACT_MAX", exact_max)
         index = VectorIndex(dim=16)
         index.add(np.arange(240), vectors)
         a, b, _ = dup.knn_pairs(index, floor=0.9, k=5)

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from searchapp import calibration as cal
 from searchapp.cli import main
+from searchapp.duplicates import calibration as cal
 from searchapp.errors import TrainingDataError
 from tests.test_duplicates import FAQ, MODEL, make_corpus
 from tests.test_ui_duplicates import PAIRS

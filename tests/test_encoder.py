@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from searchapp.encoder import SiameseEncoder, pool
+from searchapp.embedding.encoder import SiameseEncoder, pool
+from searchapp.embedding.speed import EXACT_COSINE
 from searchapp.errors import ModelError
-from searchapp.speed import EXACT_COSINE
 
 
 @pytest.fixture(scope="module")

@@ -60,15 +60,15 @@ import numpy as np
 import pytest
 from sqlalchemy import delete, func, select
 
-from searchapp import corpora
 from searchapp.context import App
-from searchapp.index import VectorIndex
-from searchapp.index_cache import IndexKey
-from searchapp.ingest import read_table
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
+from searchapp.embedding.models import CARD_FILE
 from searchapp.jobs import queue
-from searchapp.models import CARD_FILE
 from searchapp.store import repo
 from searchapp.store.schema import Analysis, EmbeddedCount, Embedding
+from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.index_cache import IndexKey
 from tests.test_training import rows_for
 
 EMBED_BATCH = 8  # documents per committed batch in the workers here: 32 batches
@@ -86,7 +86,7 @@ PROBE = ["a dog runs in the rain", "the teacher sings at noon", "our train waits
 KILL_BEFORE_CARD = "FAULT_TEST_KILL_BEFORE_CARD"  # read by the test's worker entry only
 FAULT_LINE = re.compile(r"fault injection: SIGKILL at point (\d+) \((.*)\)")
 PRELOAD = ["torch", "transformers", "sklearn.cluster", "sklearn.decomposition",
-           "searchapp.context", "searchapp.encoder", "searchapp.jobs.worker",
+           "searchapp.context", "searchapp.embedding.encoder", "searchapp.jobs.worker",
            "searchapp.jobs.embed_task", "searchapp.duplicates.service",
            "searchapp.clusters.service", "searchapp.training.task",
            "searchapp.training.trainer"]
@@ -136,7 +136,7 @@ def _worker_entry(env: dict[str, str], log_path: str, out_path: str) -> None:
     os.dup2(log, 2)
     os.environ.clear()
     os.environ.update(env)
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
     from searchapp.jobs import embed_task, tasks
     from searchapp.jobs.worker import work
 
@@ -391,7 +391,7 @@ class Finetune:
         return full - (expected_resume(runs, steps) or 0)
 
     def outcome(self, app: App, job_id: int) -> np.ndarray:
-        from searchapp.encoder import SiameseEncoder
+        from searchapp.embedding.encoder import SiameseEncoder
 
         name = queue.get(app.db, job_id).payload["name"]
         model = SiameseEncoder.load(app.settings.models_dir / name, device="cpu",

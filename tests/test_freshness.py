@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import pytest
 
-from searchapp import corpora
 from searchapp import duplicates as dup
 from searchapp.context import App
-from searchapp.ingest import read_table
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
 from searchapp.jobs.worker import run_until_done
-from searchapp.search import search
+from searchapp.search.service import search
 
 MODEL = "all-MiniLM-L6-v2"
 FAQ = "id,text\na,How do I reset my password?\nb,Where is my invoice?\nc,The printer jams.\n"

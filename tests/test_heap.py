@@ -43,8 +43,8 @@ def test_the_app_config_turns_off_streamlits_collection_after_every_run():
 
 def test_preload_opens_the_indexes_of_embedded_corpora_smallest_first(app, bundled_encoder,
                                                                       monkeypatch, unfrozen):
-    from searchapp import corpora
-    from searchapp.ingest import read_table
+    from searchapp.corpora import service as corpora
+    from searchapp.corpora.ingest import read_table
     from searchapp.jobs.worker import run_until_done
     from searchapp.ui import resources
 

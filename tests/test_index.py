@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from searchapp.errors import IndexCorruptError, InvalidParameterError
-from searchapp.index import EXACT_MAX, VectorIndex
+from searchapp.vectors.index import EXACT_MAX, VectorIndex
 
 
 def unit(rng, n, dim=16):

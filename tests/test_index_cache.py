@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from searchapp.context import App
-from searchapp.index_cache import IndexCache, IndexKey
 from searchapp.store import repo
+from searchapp.vectors.index_cache import IndexCache, IndexKey
 
 DIM = 8
 MODEL = "all-MiniLM-L6-v2"  # only its row is used here; vectors are random

@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from searchapp.search import search
+from searchapp.search.service import search
 from tests.helpers import cli_json, run_cli
 
 

@@ -1,8 +1,8 @@
 import pytest
 
 from searchapp.config import Settings
+from searchapp.embedding.models import list_models, model_path, validate_name, write_card
 from searchapp.errors import ModelError
-from searchapp.models import list_models, model_path, validate_name, write_card
 
 
 def test_bundled_model_resolves_offline():

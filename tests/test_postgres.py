@@ -22,12 +22,12 @@ import numpy as np
 import pytest
 from sqlalchemy import select, text
 
-from searchapp import corpora
 from searchapp.context import App
-from searchapp.ingest import read_table
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
-from searchapp.search import search
+from searchapp.search.service import search
 from searchapp.store import repo
 from searchapp.store.db import Database
 from searchapp.store.migrations import current_version

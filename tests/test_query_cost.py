@@ -13,9 +13,9 @@ from contextlib import contextmanager
 import numpy as np
 from sqlalchemy import event
 
-from searchapp.handle import open_corpus
-from searchapp.search import search_vector
+from searchapp.search.service import search_vector
 from searchapp.store import repo
+from searchapp.vectors.handle import open_corpus
 
 MODEL = "all-MiniLM-L6-v2"
 DIM = 384

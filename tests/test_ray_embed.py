@@ -17,12 +17,12 @@ import pandas as pd
 import pytest
 from sqlalchemy import text
 
-from searchapp import corpora
-from searchapp.distributed import RayOptions, run_embed
-from searchapp.ingest import read_table
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
 from searchapp.jobs import queue
+from searchapp.jobs.distributed import RayOptions, run_embed
 from searchapp.jobs.worker import run_until_done
-from searchapp.search import search
+from searchapp.search.service import search
 from searchapp.store import repo
 from tests.helpers import vectors_by_external_id
 
@@ -141,8 +141,8 @@ def test_one_ray_job_per_corpus_and_a_running_local_job_is_not_raced(app, captio
 
 def test_the_ray_engine_refuses_what_its_workers_cannot_use():
     from searchapp.config import Settings
-    from searchapp.distributed import actor_settings
     from searchapp.errors import ConfigError
+    from searchapp.jobs.distributed import actor_settings
 
     with pytest.raises(ConfigError, match="not an in-memory one"):
         actor_settings(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))

@@ -8,13 +8,13 @@ import pandas as pd
 import pytest
 from sqlalchemy import select, text, update
 
-from searchapp import corpora
-from searchapp import search as search_module
-from searchapp.corpora import upload
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
 from searchapp.errors import InvalidParameterError, JobError
-from searchapp.ingest import read_table
 from searchapp.jobs.worker import run_until_done
-from searchapp.search import search
+from searchapp.search import service as search_module
+from searchapp.search.service import search
 from tests.helpers import run_cli
 
 AGENDA = " ".join(f"The committee reviewed item number {i} of the quarterly budget agenda "

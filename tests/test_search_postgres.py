@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
-from searchapp.filters import parse_condition, where_sql
+from searchapp.search.filters import parse_condition, where_sql
 from searchapp.store import fulltext, repo
 from searchapp.store.db import Database
 

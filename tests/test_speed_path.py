@@ -5,17 +5,17 @@ import logging
 import numpy as np
 import pytest
 
-from searchapp import speed
 from searchapp.config import Settings
-from searchapp.encoder import SiameseEncoder
-from searchapp.errors import ConfigError, ModelError
-from searchapp.speed import (
+from searchapp.embedding import speed
+from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.embedding.speed import (
     cpu_path,
     parse_cpuinfo,
     probe_texts,
     probe_verdict,
     token_batches,
 )
+from searchapp.errors import ConfigError, ModelError
 
 # Shortened /proc/cpuinfo texts of two processors each, in the kernel's format.
 _CPU_BLOCK = """processor\t: {n}
@@ -67,7 +67,7 @@ def test_a_failed_probe_falls_back_to_fp32(bundled_path, caplog):
     enc = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
     spr = parse_cpuinfo(SAPPHIRE_RAPIDS)
     # no reduced-precision path reproduces every float32 probe vector to cosine 1.0
-    with caplog.at_level(logging.WARNING, logger="searchapp.encoder"):
+    with caplog.at_level(logging.WARNING, logger="searchapp.embedding.encoder"):
         assert enc.select_speed_path("auto", spr, threshold=1.0) == "cpu-fp32"
     assert "failed the probe" in enc.speed_reason
     assert "Not using cpu-bf16" in caplog.text
@@ -116,7 +116,7 @@ def test_precision_setting_is_validated_and_reaches_the_encoder():
 
 
 def test_load_encoder_passes_the_precision_setting():
-    from searchapp.models import load_encoder
+    from searchapp.embedding.models import load_encoder
 
     forced = Settings.from_env({"SEARCHAPP_DEVICE": "cpu", "SEARCHAPP_PRECISION": "bf16"})
     assert load_encoder("all-MiniLM-L6-v2", forced).speed_path == "cpu-bf16"

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from searchapp.encoder import SiameseEncoder
+from searchapp.embedding.encoder import SiameseEncoder
 from searchapp.errors import TrainingDataError
 from searchapp.jobs import queue
 from searchapp.jobs.tasks import TaskContext
@@ -363,8 +363,8 @@ def test_weight_average_state_round_trip():
 def test_saved_model_loads_in_sentence_transformers(app, tiny_bert):
     from sentence_transformers import SentenceTransformer
 
+    from searchapp.embedding.models import read_card
     from searchapp.jobs.worker import run_until_done
-    from searchapp.models import read_card
 
     started = _start(app, tiny_bert, "tuned")
     job = run_until_done(app, started.job_id)

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from searchapp import calibration as cal
+from searchapp.duplicates import calibration as cal
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.ui.resources import get_app

@@ -18,13 +18,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from searchapp.context import App
-from searchapp.corpora import upload
-from searchapp.handle import open_corpus
-from searchapp.ingest import read_table
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work, worker_pid
 from searchapp.store import repo
 from searchapp.ui.resources import get_app
+from searchapp.vectors.handle import open_corpus
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = REPO / "searchapp" / "ui" / "pages"

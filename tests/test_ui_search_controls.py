@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from searchapp.corpora import upload
-from searchapp.ingest import read_table
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
 from searchapp.jobs.worker import work
 from searchapp.ui.search_controls import marked_markdown
 
@@ -62,7 +62,7 @@ def test_document_markup_stays_text_and_bad_filters_are_messages(app):
 
 
 def test_marked_markdown_escapes_everything_but_the_marks():
-    from searchapp.search import SearchHit
+    from searchapp.search.service import SearchHit
 
     hit = SearchHit("x", "", 1.0, snippet="[link](http://x) ERR-7", highlights=[(17, 20)])
     assert marked_markdown(hit) == "\\[link\\]\\(http\\://x\\) **ERR**\\-7"

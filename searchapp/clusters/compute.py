@@ -28,7 +28,7 @@ from searchapp.clusters.naming import central_rows, cluster_labels, ctfidf_terms
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import Phase, reduce
 from searchapp.errors import CorpusChangedError
-from searchapp.index import VectorIndex
+from searchapp.vectors.index import VectorIndex
 
 Progress = Callable[..., None]  # (step, STEPS, message, items=(done, total) | None, unit=None)
 TextsOf = Callable[[np.ndarray], list[str]]  # document ids -> their texts ("" if gone)

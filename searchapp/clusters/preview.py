@@ -22,8 +22,8 @@ from searchapp.clusters.naming import cluster_labels, ctfidf_terms
 from searchapp.clusters.projection import pca_coords
 from searchapp.clusters.views import shorten
 from searchapp.context import App
-from searchapp.handle import CorpusHandle
 from searchapp.store import repo
+from searchapp.vectors.handle import CorpusHandle
 
 PREVIEW_MIN_DOCUMENTS = 10_000  # below this the full job is quick enough on its own
 PREVIEW_SAMPLE = 5_000

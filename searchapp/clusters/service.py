@@ -20,9 +20,9 @@ from searchapp.clusters.params import KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import CorpusChangedError
-from searchapp.handle import CorpusHandle, as_handle
 from searchapp.jobs import queue
 from searchapp.store import repo
+from searchapp.vectors.handle import CorpusHandle, as_handle
 
 
 def _job_key(corpus: str, params: ClusterParams) -> str:

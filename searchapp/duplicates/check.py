@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import pandas as pd
 
-from searchapp.calibration import resolve_threshold
 from searchapp.context import App
+from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.params import CHECK_K
 from searchapp.duplicates.results import Match
 from searchapp.duplicates.text_keys import normalise
-from searchapp.handle import CorpusHandle, as_handle
-from searchapp.search import validate_query
+from searchapp.search.service import validate_query
 from searchapp.store import repo
+from searchapp.vectors.handle import CorpusHandle, as_handle
 
 
 def check(app: App, corpus: str | CorpusHandle, question: str, threshold: float | None = None,
@@ -45,8 +45,8 @@ def check(app: App, corpus: str | CorpusHandle, question: str, threshold: float 
 
 def add_question(app: App, corpus: str, question: str, external_id: str | None = None):
     """Add one question to the corpus and queue its embedding (returns the UploadSummary)."""
-    from searchapp.corpora import upload
-    from searchapp.ingest import Table
+    from searchapp.corpora.ingest import Table
+    from searchapp.corpora.service import upload
 
     question = validate_query(question, 1, None)
     columns = {"text": [question]} | ({"id": [external_id.strip()]} if external_id else {})

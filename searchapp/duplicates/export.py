@@ -1,7 +1,7 @@
 """Reports as tables: one row per pair, or per group member (for CSV downloads).
 
 The CSV forms (``pairs_csv``, ``groups_csv``) are what the CLI's ``--out`` and
-the page's download buttons write; they go through ``searchapp.csv_safe`` so a
+the page's download buttons write; they go through ``searchapp.corpora.csv_safe`` so a
 question starting with ``=`` stays text in a spreadsheet.
 
 Example:
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from searchapp.csv_safe import safe_csv
+from searchapp.corpora.csv_safe import safe_csv
 from searchapp.duplicates.results import DuplicateReport
 
 PAIR_COLUMNS = ["a", "b", "score", "exact", "a_text", "b_text"]

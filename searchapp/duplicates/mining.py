@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from searchapp.duplicates.params import EXACT_CLIQUE_MAX, MAX_EXPANDED_K
-from searchapp.index import EXACT_MAX, VectorIndex
+from searchapp.vectors.index import EXACT_MAX, VectorIndex
 
 
 @dataclass(frozen=True)

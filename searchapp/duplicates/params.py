@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from searchapp.errors import SearchAppError, check_range
-from searchapp.index import EXACT_MAX
+from searchapp.vectors.index import EXACT_MAX
 
 KIND = "duplicates"
 DEFAULT_K = 10

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from searchapp.calibration import resolve_threshold
 from searchapp.context import App
+from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.grouping import group_pairs
 from searchapp.duplicates.mining import Mined, mine
 from searchapp.duplicates.params import (
@@ -30,9 +30,9 @@ from searchapp.duplicates.params import (
 )
 from searchapp.duplicates.results import DuplicateReport
 from searchapp.duplicates.text_keys import text_key
-from searchapp.handle import CorpusHandle, as_handle
 from searchapp.jobs import queue
 from searchapp.store import repo
+from searchapp.vectors.handle import CorpusHandle, as_handle
 
 
 def open_for_duplicates(app: App, corpus: str | CorpusHandle) -> CorpusHandle:

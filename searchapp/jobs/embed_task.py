@@ -15,7 +15,7 @@ Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
 has a vector for it, so the old index serves searches until then. With
 ``"engine": "ray"`` (and ``"address"``, ``"actors"``, ``"cpus_per_actor"``,
 ``"batch"``) the batches are encoded and committed by actors on a Ray cluster
-instead (``searchapp.distributed``), through the same store functions.
+instead (``searchapp.jobs.distributed``), through the same store functions.
 """
 
 from __future__ import annotations
@@ -24,11 +24,11 @@ import time
 
 import numpy as np
 
-from searchapp.handle import open_corpus
+from searchapp.embedding.passages import embed_documents
 from searchapp.jobs.tasks import TaskContext, fault_point
-from searchapp.passage_index import STRIDE
-from searchapp.passages import embed_documents
 from searchapp.store import repo
+from searchapp.vectors.handle import open_corpus
+from searchapp.vectors.passage_index import STRIDE
 
 BATCH_CPU = 1024  # documents per committed batch
 BATCH_CUDA = 8192
@@ -123,7 +123,7 @@ def _switch_if_asked(ctx: TaskContext, payload: dict, corpus_id: int, model_name
 
 def _embed_on_ray(ctx: TaskContext, payload: dict) -> dict:
     """The same job with the batches encoded and committed by Ray actors."""
-    from searchapp.distributed import RayOptions, run_embed
+    from searchapp.jobs.distributed import RayOptions, run_embed
 
     def report(done: int, total: int, message: str) -> None:
         ctx.progress(done, total, message, force=done == 0)

@@ -30,7 +30,7 @@ TASKS: dict[str, str] = {
     "embed": "searchapp.jobs.embed_task:embed_corpus",
     "finetune": "searchapp.training.task:finetune",
     "duplicates": "searchapp.duplicates.service:duplicates_task",
-    "calibrate": "searchapp.calibration:calibrate_task",
+    "calibrate": "searchapp.duplicates.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
 }
 # What each kind counts, for its rate ("412 documents/s").

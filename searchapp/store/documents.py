@@ -143,7 +143,7 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
     As for a changed text: the old rows go with their vectors and leave
     tombstones, the copies have no vector yet, and an index label still means
     one text. For documents embedded before long ones were split into passages
-    (``searchapp.corpora.split_long``). One generation for the batch; returns
+    (``searchapp.corpora.service.split_long``). One generation for the batch; returns
     how many were renewed.
     """
     rows = s.execute(select(Document.id, Document.external_id, Document.text, Document.meta,
@@ -269,7 +269,7 @@ def missing_embedding_ids(s: Session, corpus_id: int, model_id: int, after_id: i
     """Up to ``limit`` ids > ``after_id`` of the corpus' documents without a vector, by id.
 
     The ids-only form of ``documents_missing_embedding``, for a driver that hands
-    the texts' reading to its workers (``searchapp.distributed``): a keyset page
+    the texts' reading to its workers (``searchapp.jobs.distributed``): a keyset page
     of integers, so planning ten million documents moves 80 MB, not their texts.
     """
     has_vector = exists().where(Embedding.document_id == Document.id,

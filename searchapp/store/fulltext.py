@@ -199,7 +199,7 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
 
     Scores are BM25 on SQLite and ``ts_rank_cd`` on PostgreSQL: higher is better,
     comparable within one query only. ``where`` is a metadata filter over
-    ``documents d`` (``searchapp.filters.where_sql``), applied inside the query, so
+    ``documents d`` (``searchapp.search.filters.where_sql``), applied inside the query, so
     n results come back whenever n matching documents exist.
 
     Example:

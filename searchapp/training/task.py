@@ -25,9 +25,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from searchapp.context import App
+from searchapp.embedding.models import BUNDLED, model_path, read_card, validate_name, write_card
 from searchapp.errors import JobError, ModelError
 from searchapp.jobs import queue
-from searchapp.models import BUNDLED, model_path, read_card, validate_name, write_card
 from searchapp.training.data import TrainingData, load_training_data, split_dev
 
 log = logging.getLogger("searchapp.training")
@@ -104,7 +104,7 @@ def load_dev(raw: bytes | str | Path, filename: str | None, train: TrainingData,
 
 def finetune(ctx, payload: dict) -> dict:
     """The job: train, save ``models/NAME`` with its card, return the metrics."""
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
     from searchapp.training.trainer import TrainConfig, Trainer
 
     app, name = ctx.app, payload["name"]

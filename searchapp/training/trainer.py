@@ -39,7 +39,7 @@ import numpy as np
 import torch
 
 from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDataError
-from searchapp.evaluation import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
+from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
 from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
 from searchapp.training.data import TrainingData

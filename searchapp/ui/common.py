@@ -1,7 +1,7 @@
 """Small helpers the pages share: errors as messages, corpus choice, job progress.
 
 They only arrange Streamlit elements around core calls; the work itself lives
-in the core (``searchapp.corpora``, ``searchapp.search``, ``searchapp.jobs``).
+in the core (``searchapp.corpora.service``, ``searchapp.search.service``, ``searchapp.jobs``).
 
 Example (inside a page script):
     >>> app = page_app()                                   # doctest: +SKIP

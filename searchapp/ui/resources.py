@@ -108,7 +108,7 @@ def preload(app: App) -> int:
 
 def _open_indexes(app: App, summaries) -> None:
     from searchapp.errors import SearchAppError
-    from searchapp.handle import open_corpus
+    from searchapp.vectors.handle import open_corpus
 
     budget = PRELOAD_DOCUMENTS
     for corpus in sorted((c for c in summaries if c.embedded), key=lambda c: c.embedded):

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from searchapp.filters import OPERATORS, Condition, make_condition
-from searchapp.search import DEFAULT_MODE, MAX_K, MODES, SearchHit
+from searchapp.search.filters import OPERATORS, Condition, make_condition
+from searchapp.search.service import DEFAULT_MODE, MAX_K, MODES, SearchHit
 from searchapp.ui.common import md_escape
 
 FILTER_ROWS = 3
@@ -107,7 +107,7 @@ def marked_markdown(hit: SearchHit) -> str:
     """The hit's snippet as markdown: the text escaped, the query's words in bold.
 
     Example:
-        >>> from searchapp.search import SearchHit
+        >>> from searchapp.search.service import SearchHit
         >>> print(marked_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>",
         ...                                 highlights=[(7, 8)])))
         \\<b\\>ERR\\-**1**\\</b\\>

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from searchapp import corpora
 from searchapp.context import App
+from searchapp.corpora import service as corpora
 from searchapp.jobs import queue
 from searchapp.jobs.embed_task import FIRST_BATCH
 from searchapp.jobs.horizon import split_message
-from searchapp.search import MAX_K
+from searchapp.search.service import MAX_K
 from searchapp.store import repo
 from searchapp.ui.common import POLL_SECONDS, active_embed_job, corpus_summaries
 

@@ -18,8 +18,7 @@ import streamlit as st
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
-from searchapp.handle import CorpusHandle, open_corpus
-from searchapp.search import search
+from searchapp.search.service import search
 from searchapp.ui.charts_clusters import cluster_map, size_bars
 from searchapp.ui.common import (
     corpus_picker,
@@ -29,6 +28,7 @@ from searchapp.ui.common import (
     page_app,
     user_errors,
 )
+from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 SEARCH_HITS = 20
 METHOD_NAMES = {"community": "Communities (similarity threshold)",

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from searchapp import calibration as cal
 from searchapp import duplicates as dup
+from searchapp.duplicates import calibration as cal
 from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue

@@ -13,8 +13,8 @@ import time
 
 import streamlit as st
 
-from searchapp import corpora
 from searchapp.context import App
+from searchapp.corpora import service as corpora
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.ui.common import (

@@ -14,10 +14,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from searchapp.corpora.ingest import read_table
+from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
-from searchapp.ingest import read_table
 from searchapp.jobs import queue
-from searchapp.models import list_models
 from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import start_finetune, training_history, use_model_for_corpus

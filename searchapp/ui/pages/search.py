@@ -14,7 +14,7 @@ import time
 import streamlit as st
 
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
-from searchapp.search import search
+from searchapp.search.service import search
 from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,

@@ -1,7 +1,7 @@
 """Upload page: add a file to a new or existing corpus, load the sample, delete a corpus.
 
-The page parses the file (``searchapp.ingest``), stores it in one transaction
-(``searchapp.corpora.upload``), which queues the embedding job, and then shows
+The page parses the file (``searchapp.corpora.ingest``), stores it in one transaction
+(``searchapp.corpora.service.upload``), which queues the embedding job, and then shows
 that job's progress. Every problem with the file appears as a message naming
 the row to fix; nothing is stored then.
 """
@@ -13,15 +13,15 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-from searchapp import corpora
-from searchapp.errors import SearchAppError
-from searchapp.ingest import (
+from searchapp.corpora import service as corpora
+from searchapp.corpora.ingest import (
     ID_COLUMN_GUESSES,
     Table,
     guess_id_column,
     guess_text_column,
     read_table,
 )
+from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (

@@ -11,7 +11,7 @@ id columns; an unknown column or operator is a one-line error listing the valid
 ones.
 
 The SQL is the same on SQLite and PostgreSQL except for reading a JSON key; it
-runs inside the candidate search (``searchapp.search``), never over the corpus
+runs inside the candidate search (``searchapp.search.service``), never over the corpus
 in Python.
 
 Example:

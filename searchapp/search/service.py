@@ -8,12 +8,12 @@ and one primary-key read of the k rows: nothing scans the corpus.
 
 - **semantic**: cosine between the query's vector and each document's; a
   document longer than the model's window scores its best passage's cosine and
-  the hit names that passage (``searchapp.passages``).
+  the hit names that passage (``searchapp.embedding.passages``).
 - **lexical**: the full-text index of the database (``store/fulltext.py``).
 - **hybrid** (the default, chosen by ``benchmarks/retrieval_quality.py``):
   weighted reciprocal-rank fusion of the two candidate lists,
   score = Σ w / (RRF_K + rank) (``fusion_weights``).
-- **filters** (``where``): metadata conditions (``searchapp.filters``) applied
+- **filters** (``where``): metadata conditions (``searchapp.search.filters``) applied
   inside each candidate search, so k hits come back whenever k documents pass:
   the semantic candidates are widened (×4, up to ``WIDEN_MAX``) and checked by
   id in SQL; a filter so selective that they still fall short is answered
@@ -40,11 +40,11 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
-from searchapp.filters import Condition, check_columns, parse_condition, where_sql
-from searchapp.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
-from searchapp.passage_index import STRIDE
-from searchapp.snippets import Snippet, make_snippet
+from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
+from searchapp.search.snippets import Snippet, make_snippet
 from searchapp.store import fulltext, repo
+from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
+from searchapp.vectors.passage_index import STRIDE
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 10_000
@@ -75,7 +75,7 @@ class SearchHit:
     lexical_score: float | None = None
     passage: int | None = None  # the matched passage of a split document (0-based)
     span: tuple[int, int] | None = None  # that passage's characters in ``text``
-    snippet: str = ""  # the matched part as plain text (see searchapp.snippets)
+    snippet: str = ""  # the matched part as plain text (see searchapp.search.snippets)
     highlights: list = field(default_factory=list)  # (start, end) of the query's words in it
 
     def as_dict(self) -> dict:
@@ -120,7 +120,7 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
 
     ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
     is a minimum cosine (semantic and hybrid). ``where``: conditions such as
-    ``"year>=2024"`` (see ``searchapp.filters``), all of which a hit meets.
+    ``"year>=2024"`` (see ``searchapp.search.filters``), all of which a hit meets.
 
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP

@@ -1,7 +1,7 @@
 """The vector index over one (corpus, model): hnswlib, inner product on unit vectors.
 
 Labels are document primary keys. The index is a cache derived from the
-embeddings in the database (see ``searchapp.index_cache``, which keeps it at the
+embeddings in the database (see ``searchapp.vectors.index_cache``, which keeps it at the
 corpus' generation).
 
 Files: ``DATA_DIR/indexes/c{corpus}-m{model}.hnsw`` plus ``.json`` metadata

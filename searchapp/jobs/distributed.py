@@ -10,7 +10,7 @@ is the Ray driver:
 2. Ray Data ``map_batches`` sends the blocks to a pool of ``EncodeAndStore``
    actors. Each actor loads the encoder once, reads the texts of its block that
    still lack a vector, encodes them (long ones through their passages, as the
-   local job does: ``searchapp.passages.embed_documents``), and commits them with
+   local job does: ``searchapp.embedding.passages.embed_documents``), and commits them with
    ``repo.save_embeddings``: the same store function, generation bump and
    counters as the local worker, one transaction per batch.
 3. The driver counts the committed batches for the job's progress (a cancel
@@ -47,8 +47,8 @@ import numpy as np
 from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.errors import ConfigError
-from searchapp.handle import open_corpus
 from searchapp.store import repo
+from searchapp.vectors.handle import open_corpus
 
 log = logging.getLogger(__name__)
 BATCH_CPU = 1024  # documents per block, per encode call and per committed transaction
@@ -172,7 +172,7 @@ class EncodeAndStore:
                  threads: int):
         import torch
 
-        from searchapp.models import load_encoder
+        from searchapp.embedding.models import load_encoder
         from searchapp.store.db import Database
 
         torch.set_num_threads(max(1, threads))
@@ -182,8 +182,8 @@ class EncodeAndStore:
         self.corpus_id, self.model_id = corpus_id, model_id
 
     def __call__(self, batch: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        from searchapp.embedding.passages import embed_documents
         from searchapp.jobs.tasks import fault_point
-        from searchapp.passages import embed_documents
 
         ids = batch["id"].tolist()
         with self.db.session() as s:

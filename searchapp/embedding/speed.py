@@ -17,7 +17,7 @@ the encoder checks that at load time on ``probe_texts()`` (short and long
 sentences, up to the model's max length) against a margin (``PROBE_COSINE``)
 and falls back to float32 otherwise. This module holds the decisions that need
 no torch (CPU flags, the choice, the probe verdict, batching by token budget);
-``searchapp/encoder.py`` runs them.
+``searchapp/embedding/encoder.py`` runs them.
 
 Example:
     >>> cpu = parse_cpuinfo("model name : Some CPU\\nflags : fpu sse2 avx2 amx_bf16\\n")

@@ -2,7 +2,7 @@
 
 The file is read and checked like a training file (``data.py``), so the same
 columns and aliases work and the same errors name the bad rows; the metrics
-are those of ``searchapp.evaluation``.
+are those of ``searchapp.evaluation.metrics``.
 
 Example:
     >>> evaluate_sts_file(app, "all-MiniLM-L6-v2", "sts-test.tsv")  # doctest: +SKIP
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from searchapp.evaluation import encode_pairs, pair_metrics, sts_metrics
+from searchapp.evaluation.metrics import encode_pairs, pair_metrics, sts_metrics
 from searchapp.training.data import load_training_data
 
 

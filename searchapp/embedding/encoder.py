@@ -11,7 +11,7 @@ gives the same vectors. A plain Hugging Face folder (``config.json`` plus
 weights) loads too, with mean pooling.
 
 Inference (``encode``) runs on the fastest exact "speed path" for the machine,
-chosen and verified at load time (``searchapp/speed.py``): bf16 autocast where
+chosen and verified at load time (``searchapp/embedding/speed.py``): bf16 autocast where
 the CPU has native bf16 and the result stays within cosine 0.9999 of float32,
 plain float32 elsewhere. Training (``forward``) always runs in float32 on CPU.
 
@@ -29,7 +29,7 @@ of waiting for all of it. Loading is not under it (``App.encoder`` has a lock
 per model name), and ``forward`` (training, one thread) does not take it.
 
 Example:
-    >>> from searchapp.models import BUNDLED
+    >>> from searchapp.embedding.models import BUNDLED
     >>> enc = SiameseEncoder.load(BUNDLED["all-MiniLM-L6-v2"](), device="cpu")
     >>> enc.speed_path in ("cpu-bf16", "cpu-fp32")  # cpu-bf16 where the CPU has native bf16
     True
@@ -53,7 +53,7 @@ import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
-from searchapp import speed
+from searchapp.embedding import speed
 from searchapp.errors import ModelError
 
 POOLING_MODES = ("mean", "max", "cls")

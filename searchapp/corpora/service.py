@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
+from searchapp.corpora.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
+from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
-from searchapp.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
 from searchapp.jobs import queue
 from searchapp.jobs.tasks import TASKS
-from searchapp.models import model_path
 from searchapp.store import repo
 
 NAME_MAX = 200
@@ -144,7 +144,7 @@ def split_long(app: App, name: str) -> tuple[int, int | None]:
         >>> split_long(app, "papers")                      # doctest: +SKIP
         (312, 18)
     """
-    from searchapp.passages import plan
+    from searchapp.embedding.passages import plan
 
     busy = active_jobs(app, name)
     if busy:

@@ -32,11 +32,11 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.errors import IndexCorruptError
-from searchapp.index import VectorIndex
 from searchapp.store import repo
 from searchapp.store.db import Database
+from searchapp.vectors.index import VectorIndex
 
-log = logging.getLogger("searchapp.index")
+log = logging.getLogger("searchapp.vectors.index")
 SAVE_AFTER_SECONDS = 2.0  # a catch-up that took longer is worth keeping on disk
 
 

@@ -1,7 +1,7 @@
 """The passage index of a (corpus, model): the passages of its documents longer than the window.
 
 Documents that fit the model's window are in the document index only
-(``searchapp.index``; labels are document ids). A longer document is there too,
+(``searchapp.vectors.index``; labels are document ids). A longer document is there too,
 with the mean of its passages (duplicates and clusters work on documents), and
 each of its passages is here under the label ``document id * STRIDE + number``,
 so a label always names one passage of one text (document ids are never reused).
@@ -28,10 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
-from searchapp.index import VectorIndex
-from searchapp.index_cache import IndexCache, IndexKey, _Entry
-from searchapp.passages import MAX_PASSAGES
+from searchapp.embedding.passages import MAX_PASSAGES
 from searchapp.store import repo
+from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.index_cache import IndexCache, IndexKey, _Entry
 
 STRIDE = MAX_PASSAGES
 

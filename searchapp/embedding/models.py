@@ -165,7 +165,7 @@ def list_models(settings: Settings) -> list[ModelInfo]:
 
 def load_encoder(name: str, settings: Settings):
     """Load a model by name onto the configured device and precision (imports torch lazily)."""
-    from searchapp.encoder import SiameseEncoder
+    from searchapp.embedding.encoder import SiameseEncoder
 
     return SiameseEncoder.load(model_path(name, settings), device=settings.device,
                                precision=settings.precision)

@@ -8,7 +8,7 @@ at most ``window`` tokens that overlap by about ``overlap`` tokens, ending at a
 sentence boundary where one lies in the second half of the window and starting
 the next passage at a sentence start inside the overlap where there is one.
 Each passage is embedded and indexed on its own; a document's score is its best
-passage's (``searchapp.search``).
+passage's (``searchapp.search.service``).
 
 The document's own vector (used by duplicates and clusters, which work on
 documents) is the normalised mean of its passages' vectors: every part of the

@@ -4,7 +4,7 @@ A cosine threshold means different things for different encoders, so each model
 has its own. Without labelled data the app uses ``DEFAULT_THRESHOLDS`` (see the
 README for why 0.80 for all-MiniLM-L6-v2). With a file of labelled pairs
 (sentence1, sentence2, label 0/1) ``calibrate`` computes average precision, the
-precision-recall curve and the best-F1 threshold with ``searchapp.evaluation``;
+precision-recall curve and the best-F1 threshold with ``searchapp.evaluation.metrics``;
 ``save_threshold`` stores that threshold in the model's ``info`` JSON, where
 ``threshold_for`` finds it from then on.
 
@@ -23,9 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.context import App
+from searchapp.corpora.ingest import read_table
 from searchapp.errors import InvalidParameterError, TrainingDataError, check_range
-from searchapp.evaluation import encode_pairs, pair_metrics, precision_recall_curve
-from searchapp.ingest import read_table
+from searchapp.evaluation.metrics import encode_pairs, pair_metrics, precision_recall_curve
 from searchapp.store import repo
 
 DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2": 0.80}

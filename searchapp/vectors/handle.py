@@ -2,7 +2,7 @@
 
 Opening costs one indexed lookup of the corpus row; the model row and the index
 come from the process' caches, and the index is brought to the corpus'
-generation only when the corpus changed (see ``searchapp.index_cache``). Search,
+generation only when the corpus changed (see ``searchapp.vectors.index_cache``). Search,
 duplicates and clusters take the handle, so a page or a command opens a corpus
 once however many queries it runs, and nothing on the query path reads a file
 or scans the corpus.
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 from searchapp.context import App, ModelRef
 from searchapp.errors import EmptyCorpusError
-from searchapp.index import VectorIndex
-from searchapp.passage_index import PassageIndex
 from searchapp.store import repo
+from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.passage_index import PassageIndex
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ def open_corpus(app: App, name: str, model: str | None = None,
     index, generation = app.indexes.get(state.id, ref, state.generation)
     passages, _ = app.passage_indexes.get(state.id, ref, generation)
     if require_vectors and index.count == 0:
-        from searchapp.corpora import corpus_status
+        from searchapp.corpora.service import corpus_status
 
         raise EmptyCorpusError(state.name, corpus_status(app, state.name))
     return CorpusHandle(state.id, state.name, ref, generation, state.documents, index,
