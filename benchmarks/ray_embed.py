@@ -38,8 +38,8 @@ from searchapp.config import Settings  # noqa: E402
 from searchapp.context import App  # noqa: E402
 from searchapp.corpora import service as corpora  # noqa: E402
 from searchapp.corpora.ingest import read_table  # noqa: E402
+from searchapp.corpora.ray_embed import RayOptions, run_embed  # noqa: E402
 from searchapp.jobs import queue  # noqa: E402
-from searchapp.jobs.distributed import RayOptions, run_embed  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
 from tests.helpers import vectors_by_external_id as vectors  # noqa: E402
 
@@ -71,7 +71,7 @@ def plain_run(app: App, table, name: str, runs: dict, label: str) -> int:
     """The plain worker: the embed job in this process (model load included once)."""
     n = fresh_corpus(app, table, name)
     started = time.perf_counter()
-    job = run_until_done(app, corpora.embed(app, name))
+    job = run_until_done(app, corpora.request_embed(app, name))
     seconds = time.perf_counter() - started
     assert job.status == "succeeded", job.error
     runs[label] = {"seconds": round(seconds, 2), "sentences_per_s": round(n / seconds, 1),

@@ -132,13 +132,13 @@ def long_documents(planted: list[tuple[str, str]], tokenizer, window: int, seed:
 # ---- running -------------------------------------------------------------------------------
 def ingest(app, name: str, texts: list[str]) -> dict:
     from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import embed, upload
+    from searchapp.corpora.service import request_embed, upload
     from searchapp.jobs.worker import run_until_done
 
     frame = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})
     started = time.perf_counter()
     summary = upload(app, read_table(frame.to_csv(index=False).encode(), f"{name}.csv"), name)
-    job_id = summary.job_id or embed(app, name)  # --work: a stored corpus, maybe half embedded
+    job_id = summary.job_id or request_embed(app, name)  # --work: stored, maybe half embedded
     if job_id is None:
         log(f"{name}: already embedded")
         return {"split": None, "passages": None, "seconds": None}
@@ -212,9 +212,9 @@ def truncating_embed(encoder, texts):
 
 def long_part(app, encoder, sets: dict, args) -> dict:
     """The long-document set: truncation (the peer) against passages of each window."""
+    from searchapp.corpora import embed_job as embed_task
     from searchapp.embedding.passages import window_for
     from searchapp.evaluation.metrics import retrieval_metrics
-    from searchapp.jobs import embed_task
     from searchapp.vectors.handle import open_corpus
 
     window, _ = window_for(encoder.max_seq_length, 10**6)  # the model's whole window

@@ -16,24 +16,15 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 
 from searchapp.config import Settings
 from searchapp.embedding.models import load_encoder, model_path
 from searchapp.store import repo
+from searchapp.store.catalog import ModelRef
 from searchapp.store.db import Database
 from searchapp.vectors.index_cache import IndexCache
 from searchapp.vectors.memo import GenerationMemo
 from searchapp.vectors.passage_index import PassageIndexCache
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """A model's database row, detached: id, name, dimension."""
-
-    id: int
-    name: str
-    dimension: int
 
 
 class App:

@@ -84,9 +84,9 @@ class ModelCardError(ModelError):
 class CorpusChangedError(SearchAppError):
     """The corpus changed under a computation in a way it cannot skip over."""
 
-    def __init__(self, what: str = "The corpus"):
-        super().__init__(f"{what} changed while its clusters were computed (documents were "
-                         "added or removed); nothing was stored. Run it again.")
+    def __init__(self, what: str = "The corpus", during: str = "its clusters were computed"):
+        super().__init__(f"{what} changed while {during} (documents were added or removed); "
+                         "nothing was stored. Run it again.")
 
 
 def _listing(names: Iterable[str]) -> str:
@@ -110,12 +110,30 @@ class CorpusDeletedError(SearchAppError):
 
 
 class EmptyCorpusError(SearchAppError):
-    """The corpus has no embedded documents yet."""
+    """The corpus has no embedded documents yet; the message says what its embedding is at.
 
-    def __init__(self, name: str, detail: str = ""):
-        msg = f"Corpus {name!r} has no embedded documents yet"
-        super().__init__(msg + (f": {detail}" if detail else "."))
+    ``job`` is the active embed job as (id, status, done, total), or None when none is
+    queued or running.
+
+    Example:
+        >>> str(EmptyCorpusError("faq", (3, "running", 128, 300)))
+        "Corpus 'faq' has no embedded documents yet: its embedding job 3 is at 128 of 300."
+    """
+
+    def __init__(self, name: str, job: tuple[int, str, int, int] | None = None):
+        super().__init__(f"Corpus {name!r} has no embedded documents yet: "
+                         f"{_embedding_state(name, job)}")
         self.name = name
+
+
+def _embedding_state(name: str, job: tuple[int, str, int, int] | None) -> str:
+    if job is None:
+        return ("no embedding job is queued; start one with `searchapp embed --corpus "
+                f"{name}` or from the Search page.")
+    job_id, status, done, total = job
+    if status == "queued":
+        return f"its embedding job {job_id} is queued; is a worker running (`searchapp worker`)?"
+    return f"its embedding job {job_id} is at {done} of {total}."
 
 
 def check_range(name: str, value: float, low: float, high: float) -> float:

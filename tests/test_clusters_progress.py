@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from searchapp.cli import _job_row
+from searchapp.cli.jobs import job_row as _job_row
 from searchapp.clusters import ClusterParams, algorithms, projection, request_clusters
 from searchapp.clusters.algorithms import community_detection, far_members, kmeans_clusters
 from searchapp.clusters.compute import compute

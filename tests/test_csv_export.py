@@ -71,7 +71,7 @@ def two_topics(n: int = 6, dim: int = 384) -> np.ndarray:
 def test_duplicates_and_clusters_csv_from_the_cli(app, tmp_path, monkeypatch, capsys):
     docs = [(f"{RISKY[i]}-id", f"{RISKY[i]} text {i}") for i in range(6)]
     make_corpus(app, "risky", docs, two_topics())
-    monkeypatch.setattr("searchapp.cli._app", lambda: app)
+    monkeypatch.setattr("searchapp.cli.common.open_app", lambda: app)
     out = tmp_path / "dups.csv"
     assert main(["duplicates", "--corpus", "risky", "--threshold", "0.9", "--out",
                  str(out)]) == 0

@@ -17,7 +17,7 @@ from tests.test_ui_duplicates import PAIRS
 @pytest.fixture
 def cli_app(app, bundled_encoder, monkeypatch):
     make_corpus(app, bundled_encoder, "faq", FAQ)
-    monkeypatch.setattr("searchapp.cli._app", lambda: app)  # keep the loaded encoder
+    monkeypatch.setattr("searchapp.cli.common.open_app", lambda: app)  # keep the loaded encoder
     return app
 
 

@@ -87,7 +87,7 @@ KILL_BEFORE_CARD = "FAULT_TEST_KILL_BEFORE_CARD"  # read by the test's worker en
 FAULT_LINE = re.compile(r"fault injection: SIGKILL at point (\d+) \((.*)\)")
 PRELOAD = ["torch", "transformers", "sklearn.cluster", "sklearn.decomposition",
            "searchapp.context", "searchapp.embedding.encoder", "searchapp.jobs.worker",
-           "searchapp.jobs.embed_task", "searchapp.duplicates.service",
+           "searchapp.corpora.embed_job", "searchapp.duplicates.service",
            "searchapp.clusters.service", "searchapp.training.task",
            "searchapp.training.trainer"]
 
@@ -136,11 +136,12 @@ def _worker_entry(env: dict[str, str], log_path: str, out_path: str) -> None:
     os.dup2(log, 2)
     os.environ.clear()
     os.environ.update(env)
+    from searchapp.corpora import embed_job
     from searchapp.embedding.encoder import SiameseEncoder
-    from searchapp.jobs import embed_task, tasks
+    from searchapp.jobs import tasks
     from searchapp.jobs.worker import work
 
-    embed_task.BATCH_CPU = EMBED_BATCH
+    embed_job.BATCH_CPU = EMBED_BATCH
     real_encode = SiameseEncoder.encode
 
     def counted(self, texts, *args, **kwargs):
@@ -376,9 +377,9 @@ class Finetune:
         self.resumed_from: list[int | None] = []  # per checked job: the step it resumed at
 
     def enqueue(self, app: App, round_: int) -> int:
-        from searchapp.training.task import start_finetune
+        from searchapp.training.task import request_finetune
 
-        return start_finetune(app, rows_for("regression", 64).encode(), name=f"tuned-{round_}",
+        return request_finetune(app, rows_for("regression", 64).encode(), name=f"tuned-{round_}",
                               train_filename="pairs.csv", base="tiny", **FINETUNE).job_id
 
     def points_left(self, app: App, job_id: int, full: int, runs: list[WorkerRun]) -> int:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from searchapp.cli import _job_row
+from searchapp.cli.jobs import job_row as _job_row
 from searchapp.jobs import queue, tasks
 from searchapp.jobs.horizon import RateMeter, split_message
 from searchapp.jobs.tasks import TaskContext

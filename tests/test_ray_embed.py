@@ -19,8 +19,8 @@ from sqlalchemy import text
 
 from searchapp.corpora import service as corpora
 from searchapp.corpora.ingest import read_table
+from searchapp.corpora.ray_embed import RayOptions, run_embed
 from searchapp.jobs import queue
-from searchapp.jobs.distributed import RayOptions, run_embed
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
 from searchapp.store import repo
@@ -73,7 +73,7 @@ def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, 
     assert run_until_done(app, local_job).status == "succeeded"
     queued = corpora.upload(app, captions, "ray").job_id  # a local embed job, replaced:
     before = generation(app, "ray")
-    job_id = corpora.embed_on_ray(app, "ray", cpus_per_actor=1, batch=BATCH)
+    job_id = corpora.request_ray_embed(app, "ray", cpus_per_actor=1, batch=BATCH)
     assert queue.get(app.db, queued).status == "cancelled"
     job = run_until_done(app, job_id)
     assert job.status == "succeeded", job.error
@@ -88,7 +88,7 @@ def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, 
     first = captions.frame.drop_duplicates("text").iloc[7]
     hit = search(app, "ray", first["text"], k=1)[0]  # the driver's index caught up
     assert hit.id == str(first["id"])
-    assert corpora.embed_on_ray(app, "ray") is None  # nothing left to embed
+    assert corpora.request_ray_embed(app, "ray") is None  # nothing left to embed
 
 
 @pytest.mark.slow
@@ -130,19 +130,19 @@ def test_one_ray_job_per_corpus_and_a_running_local_job_is_not_raced(app, captio
     from searchapp.errors import JobError
 
     corpora.upload(app, captions, "faq")
-    ray_job = corpora.embed_on_ray(app, "faq", address="auto")
-    assert corpora.embed_on_ray(app, "faq") == ray_job  # a dead driver's job is resumed
+    ray_job = corpora.request_ray_embed(app, "faq", address="auto")
+    assert corpora.request_ray_embed(app, "faq") == ray_job  # a dead driver's job is resumed
     queue.cancel(app.db, ray_job)
-    local = corpora.embed(app, "faq")
+    local = corpora.request_embed(app, "faq")
     queue.claim(app.db, "other-host:1")  # a worker elsewhere runs the local job
     with pytest.raises(JobError, match=f"already has embed job {local} \\(running\\)"):
-        corpora.embed_on_ray(app, "faq")
+        corpora.request_ray_embed(app, "faq")
 
 
 def test_the_ray_engine_refuses_what_its_workers_cannot_use():
     from searchapp.config import Settings
+    from searchapp.corpora.ray_embed import actor_settings
     from searchapp.errors import ConfigError
-    from searchapp.jobs.distributed import actor_settings
 
     with pytest.raises(ConfigError, match="not an in-memory one"):
         actor_settings(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))

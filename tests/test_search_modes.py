@@ -108,7 +108,7 @@ def test_split_long_embeds_old_long_documents_in_passages_and_nothing_else(app):
 def test_split_long_waits_for_the_corpus_jobs(app):
     ingest(app, "docs", mixed_rows())
     make_pre_passage(app, "docs", "minutes")
-    corpora.embed(app, "docs", new_rows=True)  # a queued job on the corpus
+    corpora.request_embed(app, "docs", new_rows=True)  # a queued job on the corpus
     with pytest.raises(JobError, match="in use by job"):
         corpora.split_long(app, "docs")
 

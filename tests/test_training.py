@@ -17,7 +17,7 @@ from searchapp.jobs import queue
 from searchapp.jobs.tasks import TaskContext
 from searchapp.training.data import load_training_data, split_dev
 from searchapp.training.losses import OBJECTIVES
-from searchapp.training.task import finetune, start_finetune, training_history, work_folder
+from searchapp.training.task import finetune, request_finetune, training_history, work_folder
 from searchapp.training.trainer import TrainConfig, Trainer
 
 WORDS = ["cat", "dog", "car", "tree", "river", "music", "bread", "phone", "snow", "ship",
@@ -185,7 +185,7 @@ def test_bad_training_files_name_the_problem_and_rows(text, message):
 def test_bad_file_starts_no_job(app, tiny_bert):
     bad = ("premise,hypothesis,label\n" + "a,b,entailment\n" * 20 + "c,d,maybe\n").encode()
     with pytest.raises(TrainingDataError):
-        start_finetune(app, bad, train_filename="bad.csv", name="m1", base=str(tiny_bert))
+        request_finetune(app, bad, train_filename="bad.csv", name="m1", base=str(tiny_bert))
     assert queue.recent(app.db) == []
 
 
@@ -207,7 +207,7 @@ class KillAfter(TaskContext):
 
 
 def _start(app, tiny_bert, name, **hyper):
-    return start_finetune(app, rows_for("regression", 48).encode(), train_filename="t.csv",
+    return request_finetune(app, rows_for("regression", 48).encode(), train_filename="t.csv",
                           name=name, base=str(tiny_bert), batch_size=8, **hyper)
 
 

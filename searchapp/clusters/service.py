@@ -11,6 +11,7 @@ Example:
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import asdict, replace
 
 import numpy as np
@@ -81,6 +82,27 @@ def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
         return None, job.id
     payload = {"corpus": handle.name, "params": asdict(params), "key": key}
     return None, queue.enqueue(app.db, KIND, payload)
+
+
+def clusters_result(app: App, corpus: str | CorpusHandle, params: ClusterParams,
+                    run_job: Callable[[int], object]) -> ClusterResult:
+    """The stored result, or the one a job computes: ``run_job(job_id)`` runs it to its end.
+
+    ``run_job`` raises when the job does not succeed (the CLI runs it in its own
+    process). Raises CorpusChangedError when the corpus changed meanwhile.
+
+    Example:
+        >>> clusters_result(app, "faq", ClusterParams(), run_job=print).size  # doctest: +SKIP
+        13
+    """
+    result, job_id = request_clusters(app, corpus, params)
+    if result is None:
+        run_job(job_id)
+        result = cached_clusters(app, corpus, params)
+        if result is None:
+            name = corpus if isinstance(corpus, str) else corpus.name
+            raise CorpusChangedError(f"Corpus {name!r}", "its clusters were computed")
+    return result
 
 
 def _texts_of(app: App, corpus_id: int):

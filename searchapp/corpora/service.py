@@ -98,7 +98,7 @@ def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
         c = repo.get_or_create_corpus(s, corpus, model_name)
         result = repo.add_documents(s, c, docs)
         name = c.name
-    job_id = embed(app, name, new_rows=bool(result.added or result.updated))
+    job_id = request_embed(app, name, new_rows=bool(result.added or result.updated))
     return UploadSummary(name, result.added, result.updated, result.unchanged, skipped, job_id)
 
 
@@ -166,7 +166,7 @@ def split_long(app: App, name: str) -> tuple[int, int | None]:
         if long_ids:
             with app.db.session() as s:
                 renewed += repo.renew_documents(s, state.id, long_ids)
-    return renewed, (embed(app, name, new_rows=True) if renewed else None)
+    return renewed, (request_embed(app, name, new_rows=True) if renewed else None)
 
 
 def active_jobs(app: App, name: str) -> list[queue.JobView]:
@@ -174,10 +174,10 @@ def active_jobs(app: App, name: str) -> list[queue.JobView]:
     return [j for kind in TASKS if (j := queue.active_for(app.db, kind, "corpus", name))]
 
 
-def embed(app: App, name: str, new_rows: bool = False) -> int | None:
+def request_embed(app: App, name: str, new_rows: bool = False) -> int | None:
     """Queue an embed job for documents of ``name`` still without a vector; its id, or None.
 
-    Example: after a cancelled embedding, ``embed(app, "faq")`` picks up the rest.
+    Example: after a cancelled embedding, ``request_embed(app, "faq")`` picks up the rest.
     """
     active = queue.active_for(app.db, "embed", "corpus", name)
     if active and (active.status == "queued" or not new_rows):
@@ -185,11 +185,11 @@ def embed(app: App, name: str, new_rows: bool = False) -> int | None:
     with app.db.session() as s:
         repo.get_corpus(s, name)
     if new_rows or _needs_embedding(app, name):
-        return queue.enqueue(app.db, "embed", {"corpus": name})
+        return _enqueue_embed(app, name)
     return None
 
 
-def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int | None = None,
+def request_ray_embed(app: App, name: str, address: str | None = "auto", actors: int | None = None,
                  cpus_per_actor: int | None = None, batch: int | None = None) -> int | None:
     """Queue an embed job for ``name`` that encodes on a Ray cluster; its id, or None when
     every document has a vector already.
@@ -199,7 +199,7 @@ def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int 
     missing); a queued local one (an upload queues one) is cancelled and
     replaced; a running local one is not stopped: the call is refused until it ends.
 
-    Example: ``embed_on_ray(app, "faq", address="ray://head:10001")``.
+    Example: ``request_ray_embed(app, "faq", address="ray://head:10001")``.
     """
     active = queue.active_for(app.db, "embed", "corpus", name)
     if active and active.payload.get("engine") == "ray":
@@ -215,18 +215,38 @@ def embed_on_ray(app: App, name: str, address: str | None = "auto", actors: int 
         repo.get_corpus(s, name)
     if not _needs_embedding(app, name):
         return None
-    payload = {"corpus": name, "engine": "ray", "address": address}
-    payload.update({k: v for k, v in (("actors", actors), ("cpus_per_actor", cpus_per_actor),
-                                      ("batch", batch)) if v is not None})
+    return _enqueue_embed(app, name, ray={"address": address, "actors": actors,
+                                         "cpus_per_actor": cpus_per_actor, "batch": batch})
+
+
+def _enqueue_embed(app: App, corpus: str, model: str | None = None, switch: bool = False,
+                   ray: dict | None = None) -> int:
+    """The one place an ``embed`` job's payload is written (``corpora.embed_job`` reads it).
+
+    ``{"corpus"}``, plus ``"model"`` and ``"switch": True`` to move the corpus to another
+    model, or ``"engine": "ray"`` with the Ray options that were given.
+    """
+    payload: dict = {"corpus": corpus}
+    if model is not None:
+        payload.update(model=model, switch=switch)
+    if ray is not None:
+        payload.update({"engine": "ray", "address": ray.get("address")}
+                       | {k: v for k, v in ray.items() if v is not None and k != "address"})
     return queue.enqueue(app.db, "embed", payload)
 
 
-def corpus_status(app: App, name: str) -> str:
-    """A sentence for a corpus that cannot be searched yet (used in messages)."""
-    job = queue.active_for(app.db, "embed", "corpus", name)
-    if job is None:
-        return ("no embedding job is queued; start one with `searchapp embed --corpus "
-                f"{name}` or from the Search page.")
-    if job.status == "queued":
-        return f"its embedding job {job.id} is queued; is a worker running (`searchapp worker`)?"
-    return f"its embedding job {job.id} is at {job.progress_done} of {job.progress_total}."
+def request_model_switch(app: App, corpus: str, model: str) -> int:
+    """Re-embed ``corpus`` with ``model``, then switch the corpus to it; returns the job id.
+
+    The old index keeps serving searches until every document has a vector
+    from the new model (the ``embed`` job's ``switch``).
+    """
+    model_path(model, app.settings)  # raises with the known models listed
+    with app.db.session() as s:
+        current = repo.get_corpus(s, corpus).model_name
+    if current == model:
+        raise ModelError(f"Corpus {corpus!r} already uses {model!r}.")
+    if queue.active_for(app.db, "embed", "corpus", corpus):
+        raise JobError(f"Corpus {corpus!r} is being embedded right now; try again when the "
+                       "job has ended.")
+    return _enqueue_embed(app, corpus, model=model, switch=True)

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from searchapp.context import App
 from searchapp.corpora.ingest import read_table
 from searchapp.errors import InvalidParameterError, TrainingDataError, check_range
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, precision_recall_curve
+from searchapp.jobs import queue
 from searchapp.store import repo
 
 DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2": 0.80}
@@ -157,6 +159,30 @@ def resolve_threshold(app: App, model_name: str, threshold: float | None) -> flo
         return float(check_range("threshold", float(threshold), 0.0, 1.0))
     except (TypeError, ValueError) as exc:
         raise InvalidParameterError(f"threshold must be a number; got {threshold!r}.") from exc
+
+
+def request_calibration(app: App, model_name: str, source: bytes | str | Path,
+                        filename: str | None = None) -> tuple[int, LabelledPairs]:
+    """Check a file of labelled pairs, keep a copy in the work folder, queue a ``calibrate`` job.
+
+    A bad file fails here, before any job exists; the job reads the copy, so it never
+    depends on the user's file. Returns the job id and the pairs as read (for counts).
+
+    Example:
+        >>> job_id, pairs = request_calibration(app, "my-model", "mrpc.tsv")  # doctest: +SKIP
+    """
+    if isinstance(source, bytes):
+        data, name = source, Path(filename or "pairs.csv").name
+    else:
+        path = Path(source).expanduser()
+        read_labelled_pairs(path, filename or path.name)  # a missing or bad file fails here
+        data, name = path.read_bytes(), Path(filename or path.name).name
+    pairs = read_labelled_pairs(data, name)
+    copy = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{name}"
+    copy.write_bytes(data)
+    job_id = queue.enqueue(app.db, "calibrate", {"model": model_name, "path": str(copy),
+                                                 "filename": name})
+    return job_id, pairs
 
 
 def calibrate_task(ctx, payload: dict) -> dict:

@@ -14,6 +14,8 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from searchapp.context import App
@@ -22,6 +24,7 @@ from searchapp.duplicates.grouping import group_pairs
 from searchapp.duplicates.mining import Mined, mine
 from searchapp.duplicates.params import (
     DEFAULT_K,
+    INLINE_MAX,
     KIND,
     TooFewDocumentsError,
     check_k,
@@ -30,6 +33,7 @@ from searchapp.duplicates.params import (
 )
 from searchapp.duplicates.results import DuplicateReport
 from searchapp.duplicates.text_keys import text_key
+from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
@@ -152,6 +156,31 @@ def request_mining(app: App, corpus: str | CorpusHandle, threshold: float | None
             floor_for(active.payload.get("threshold", 2.0)) <= threshold:
         return active.id
     return queue.enqueue(app.db, KIND, payload)
+
+
+def duplicates_report(app: App, corpus: str | CorpusHandle, threshold: float | None,
+                      k: int, run_job: Callable[[int], object]) -> DuplicateReport:
+    """The report, however it must be made: stored, mined here, or by a job run to its end.
+
+    A corpus up to ``INLINE_MAX`` documents is mined in this process (a second or
+    two); a larger one by a ``duplicates`` job, which ``run_job(job_id)`` runs to
+    its end (raising when it does not succeed: the CLI runs it in its own
+    process). Raises CorpusChangedError when the corpus changed meanwhile.
+
+    Example:
+        >>> duplicates_report(app, "faq", 0.85, 10, run_job=print).pair_count  # doctest: +SKIP
+        11
+    """
+    handle = open_for_duplicates(app, corpus)
+    report = find_duplicates(app, handle, threshold, k, compute=False)
+    if report is None and handle.index.count <= INLINE_MAX:
+        report = find_duplicates(app, handle, threshold, k)
+    elif report is None:
+        run_job(request_mining(app, handle, threshold, k))
+        report = find_duplicates(app, handle.name, threshold, k, compute=False)
+        if report is None:
+            raise CorpusChangedError(f"Corpus {handle.name!r}", "its duplicates were mined")
+    return report
 
 
 def duplicates_task(ctx, payload: dict) -> dict:

@@ -35,13 +35,15 @@ from datetime import datetime, timedelta
 from sqlalchemy import or_, select, update
 
 from searchapp.errors import JobError
+from searchapp.jobs.processes import is_zombie
+from searchapp.store import job_rows
 from searchapp.store.db import Database
 from searchapp.store.schema import Job, utcnow
 
 # Long enough for a step that holds the GIL (HDBSCAN, UMAP) to miss heartbeats; a dead
 # worker on this host is noticed at once by its pid instead.
 STALE_AFTER = timedelta(minutes=10)
-ACTIVE = ("queued", "running")
+ACTIVE = job_rows.ACTIVE  # ("queued", "running")
 FINISHED = ("succeeded", "failed", "cancelled")
 
 
@@ -120,15 +122,7 @@ def _worker_dead(worker: str | None) -> bool:
         return True
     except PermissionError:
         return False
-    return _is_zombie(int(pid))
-
-
-def _is_zombie(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] == "Z"
-    except (OSError, IndexError):
-        return False
+    return is_zombie(int(pid))
 
 
 def enqueue(db: Database, kind: str, payload: dict) -> int:
@@ -157,10 +151,8 @@ def recent(db: Database, limit: int = 50) -> list[JobView]:
 def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
     """A queued or running job of ``kind`` whose payload[key] == value, if any."""
     with db.session() as s:
-        for job in s.scalars(select(Job).where(Job.kind == kind, Job.status.in_(ACTIVE))):
-            if (job.payload or {}).get(key) == value:
-                return _view(job)
-    return None
+        job = job_rows.active_job(s, kind, key, value)
+        return None if job is None else _view(job)
 
 
 def claim(db: Database, worker: str, kinds: tuple[str, ...] | None = None) -> JobView | None:

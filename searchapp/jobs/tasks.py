@@ -27,7 +27,7 @@ from searchapp.jobs import queue
 from searchapp.jobs.horizon import SEPARATOR, RateMeter
 
 TASKS: dict[str, str] = {
-    "embed": "searchapp.jobs.embed_task:embed_corpus",
+    "embed": "searchapp.corpora.embed_job:embed_corpus",
     "finetune": "searchapp.training.task:finetune",
     "duplicates": "searchapp.duplicates.service:duplicates_task",
     "calibrate": "searchapp.duplicates.calibration:calibrate_task",

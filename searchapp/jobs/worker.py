@@ -31,6 +31,7 @@ from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError
 from searchapp.jobs import queue
+from searchapp.jobs.processes import pid_alive
 from searchapp.jobs.tasks import (
     STOPPING,
     UNITS,
@@ -129,14 +130,6 @@ def run_until_done(app: App, job_id: int, on_progress=None, poll_seconds: float 
 
 
 # ---- the background process ---------------------------------------------------
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return not queue._is_zombie(pid)
-
-
 def worker_pid(settings) -> int | None:
     """The pid of a live background worker for this data folder, if any."""
     pid_file = Path(settings.data_dir) / PID_FILE
@@ -144,7 +137,7 @@ def worker_pid(settings) -> int | None:
         pid = int(pid_file.read_text().strip())
     except (OSError, ValueError):
         return None
-    return pid if _pid_alive(pid) else None
+    return pid if pid_alive(pid) else None
 
 
 def ensure_worker(settings) -> int:

@@ -136,6 +136,15 @@ def find_model(s: Session, name: str) -> Model | None:
     return s.scalar(select(Model).where(Model.name == name))
 
 
+@dataclass(frozen=True)
+class ModelRef:
+    """A model's row, detached from its session: id, name, dimension."""
+
+    id: int
+    name: str
+    dimension: int
+
+
 def get_or_create_model(s: Session, name: str, dimension: int, **fields) -> Model:
     """The Model row for ``name``; created on first use. A changed dimension is an error."""
     model = find_model(s, name)

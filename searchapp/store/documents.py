@@ -269,7 +269,7 @@ def missing_embedding_ids(s: Session, corpus_id: int, model_id: int, after_id: i
     """Up to ``limit`` ids > ``after_id`` of the corpus' documents without a vector, by id.
 
     The ids-only form of ``documents_missing_embedding``, for a driver that hands
-    the texts' reading to its workers (``searchapp.jobs.distributed``): a keyset page
+    the texts' reading to its workers (``searchapp.corpora.ray_embed``): a keyset page
     of integers, so planning ten million documents moves 80 MB, not their texts.
     """
     has_vector = exists().where(Embedding.document_id == Document.id,

@@ -1,6 +1,6 @@
 """The ``finetune`` job: start it (validate, copy the data, enqueue) and run it.
 
-``start_finetune`` checks everything a user can get wrong before any job
+``request_finetune`` checks everything a user can get wrong before any job
 exists (the files, the objective, the name), then copies the training (and
 dev) file into ``DATA_DIR/work/finetune/NAME/`` so the job never depends on
 the user's file. The job trains in that folder (checkpoints, history.json)
@@ -10,7 +10,7 @@ A worker that dies mid-training leaves the job "running"; the next worker
 takes it over and the trainer carries on from the last checkpoint.
 
 Example:
-    >>> job = start_finetune(app, "pairs.csv", name="support-v1", epochs=4)  # doctest: +SKIP
+    >>> job = request_finetune(app, "pairs.csv", name="support-v1", epochs=4)  # doctest: +SKIP
     >>> job.data.describe()                                                 # doctest: +SKIP
     '5749 regression examples (sentence1=sentence1, ...); objective cosine; scores 0–5 ...'
 """
@@ -39,7 +39,7 @@ HYPER = ("epochs", "batch_size", "lr", "seed", "evals_per_epoch", "average_decay
 
 @dataclass
 class Started:
-    """What ``start_finetune`` did: the job, and the data as it will be trained."""
+    """What ``request_finetune`` did: the job, and the data as it will be trained."""
 
     job_id: int
     data: TrainingData
@@ -51,7 +51,7 @@ def work_folder(app: App, name: str) -> Path:
     return app.settings.work_dir / "finetune" / name
 
 
-def start_finetune(app: App, train: str | Path | bytes, *, name: str,
+def request_finetune(app: App, train: str | Path | bytes, *, name: str,
                    train_filename: str | None = None, dev: str | Path | bytes | None = None,
                    dev_filename: str | None = None, objective: str = "auto",
                    base: str | None = None, columns: dict | None = None,
@@ -223,22 +223,3 @@ def _save_model(app: App, encoder, name: str, card: dict, history: Path) -> Path
     write_card(tmp, card)
     tmp.rename(target)
     return target
-
-
-def use_model_for_corpus(app: App, corpus: str, model: str) -> int:
-    """Re-embed ``corpus`` with ``model``, then switch the corpus to it; returns the job id.
-
-    The old index keeps serving searches until every document has a vector
-    from the new model (the ``embed`` job's ``switch``).
-    """
-    from searchapp.store import repo
-
-    model_path(model, app.settings)  # raises with the known models listed
-    with app.db.session() as s:
-        current = repo.get_corpus(s, corpus).model_name
-    if current == model:
-        raise ModelError(f"Corpus {corpus!r} already uses {model!r}.")
-    if queue.active_for(app.db, "embed", "corpus", corpus):
-        raise JobError(f"Corpus {corpus!r} is being embedded right now; try again when the "
-                       "job has ended.")
-    return queue.enqueue(app.db, "embed", {"corpus": corpus, "model": model, "switch": True})

@@ -16,8 +16,8 @@ import streamlit as st
 
 from searchapp.context import App
 from searchapp.corpora import service as corpora
+from searchapp.corpora.embed_job import FIRST_BATCH
 from searchapp.jobs import queue
-from searchapp.jobs.embed_task import FIRST_BATCH
 from searchapp.jobs.horizon import split_message
 from searchapp.search.service import MAX_K
 from searchapp.store import repo
@@ -76,7 +76,7 @@ def _no_job(app: App, corpus: repo.CorpusSummary) -> None:
                f"or failed; the Jobs page says why). Search covers {corpus.embedded:,} of "
                f"{corpus.documents:,} documents.", icon=":material/warning:")
     if st.button("Embed the remaining documents", icon=":material/play_arrow:"):
-        corpora.embed(app, corpus.name)
+        corpora.request_embed(app, corpus.name)
         st.rerun()
 
 

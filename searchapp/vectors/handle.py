@@ -16,12 +16,16 @@ Example:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from searchapp.context import App, ModelRef
 from searchapp.errors import EmptyCorpusError
-from searchapp.store import repo
+from searchapp.store import job_rows, repo
+from searchapp.store.catalog import ModelRef
 from searchapp.vectors.index import VectorIndex
 from searchapp.vectors.passage_index import PassageIndex
+
+if TYPE_CHECKING:  # the App is passed in by its callers; this layer sits below it
+    from searchapp.context import App
 
 
 @dataclass(frozen=True)
@@ -57,9 +61,9 @@ def open_corpus(app: App, name: str, model: str | None = None,
     index, generation = app.indexes.get(state.id, ref, state.generation)
     passages, _ = app.passage_indexes.get(state.id, ref, generation)
     if require_vectors and index.count == 0:
-        from searchapp.corpora.service import corpus_status
-
-        raise EmptyCorpusError(state.name, corpus_status(app, state.name))
+        with app.db.session() as s:  # only now: the query path reads nothing more
+            job = job_rows.active_job_state(s, "embed", "corpus", state.name)
+        raise EmptyCorpusError(state.name, job and (job.id, job.status, job.done, job.total))
     return CorpusHandle(state.id, state.name, ref, generation, state.documents, index,
                         passages, tuple(state.meta_columns))
 

@@ -9,9 +9,6 @@ encoder pass and an index query, fast enough to run in the page.
 
 from __future__ import annotations
 
-import uuid
-from pathlib import Path
-
 import streamlit as st
 
 from searchapp import duplicates as dup
@@ -208,16 +205,11 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
                "curve, and find the threshold with the best F1 for this model.")
     upload = st.file_uploader("Labelled pairs")  # a wrong type gets our message, with formats
     if upload is not None and st.button("Compute AP and threshold", icon=":material/tune:"):
-        path = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{Path(upload.name).name}"
-        path.write_bytes(upload.getvalue())
-        try:
-            cal.read_labelled_pairs(path, upload.name)  # a bad file fails here, not in the job
+        try:  # a bad file fails here, not in the job
+            job_id, _ = cal.request_calibration(app, model, upload.getvalue(), upload.name)
         except SearchAppError as exc:
-            path.unlink(missing_ok=True)
             st.error(str(exc), icon=":material/error:")
             return
-        job_id = queue.enqueue(app.db, "calibrate",
-                               {"model": model, "path": str(path), "filename": upload.name})
         ensure_background_worker(app)
         st.session_state[CAL_JOB] = job_id
     job_id = st.session_state.get(CAL_JOB)

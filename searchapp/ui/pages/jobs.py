@@ -3,7 +3,7 @@
 The list refreshes itself every two seconds while a job is queued or running,
 and stops refreshing once everything has ended. Where a Ray cluster is
 configured (``SEARCHAPP_RAY_ADDRESS``), "Embed on Ray" queues the embedding of
-a corpus' missing vectors on it (``corpora.embed_on_ray``, as the CLI's
+a corpus' missing vectors on it (``corpora.request_ray_embed``, as the CLI's
 ``embed --engine ray``); the background worker is its driver.
 """
 
@@ -51,11 +51,11 @@ def cancel(app: App, job_id: int) -> None:
     st.session_state["jobs.flash"] = (*flash, time.monotonic())
 
 
-def embed_on_ray(app: App, name: str) -> None:
+def request_ray_embed(app: App, name: str) -> None:
     """Button callback: queue the corpus' missing vectors on the Ray cluster."""
     address = app.settings.ray_address
     try:
-        job_id = corpora.embed_on_ray(app, name, address=address)
+        job_id = corpora.request_ray_embed(app, name, address=address)
         shown = md_inline(repr(name))
         flash = ("success", f"Job {job_id} embeds {shown} on the Ray cluster at "
                  f"{md_inline(address or '')}." if job_id else
@@ -75,7 +75,7 @@ def ray_section(app: App) -> None:
             st.caption("Every corpus is embedded.")
             return
         name = st.selectbox("Corpus with documents still to embed", missing, key="jobs.ray")
-        st.button("Embed on Ray", on_click=embed_on_ray, args=(app, name),
+        st.button("Embed on Ray", on_click=request_ray_embed, args=(app, name),
                   icon=":material/hub:")
 
 

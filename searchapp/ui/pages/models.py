@@ -15,12 +15,13 @@ import pandas as pd
 import streamlit as st
 
 from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import request_model_switch
 from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
-from searchapp.training.task import start_finetune, training_history, use_model_for_corpus
+from searchapp.training.task import request_finetune, training_history
 from searchapp.ui.charts_models import training_figure
 from searchapp.ui.common import md_inline, page_app
 from searchapp.ui.resources import ensure_background_worker
@@ -98,7 +99,7 @@ with st.form("models.start", border=True):
                                   disabled=data is None, icon=":material/model_training:")
 if start and data is not None:
     try:
-        started = start_finetune(
+        started = request_finetune(
             app, train_file.getvalue(), train_filename=train_file.name, name=name.strip(),
             dev=dev_file.getvalue() if dev_file else None,
             dev_filename=dev_file.name if dev_file else None, objective=objective,
@@ -161,7 +162,7 @@ else:
     target = right.selectbox("Model", [m.name for m in models], key="models.target")
     if st.button(f"Use {target} for {corpus}", key="models.use", icon=":material/swap_horiz:"):
         try:
-            job_id = use_model_for_corpus(app, corpus, target)
+            job_id = request_model_switch(app, corpus, target)
             ensure_background_worker(app)
             st.success(f"Re-embedding {corpus!r} with {target!r} (job {job_id}); searches use "
                        f"{corpora[corpus]!r} until it is complete.")

@@ -15,7 +15,7 @@ Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
 has a vector for it, so the old index serves searches until then. With
 ``"engine": "ray"`` (and ``"address"``, ``"actors"``, ``"cpus_per_actor"``,
 ``"batch"``) the batches are encoded and committed by actors on a Ray cluster
-instead (``searchapp.jobs.distributed``), through the same store functions.
+instead (``searchapp.corpora.ray_embed``), through the same store functions.
 """
 
 from __future__ import annotations
@@ -30,8 +30,8 @@ from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
 from searchapp.vectors.passage_index import STRIDE
 
-BATCH_CPU = 1024  # documents per committed batch
-BATCH_CUDA = 8192
+BATCH_CPU = 1024  # documents per committed batch (and per Ray block, ``ray_embed``)
+BATCH_GPU = 8192
 FIRST_BATCH = 128  # the first batches are smaller (doubling up): search opens and a rate
 # shows within seconds of the model being loaded
 MIN_SAVE_GAP_SECONDS = 10.0
@@ -60,7 +60,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     model = handle.model
     ctx.progress(0, 0, f"Step 1 of 2: loading the model {model.name}", force=True)
     encoder = app.encoder(model.name)
-    full_batch = BATCH_CUDA if encoder.device.type == "cuda" else BATCH_CPU
+    full_batch = BATCH_GPU if encoder.device.type == "cuda" else BATCH_CPU
     batch = min(FIRST_BATCH, full_batch)
     with app.db.session() as s:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
@@ -123,7 +123,7 @@ def _switch_if_asked(ctx: TaskContext, payload: dict, corpus_id: int, model_name
 
 def _embed_on_ray(ctx: TaskContext, payload: dict) -> dict:
     """The same job with the batches encoded and committed by Ray actors."""
-    from searchapp.jobs.distributed import RayOptions, run_embed
+    from searchapp.corpora.ray_embed import RayOptions, run_embed
 
     def report(done: int, total: int, message: str) -> None:
         ctx.progress(done, total, message, force=done == 0)

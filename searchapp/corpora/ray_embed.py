@@ -46,13 +46,12 @@ import numpy as np
 
 from searchapp.config import Settings
 from searchapp.context import App
+from searchapp.corpora.embed_job import BATCH_CPU, BATCH_GPU  # per block, encode call, commit
 from searchapp.errors import ConfigError
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
 
 log = logging.getLogger(__name__)
-BATCH_CPU = 1024  # documents per block, per encode call and per committed transaction
-BATCH_GPU = 8192
 ID_PAGE = 100_000  # ids per keyset page while planning the blocks
 MAX_CPUS_PER_ACTOR = 4  # torch threads of one CPU actor; more actors beyond that
 

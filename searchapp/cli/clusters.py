@@ -1,0 +1,55 @@
+"""``searchapp clusters``: the named groups of a corpus and its 2-D map.
+
+Example:
+    $ searchapp clusters --corpus faq --method kmeans --k 5 --out faq-clusters.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from searchapp.cli import common
+from searchapp.cli.output import output_path, print_json, print_table, write_atomically
+from searchapp.errors import SearchAppError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``clusters`` to the command parser."""
+    c = sub.add_parser("clusters", help="the groups of a corpus, named, with a 2-D map")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("--method", choices=["community", "hdbscan", "kmeans"], default="community")
+    c.add_argument("--k", type=int, help="number of clusters for kmeans (default: from size)")
+    c.add_argument("--min-size", type=int, help="smallest cluster (community, hdbscan)")
+    c.add_argument("--threshold", type=float, help="cosine for community (default 0.4)")
+    c.add_argument("--projection", choices=["umap", "pca"], default="umap",
+                   help="2-D map: umap (default) or pca (fast)")
+    c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
+    c.add_argument("--out", metavar="FILE.csv", help="write id, cluster, label, x, y to a CSV")
+    c.set_defaults(func=clusters)
+
+
+def clusters(args: argparse.Namespace) -> int:
+    from searchapp.clusters import ClusterParams
+    from searchapp.clusters.service import clusters_result
+    from searchapp.corpora.csv_safe import safe_csv
+
+    if args.json and args.out:
+        raise SearchAppError("Choose one output: --json or --out FILE.csv.")
+    out = output_path(args.out) if args.out else None
+    app = common.open_app()
+    params = ClusterParams(method=args.method, k=args.k, min_size=args.min_size,
+                           threshold=args.threshold, projection=args.projection).validated()
+    result = clusters_result(app, args.corpus, params,
+                             run_job=common.run_job(app, "clusters job"))
+    if args.json:
+        print_json(result.summary())
+        return 0
+    if out is not None:
+        frame = result.frame().drop(columns=["doc_id"])
+        write_atomically(out, lambda tmp: safe_csv(frame, tmp))
+        print(f"Wrote {len(frame)} assignments to {out}.")
+    rows = [{k: c[k] for k in ("id", "size", "label", "example")} for c in result.clusters]
+    print_table(rows, ["id", "size", "label", "example"])
+    print(f"{len(result.clusters)} clusters; {result.outliers} outliers "
+          f"({result.outlier_share:.1%} of {result.size} documents).")
+    return 0

@@ -1,0 +1,60 @@
+"""What every command shares: the App it works on and running a job to its end here.
+
+Commands call ``common.open_app()`` (tests replace it to share a loaded
+encoder). A command that needs a job's result runs the queue in its own
+process until that job ends (``run_job``), so ``--wait`` needs no worker.
+
+Example:
+    >>> app = open_app()                                        # doctest: +SKIP
+    >>> run_job(app, "embed job 1")(1)                          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from searchapp.cli.output import progress_printer
+from searchapp.errors import JobError
+
+
+def open_app():
+    """The App of this command (settings from the environment)."""
+    from searchapp.context import App
+
+    return App()
+
+
+def run_job(app, label: str) -> Callable[[int], None]:
+    """A function that works the queue here until job ``job_id`` ends, printing progress.
+
+    It raises JobError (printed as one ``error:`` line, exit code 1) when the job
+    does not succeed.
+    """
+    from searchapp.jobs.worker import run_until_done
+
+    def run(job_id: int) -> None:
+        job = run_until_done(app, job_id, progress_printer(f"{label} {job_id}"))
+        if job.status != "succeeded":
+            raise JobError(f"job {job.id} {job.status}: {job.error or job.message or ''}"
+                           .rstrip())
+
+    return run
+
+
+def job_result(app, job_id: int) -> dict:
+    """The stored result of a finished job (empty when it has none)."""
+    from searchapp.jobs import queue
+
+    return queue.get(app.db, job_id).result or {}
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1, else a usage error naming it."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
+    return value

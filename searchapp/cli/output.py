@@ -1,0 +1,96 @@
+"""How the CLI prints: JSON, aligned tables, job progress, and files written safely.
+
+Every command prints through these, so the shapes scripts rely on (documented
+in the README) are written in one place.
+
+Example:
+    >>> print_table([{"name": "faq", "documents": 13}], ["name", "documents"])
+    NAME  DOCUMENTS
+    faq   13
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from searchapp.errors import OutputPathError
+
+
+def print_json(obj) -> None:
+    """One line of JSON (non-ASCII kept as is; dates and paths as strings)."""
+    print(json.dumps(obj, ensure_ascii=False, default=str))
+
+
+def print_table(rows: list[dict], columns: list[str]) -> None:
+    """Rows as columns padded to their widest cell, headed by the upper-cased names."""
+    if not rows:
+        return
+    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    for r in rows:
+        print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns).rstrip())
+
+
+def short(text: str, width: int = 40) -> str:
+    """``text`` on one line, cut with an ellipsis to ``width`` characters.
+
+    Example:
+        >>> short("How do I\\n reset my password?", 12)
+        'How do I re…'
+    """
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[:width - 1] + "…"
+
+
+def progress_printer(label: str) -> Callable[[object], None]:
+    """A callback printing ``label: status done/total`` on stderr each time it changes."""
+    last = {"line": ""}
+
+    def show(job) -> None:
+        line = f"{label}: {job.status} {job.progress_done}/{job.progress_total}"
+        if line != last["line"]:
+            print(line, file=sys.stderr, flush=True)
+            last["line"] = line
+
+    return show
+
+
+def output_path(value: str, flag: str = "--out") -> Path:
+    """The file ``--out`` names, checked before any work: its folder exists, it is no folder.
+
+    Checked first so a long job is not run only to end in a traceback at its
+    last step; OutputPathError says what to change.
+    """
+    path = Path(value).expanduser()
+    if not value.strip():
+        raise OutputPathError(f"{flag} needs a file name, e.g. {flag} results.csv.")
+    if path.is_dir():
+        raise OutputPathError(f"{flag} {value}: that is a folder; give a file name inside it, "
+                              f"e.g. {flag} {path / 'results.csv'}.")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputPathError(f"{flag} {value}: the folder {parent} does not exist; create it "
+                              "first or choose another path.")
+    if not os.access(parent, os.W_OK):
+        raise OutputPathError(f"{flag} {value}: the folder {parent} is not writable; choose "
+                              "another path.")
+    return path
+
+
+def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
+    """Run ``write(tmp)`` on a temporary file beside ``path``, then rename it to ``path``.
+
+    A failure (disk full, permissions) leaves an existing file at ``path`` as it
+    was and no half-written file behind; it is reported as OutputPathError.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputPathError(f"Cannot write {path}: {exc.strerror or exc}.") from exc

@@ -1,0 +1,73 @@
+"""``searchapp search``: the k best documents of a corpus for a query.
+
+Example:
+    $ searchapp search --corpus faq "how do I reset my password" -k 3 --json
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from searchapp.cli import common
+from searchapp.cli.output import print_json
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``search`` to the command parser."""
+    c = sub.add_parser("search", help="search a corpus by meaning, by words, or both")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("query")
+    c.add_argument("-k", type=int, default=10)
+    c.add_argument("--min-score", type=float, help="minimum cosine (semantic and hybrid)")
+    c.add_argument("--mode", default=None, metavar="{hybrid,semantic,lexical}",
+                   help="hybrid (default): meaning and words fused; semantic: meaning only; "
+                        "lexical: words only (BM25)")
+    c.add_argument("--where", action="append", metavar="COL=VAL",
+                   help="metadata filter, repeatable: product=billing, year>=2024, "
+                        "date<2024-06-01 (operators = != < <= > >=)")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=search)
+
+
+def search(args: argparse.Namespace) -> int:
+    from searchapp.search.service import DEFAULT_MODE, check_mode
+    from searchapp.search.service import search as run_search
+
+    mode = check_mode(args.mode or DEFAULT_MODE)
+    hits = run_search(common.open_app(), args.corpus, args.query, k=args.k,
+                      min_score=args.min_score, mode=mode, where=args.where)
+    if args.json:
+        print_json({"mode": mode, "results": [hit_json(h) for h in hits]})
+        return 0
+    if not hits:
+        print("No results.")
+    for rank, h in enumerate(hits, start=1):
+        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.marked_snippet}")
+        if mode == "hybrid" or h.passage is not None:
+            print(" " * 7 + hit_detail(h))
+    return 0
+
+
+def hit_json(h) -> dict:
+    """One hit as the JSON of ``searchapp search --json``."""
+    return {"id": h.id, "text": h.text, "score": h.score,
+            "semantic": {"rank": h.semantic_rank, "score": h.semantic_score},
+            "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
+            "passage": None if h.span is None else
+            {"number": h.passage, "start": h.span[0], "end": h.span[1]},
+            "snippet": h.marked_snippet, "meta": h.meta}
+
+
+def hit_detail(h) -> str:
+    """``semantic #2 0.812 · lexical #1 7.310 · passage 4`` for the text output."""
+    parts = []
+    for name, rank, score in (("semantic", h.semantic_rank, h.semantic_score),
+                              ("lexical", h.lexical_rank, h.lexical_score)):
+        if score is not None:
+            parts.append(f"{name} {'#' + str(rank) if rank else '(not in its list)'} "
+                         f"{score:.3f}")
+        else:
+            parts.append(f"{name} -")
+    if h.passage is not None:
+        parts.append(f"passage {h.passage + 1}")
+    return " · ".join(parts)
