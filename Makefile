@@ -37,8 +37,7 @@ run: $(VENV)/.installed
 worker: $(VENV)/.installed
 	$(BIN)/searchapp worker
 
-test: $(VENV)/.installed-dev
-	$(BIN)/ruff check .
+test: lint
 	$(BIN)/python -m pytest
 
 test-slow: $(VENV)/.installed-dev
@@ -47,8 +46,11 @@ test-slow: $(VENV)/.installed-dev
 test-postgres: $(VENV)/.installed-dev
 	SEARCHAPP_TEST_DATABASE=postgres $(BIN)/python -m pytest $(PG_SUITES)
 
+# ruff, then the layer rules of docs/architecture.md (.importlinter): a lower layer that
+# imports a higher one, or a module outside ui/ that imports streamlit, fails here.
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
+	$(BIN)/lint-imports --no-logo
 
 clean-venv:
 	rm -rf $(VENV)

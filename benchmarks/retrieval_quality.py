@@ -203,7 +203,7 @@ def evaluate_set(app, handle, queries, label: str) -> dict:
     return out
 
 
-def truncating_embed(encoder, texts):
+def truncating_embed(encoder, texts, tokens=None):
     """The peer for long documents: what the embed job did before passages (one vector, cut)."""
     from searchapp.embedding.passages import Embedded
 
@@ -232,7 +232,7 @@ def long_part(app, encoder, sets: dict, args) -> dict:
     ranked, _ = ranked_texts(app, open_corpus(app, "long-truncated"), queries, "semantic")
     out["results"]["truncation (semantic, before)"] = retrieval_metrics(ranked, relevant)
     for tokens in args.windows:
-        os.environ["SEARCHAPP_PASSAGE_TOKENS"] = str(tokens)
+        app.settings = dataclasses.replace(app.settings, passage_tokens=tokens)
         name = f"long-passages-{tokens}"
         embedded = ingest(app, name, docs)
         out["set"][f"split with {tokens}-token passages"] = {
@@ -247,7 +247,7 @@ def long_part(app, encoder, sets: dict, args) -> dict:
         ranked, _ = ranked_texts(app, mean_only, queries, "semantic")
         out["results"][f"mean of {tokens}-token passages as the document vector (semantic)"] = \
             retrieval_metrics(ranked, relevant)
-    os.environ.pop("SEARCHAPP_PASSAGE_TOKENS", None)
+    app.settings = dataclasses.replace(app.settings, passage_tokens=None)
     for k, v in out["results"].items():
         log(f"long {k}: {v}")
     return out

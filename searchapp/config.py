@@ -15,6 +15,8 @@ Variables (all optional):
                             of the password (see ``searchapp/passwords.py``); set one of the two
     SEARCHAPP_BUSY_TIMEOUT  seconds a write waits for another process' write lock on a
                             SQLite database before a "database busy" error (default 30)
+    SEARCHAPP_PASSAGE_TOKENS  the passage window for long documents, in model tokens
+                            (default: half the model's window; 16 or more)
     SEARCHAPP_RAY_ADDRESS   a Ray cluster for embedding (``auto``, ``HOST:6379``,
                             ``ray://HOST:10001`` or ``local``): the Jobs page offers
                             "Embed on Ray", and ``embed --engine ray`` uses it by default
@@ -56,6 +58,8 @@ class Settings:
     password: str | None = field(default=None, repr=False)
     password_hash: str | None = field(default=None, repr=False)
     ray_address: str | None = None
+    busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+    passage_tokens: int | None = None  # None: half the model's window
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -86,7 +90,8 @@ class Settings:
         return cls(data_dir=data_dir, database_url=url, model=model, device=device,
                    precision=precision, max_upload_bytes=max_upload_bytes(env),
                    password=password, password_hash=password_hash,
-                   ray_address=ray_address(env))
+                   ray_address=ray_address(env), busy_timeout=busy_timeout(env),
+                   passage_tokens=passage_tokens(env))
 
     @property
     def password_required(self) -> bool:
@@ -165,8 +170,7 @@ def max_upload_bytes(env: Mapping[str, str] | None = None) -> int:
 
 
 def busy_timeout(env: Mapping[str, str] | None = None) -> float:
-    """SEARCHAPP_BUSY_TIMEOUT in seconds (default 30), validated; read by ``store.db`` itself,
-    so every Database of the process waits the same, tests included.
+    """SEARCHAPP_BUSY_TIMEOUT in seconds (default 30), validated (``Settings.busy_timeout``).
 
     Example:
         >>> busy_timeout({"SEARCHAPP_BUSY_TIMEOUT": "0.5"}), busy_timeout({})
@@ -182,6 +186,23 @@ def busy_timeout(env: Mapping[str, str] | None = None) -> float:
         raise ConfigError(f"SEARCHAPP_BUSY_TIMEOUT={raw!r} is not a number of seconds between "
                           "0 and 86400; e.g. 30.")
     return seconds
+
+
+def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
+    """SEARCHAPP_PASSAGE_TOKENS: the passage window in model tokens (default: from the model).
+
+    Example:
+        >>> passage_tokens({"SEARCHAPP_PASSAGE_TOKENS": "200"}), passage_tokens({})
+        (200, None)
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_PASSAGE_TOKENS", "") or "").strip()
+    if not raw:
+        return None
+    if not raw.isdigit() or int(raw) < 16:
+        raise ConfigError(f"SEARCHAPP_PASSAGE_TOKENS={raw!r} is not valid; use a whole number "
+                          "of tokens, 16 or more (the model's window caps it).")
+    return int(raw)
 
 
 def ray_address(env: Mapping[str, str] | None = None) -> str | None:

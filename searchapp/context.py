@@ -33,7 +33,7 @@ class App:
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or Settings.from_env()
         self.settings.ensure_dirs()
-        self.db = Database(self.settings.database_url)
+        self.db = Database(self.settings.database_url, self.settings.busy_timeout)
         self.indexes = IndexCache(self.db, self.settings.index_dir)
         self.passage_indexes = PassageIndexCache(self.db, self.settings.index_dir)
         self.memo = GenerationMemo()
@@ -54,6 +54,23 @@ class App:
             if model_name not in self._encoders:
                 self._encoders[model_name] = load_encoder(model_name, self.settings)
             return self._encoders[model_name]
+
+    def install_encoder(self, model_name: str, encoder) -> None:
+        """Use ``encoder``, already loaded, for ``model_name`` instead of loading it again.
+
+        For a process that holds a loaded encoder already (the test suite shares
+        one across its Apps; a benchmark compares two Apps on one model).
+
+        Example:
+            >>> app.install_encoder("all-MiniLM-L6-v2", loaded)      # doctest: +SKIP
+        """
+        with self._guard:
+            self._encoders[model_name] = encoder
+
+    @property
+    def loaded_models(self) -> tuple[str, ...]:
+        """The names of the models whose encoders this App has loaded (or was given)."""
+        return tuple(self._encoders)
 
     def model_ref(self, model_name: str) -> ModelRef:
         """The model's row, registered on first use (dimension read from its config once)."""

@@ -60,7 +60,7 @@ def served(tmp_path_factory, bundled_encoder):
     stand_in = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
     (data / "worker.pid").write_text(str(stand_in.pid))  # the app starts no worker of its own
     app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
-    app._encoders["all-MiniLM-L6-v2"] = bundled_encoder
+    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
     ARTIFACTS.mkdir(exist_ok=True)
     try:
         with served_app(data, tmp / "streamlit.log") as (_proc, url), \

@@ -70,7 +70,7 @@ def fast_switching() -> Iterator[None]:
 @pytest.fixture
 def faq_app(app: App, bundled_encoder: SiameseEncoder) -> App:
     """The test's App with the bundled encoder and a small corpus "faq", embedded and indexed."""
-    app._encoders[MODEL] = bundled_encoder  # the session's loaded encoder, not a second load
+    app.install_encoder(MODEL, bundled_encoder)  # the session's loaded encoder, not a second load
     csv = "id,text\n" + "".join(f"q{i},{text}\n" for i, text in enumerate(FAQ))
     summary = corpora.upload(app, read_table(csv.encode(), "faq.csv"), "faq")
     assert run_until_done(app, summary.job_id, poll_seconds=0.05).status == "succeeded"

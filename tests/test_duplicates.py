@@ -37,7 +37,7 @@ r2,How do I restart my router?
 
 
 def make_corpus(app, encoder, name: str, csv: str) -> None:
-    app._encoders[MODEL] = encoder  # share the session's loaded encoder (saves seconds per test)
+    app.install_encoder(MODEL, encoder)  # the session's loaded encoder (saves seconds per test)
     summary = upload(app, read_table(csv.encode(), "faq.csv"), name)
     if summary.job_id is not None:
         assert run_until_done(app, summary.job_id).status == "succeeded"

@@ -109,7 +109,7 @@ def test_calibration_agrees_with_scikit_learn(app, bundled_encoder):
     """AP and the best-F1 cut checked against scikit-learn on cosines computed here."""
     from sklearn.metrics import average_precision_score, precision_recall_curve
 
-    app._encoders[MODEL] = bundled_encoder
+    app.install_encoder(MODEL, bundled_encoder)
     pairs = cal.read_labelled_pairs(PAIRS.encode(), "pairs.csv")
     result = cal.calibrate(app, MODEL, pairs)
     u, v = bundled_encoder.encode(pairs.first), bundled_encoder.encode(pairs.second)
@@ -139,7 +139,7 @@ def test_bad_pairs_files(text, message):
 
 @pytest.mark.slow
 def test_mrpc_matches_the_sentence_transformers_reference(app, bundled_encoder, shared_data):
-    app._encoders[MODEL] = bundled_encoder
+    app.install_encoder(MODEL, bundled_encoder)
     pairs = cal.read_labelled_pairs(shared_data / "mrpc" / "mrpc-train-dev.tsv.gz")
     result = cal.calibrate(app, MODEL, pairs)
     assert len(pairs) == 3792

@@ -25,7 +25,7 @@ def apps(app, bundled_encoder):
     """(the long-lived app, another process's App), sharing the bundled encoder."""
     other = App()
     for a in (app, other):
-        a._encoders[MODEL] = bundled_encoder
+        a.install_encoder(MODEL, bundled_encoder)
     yield app, other
     other.db.dispose()
 

@@ -30,7 +30,7 @@ def test_preload_loads_the_model_and_leaves_a_full_collection_little_to_walk(app
     tracked_before = len(gc.get_objects())  # what a full collection walks now
     frozen = preload(app)
     tracked_after = len(gc.get_objects())
-    assert app.settings.model in app._encoders  # the default model is loaded
+    assert app.settings.model in app.loaded_models  # the default model is loaded
     assert frozen > 100_000 and gc.get_freeze_count() > 100_000
     assert tracked_before > 100_000  # torch and the model are imported in this process
     assert tracked_after < tracked_before / 20
@@ -48,13 +48,13 @@ def test_preload_opens_the_indexes_of_embedded_corpora_smallest_first(app, bundl
     from searchapp.jobs.worker import run_until_done
     from searchapp.ui import resources
 
-    app._encoders[app.settings.model] = bundled_encoder
+    app.install_encoder(app.settings.model, bundled_encoder)
     for name, rows in (("small", 3), ("large", 5)):
         csv = "id,text\n" + "".join(f"{i},Document number {i} of {name}\n" for i in range(rows))
         job = corpora.upload(app, read_table(csv.encode(), f"{name}.csv"), name).job_id
         assert run_until_done(app, job).status == "succeeded"
     reader = App()  # a fresh process' App: no index opened yet
-    reader._encoders[app.settings.model] = bundled_encoder
+    reader.install_encoder(app.settings.model, bundled_encoder)
     ids = {c: repo_state(reader, c) for c in ("small", "large")}
     monkeypatch.setattr(resources, "PRELOAD_DOCUMENTS", 4)  # room for the small one only
     resources.preload(reader)

@@ -33,7 +33,7 @@ CODES = ["40417", "40471", "41407", "40147", "47041", "40714", "44017", "40407"]
 
 @pytest.fixture
 def app(app, bundled_encoder):
-    app._encoders["all-MiniLM-L6-v2"] = bundled_encoder  # the session's encoder: no reload
+    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)  # the session's encoder: no reload
     return app
 
 

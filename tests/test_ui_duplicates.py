@@ -106,7 +106,7 @@ def test_a_lower_threshold_mines_again_by_itself_keeping_the_old_results(page_ap
 
 
 def test_check_a_question_and_add_it(page_app, bundled_encoder):
-    page_app._encoders[MODEL] = bundled_encoder
+    page_app.install_encoder(MODEL, bundled_encoder)
     at = page().run()
     at.text_area(key="dup-question").input("How can I reset my password?")
     button(at, "Check").click().run()
@@ -132,7 +132,7 @@ def test_errors_are_shown_not_raised(bundled_encoder):
 
 
 def test_calibration_result_shows_the_curve_and_can_be_used(page_app, bundled_encoder, tmp_path):
-    page_app._encoders[MODEL] = bundled_encoder
+    page_app.install_encoder(MODEL, bundled_encoder)
     path = tmp_path / "pairs.csv"
     path.write_text(PAIRS, encoding="utf-8")
     job_id = queue.enqueue(page_app.db, "calibrate",

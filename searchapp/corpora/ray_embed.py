@@ -37,7 +37,6 @@ Example (with ray installed; ``address=None`` starts a local cluster):
 from __future__ import annotations
 
 import logging
-import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -154,8 +153,9 @@ def actor_settings(settings: Settings) -> dict[str, str]:
     env = {"SEARCHAPP_DATABASE_URL": url, "SEARCHAPP_DATA_DIR": str(settings.data_dir),
            "SEARCHAPP_MODEL": settings.model, "SEARCHAPP_DEVICE": settings.device,
            "SEARCHAPP_PRECISION": settings.precision}
-    if os.environ.get("SEARCHAPP_BUSY_TIMEOUT"):
-        env["SEARCHAPP_BUSY_TIMEOUT"] = os.environ["SEARCHAPP_BUSY_TIMEOUT"]
+    env["SEARCHAPP_BUSY_TIMEOUT"] = str(settings.busy_timeout)
+    if settings.passage_tokens:
+        env["SEARCHAPP_PASSAGE_TOKENS"] = str(settings.passage_tokens)
     return env
 
 
@@ -176,7 +176,8 @@ class EncodeAndStore:
 
         torch.set_num_threads(max(1, threads))
         settings = Settings.from_env(env)
-        self.db = Database(settings.database_url)
+        self.db = Database(settings.database_url, settings.busy_timeout)
+        self.passage_tokens = settings.passage_tokens
         self.encoder = load_encoder(model_name, settings)
         self.corpus_id, self.model_id = corpus_id, model_id
 
@@ -188,7 +189,8 @@ class EncodeAndStore:
         with self.db.session() as s:
             rows = repo.texts_missing_embedding(s, self.corpus_id, self.model_id, ids)
         if rows:
-            embedded = embed_documents(self.encoder, [text for _, text in rows])
+            embedded = embed_documents(self.encoder, [text for _, text in rows],
+                                       self.passage_tokens)
             fault_point("ray embed batch encoded, not committed")
             with self.db.session() as s:
                 repo.save_embeddings(s, self.corpus_id, self.model_id, [i for i, _ in rows],

@@ -161,7 +161,7 @@ def split_long(app: App, name: str) -> tuple[int, int | None]:
         if not page:
             break
         after = page[-1][0]
-        plans = plan(encoder, [text for _, text in page])
+        plans = plan(encoder, [text for _, text in page], app.settings.passage_tokens)
         long_ids = [doc for (doc, _), p in zip(page, plans, strict=True) if p.split]
         if long_ids:
             with app.db.session() as s:

@@ -26,15 +26,12 @@ Example:
 
 from __future__ import annotations
 
-import os
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from searchapp.errors import ConfigError
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the model's window
 WINDOW_SHARE = 0.5  # a passage's share of the model's window (see window_for)
@@ -68,23 +65,6 @@ def window_for(max_seq_length: int, tokens: int | None = None) -> tuple[int, int
     full = max(8, int(max_seq_length) - SPECIAL_TOKENS)
     window = max(8, min(full, int(tokens) if tokens else int(full * WINDOW_SHARE)))
     return window, window // 4
-
-
-def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
-    """SEARCHAPP_PASSAGE_TOKENS: the passage window in model tokens (default: from the model).
-
-    Example:
-        >>> passage_tokens({"SEARCHAPP_PASSAGE_TOKENS": "200"}), passage_tokens({})
-        (200, None)
-    """
-    env = os.environ if env is None else env
-    raw = (env.get("SEARCHAPP_PASSAGE_TOKENS", "") or "").strip()
-    if not raw:
-        return None
-    if not raw.isdigit() or int(raw) < 16:
-        raise ConfigError(f"SEARCHAPP_PASSAGE_TOKENS={raw!r} is not valid; use a whole number "
-                          "of tokens, 16 or more (the model's window caps it).")
-    return int(raw)
 
 
 def sentence_starts(text: str) -> list[int]:
@@ -121,13 +101,14 @@ def plan_spans(text: str, offsets: Sequence[tuple[int, int]], window: int, overl
         start = max(lead, start + 1)
 
 
-def plan(encoder, texts: Sequence[str]) -> list[PassagePlan]:
-    """A PassagePlan per text for this encoder's tokenizer and window.
+def plan(encoder, texts: Sequence[str], tokens: int | None = None) -> list[PassagePlan]:
+    """A PassagePlan per text for this encoder's tokenizer and window (``tokens``: the
+    passage window, ``Settings.passage_tokens``; None: from the model).
 
     Texts whose UTF-8 length is within the window cannot exceed it (no tokenizer
     makes more tokens than bytes) and are not tokenised again here.
     """
-    window, overlap = window_for(encoder.max_seq_length, passage_tokens())
+    window, overlap = window_for(encoder.max_seq_length, tokens)
     plans: list[PassagePlan | None] = [
         PassagePlan([(0, len(t))]) if len(t.encode("utf-8")) <= window else None for t in texts]
     long_idx = [i for i, p in enumerate(plans) if p is None]
@@ -153,7 +134,7 @@ class Embedded:
         return len(self.passages)
 
 
-def embed_documents(encoder, texts: Sequence[str]) -> Embedded:
+def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None) -> Embedded:
     """Vectors for documents, long ones through their passages (one encoder call in all).
 
     Example:
@@ -161,7 +142,7 @@ def embed_documents(encoder, texts: Sequence[str]) -> Embedded:
         >>> out.vectors.shape, list(out.passages)                                # doctest: +SKIP
         ((2, 384), [1])
     """
-    plans = plan(encoder, texts)
+    plans = plan(encoder, texts, tokens)
     pieces: list[str] = []
     owners: list[tuple[int, int, int]] = []  # per text: (row, first piece, piece count)
     for row, (text, p) in enumerate(zip(texts, plans, strict=True)):

@@ -94,13 +94,34 @@ class _Candidate:
     passage: int | None = None
 
 
+def check_k(k: float | None) -> int:
+    """``k`` as the number of results, if it is a whole number from 1 to ``MAX_K``.
+
+    The one check of k, for the CLI, the pages and the API alike.
+
+    Example:
+        >>> check_k(10)
+        10
+        >>> try:
+        ...     check_k(0)
+        ... except InvalidParameterError as exc:
+        ...     print(exc)
+        Results (k) must be a whole number from 1 to 1,000; got 0.
+    """
+    if k is not None and float(k).is_integer() and 1 <= k <= MAX_K:
+        return int(k)
+    shown = "nothing" if k is None else f"{k:g}"
+    raise InvalidParameterError(f"Results (k) must be a whole number from 1 to {MAX_K:,}; "
+                                f"got {shown}.")
+
+
 def validate_query(query: str, k: int, min_score: float | None) -> str:
     query = (query or "").strip()
     if not query:
         raise InvalidParameterError("The query is empty: type what you are looking for.")
     if len(query) > MAX_QUERY_CHARS:
         raise InvalidParameterError(f"The query is longer than {MAX_QUERY_CHARS:,} characters.")
-    check_range("k", k, 1, MAX_K)
+    check_k(k)
     if min_score is not None:
         check_range("min_score", min_score, -1.0, 1.0)
     return query

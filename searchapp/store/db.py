@@ -21,7 +21,7 @@ from sqlalchemy.exc import ArgumentError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.pool import StaticPool
 
-from searchapp.config import busy_timeout
+from searchapp.config import DEFAULT_BUSY_TIMEOUT
 from searchapp.errors import ConfigError, DatabaseBusyError
 from searchapp.store.migrations import migrate
 
@@ -70,13 +70,13 @@ def is_busy(exc: BaseException) -> bool:
 class Database:
     """An engine plus a session factory, migrated on construction.
 
-    ``busy_seconds`` (default: SEARCHAPP_BUSY_TIMEOUT) is how long a write waits
-    for a lock another process holds before DatabaseBusyError.
+    ``busy_seconds`` (``Settings.busy_timeout``, SEARCHAPP_BUSY_TIMEOUT; default 30) is how
+    long a write waits for a lock another process holds before DatabaseBusyError.
     """
 
     def __init__(self, url: str, busy_seconds: float | None = None):
         self.url = url
-        self.busy_seconds = busy_timeout() if busy_seconds is None else busy_seconds
+        self.busy_seconds = DEFAULT_BUSY_TIMEOUT if busy_seconds is None else busy_seconds
         self.engine = make_engine(url, self.busy_seconds)
         with self._busy_as_error(), self.engine.connect() as conn:
             migrate(conn)

@@ -17,9 +17,10 @@ import streamlit as st
 from searchapp.context import App
 from searchapp.corpora import service as corpora
 from searchapp.corpora.embed_job import FIRST_BATCH
+from searchapp.errors import InvalidParameterError
 from searchapp.jobs import queue
 from searchapp.jobs.horizon import split_message
-from searchapp.search.service import MAX_K
+from searchapp.search.service import check_k
 from searchapp.store import repo
 from searchapp.ui.common import POLL_SECONDS, active_embed_job, corpus_summaries
 
@@ -89,8 +90,8 @@ def k_problem(k: float | None) -> str | None:
         >>> k_problem(10) is None
         True
     """
-    if k is not None and float(k).is_integer() and 1 <= k <= MAX_K:
-        return None
-    shown = "nothing" if k is None else f"{k:g}"
-    return (f"Results (k) must be a whole number from 1 to {MAX_K:,}; got {shown}. "
-            "No search was run.")
+    try:
+        check_k(k)
+    except InvalidParameterError as exc:
+        return f"{exc} No search was run."
+    return None
