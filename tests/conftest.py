@@ -129,13 +129,18 @@ def tiny_bert(tmp_path_factory, bundled_path) -> Path:
 def ui_resources(monkeypatch, data_dir):
     """For Streamlit page tests: a new shared App per test, no worker process spawned
     (``ensure_worker`` records the data folders it was asked for), no background model
-    loading. Yields the recorded list."""
+    loading. Yields the recorded list. The App lives in ``searchapp.web.shared``, which
+    ``reset`` empties (Streamlit's cache is cleared too, for the pages' cached data)."""
     import streamlit as st
+
+    from searchapp.web import shared
 
     spawned: list[str] = []
     monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
                         lambda settings: spawned.append(str(settings.data_dir)) or 0)
     monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
     st.cache_resource.clear()
+    shared.reset()
     yield spawned
     st.cache_resource.clear()
+    shared.reset()

@@ -1,13 +1,20 @@
-"""Process-wide resources for the Streamlit app, shared by all sessions."""
-import streamlit as st
+"""Process-wide resources for the Streamlit app, shared by all sessions.
+
+They live in ``searchapp.web.shared`` (a plain locked registry), not in
+``st.cache_resource``: Streamlit's "clear cache" message empties that cache,
+and the next page view would load every model a second time.
+"""
+import logging
 
 from searchapp.context import App
+from searchapp.web import shared
+
+log = logging.getLogger(__name__)
 
 
-@st.cache_resource(show_spinner=False)
 def get_app() -> App:
     """The one App (database, model and index caches) of this Streamlit process."""
-    return App()
+    return shared.app()
 
 
 class _WorkerKeeper:
@@ -58,9 +65,8 @@ class _WorkerKeeper:
                 os.kill(pid, signal.SIGTERM)
 
 
-@st.cache_resource(show_spinner=False)
 def _worker_keeper() -> _WorkerKeeper:
-    return _WorkerKeeper()
+    return shared.once("worker-keeper", _WorkerKeeper)
 
 
 def ensure_background_worker(app: App) -> int:
@@ -95,6 +101,7 @@ def preload(app: App) -> int:
     from searchapp.store import repo
     from searchapp.ui.heap import freeze_long_lived_heap
 
+    log.info("warm-up started: loading the models (App %#x)", id(app))
     with app.db.session() as s:
         summaries = repo.summaries(s)
     for name in sorted({c.model_name for c in summaries} | {app.settings.model}):
@@ -121,14 +128,16 @@ def _open_indexes(app: App, summaries) -> None:
             continue
 
 
-@st.cache_resource(show_spinner=False)
-def _warm_up_thread(_app: App):
+def _warm_up_thread(app: App):
     import threading
 
-    thread = threading.Thread(target=preload, args=(_app,), name="searchapp-warm-up",
-                              daemon=True)
-    thread.start()
-    return thread
+    def start() -> threading.Thread:
+        thread = threading.Thread(target=preload, args=(app,), name="searchapp-warm-up",
+                                  daemon=True)
+        thread.start()
+        return thread
+
+    return shared.once("warm-up", start)
 
 
 def warm_up(app: App) -> None:
