@@ -19,6 +19,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from searchapp.errors import InvalidParameterError, OutputPathError, SearchAppError
+from searchapp.private_files import restrict_umask
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -690,6 +691,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    restrict_umask()  # files in the data folder (and exports) are private: 0600
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
     try:
