@@ -101,7 +101,6 @@ def preload(app: App) -> int:
     from searchapp.store import repo
     from searchapp.ui.heap import freeze_long_lived_heap
 
-    log.info("warm-up started: loading the models (App %#x)", id(app))
     with app.db.session() as s:
         summaries = repo.summaries(s)
     for name in sorted({c.model_name for c in summaries} | {app.settings.model}):
@@ -134,6 +133,7 @@ def _warm_up_thread(app: App):
     def start() -> threading.Thread:
         thread = threading.Thread(target=preload, args=(app,), name="searchapp-warm-up",
                                   daemon=True)
+        log.info("warm-up started: loading the models (App %#x)", id(app))
         thread.start()
         return thread
 

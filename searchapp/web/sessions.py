@@ -102,7 +102,8 @@ class SessionRegistry:
             True
         """
         now = self.clock()
-        session = BrowserSession(new_session_id(), now, now, now + self.max_seconds)
+        expires = float(int(now + self.max_seconds))  # whole seconds, as the cookie says
+        session = BrowserSession(new_session_id(), now, now, expires)
         ended = self._sweep(now)
         with self._lock:
             while len(self._sessions) >= MAX_SESSIONS:
