@@ -21,9 +21,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
@@ -102,3 +103,21 @@ def _new_app() -> App:
     made = App()
     log.info("created the process-wide App (data folder %s)", made.settings.data_dir)
     return made
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_server: Any) -> AsyncIterator[None]:
+    """``st.App(lifespan=...)``: when the server shuts down, stop the worker it started.
+
+    uvicorn ends a SIGTERM'd server by raising the signal again once it has shut
+    down, so ``atexit`` handlers never run there; the lifespan's end does.
+
+    Example:
+        >>> st.App("app.py", lifespan=lifespan)              # doctest: +SKIP
+    """
+    try:
+        yield
+    finally:
+        keeper = peek("worker-keeper")
+        if keeper is not None:
+            keeper.stop_started()
