@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 import time
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import httpx
 import pytest
 import websockets
 
-from tests.browser import served_app
+from tests.browser import REPO, served_app
 from tests.raw_clients import COOKIE, log_in, read_run, rerun, send, stream
 
 PASSWORD = "correct horse battery staple"
@@ -346,3 +347,5 @@ def test_an_unexpected_error_shows_one_line_with_a_reference_and_logs_the_traceb
     log = (data / "app.log").read_text()
     assert f"reference {reference}" in log and "Traceback" in log
     assert "file is not a database" in log
+    config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
+    assert config["client"]["showErrorDetails"] == "none"  # what slips past: no details either
