@@ -41,7 +41,10 @@ from searchapp.web.sessions import BrowserSession
 log = logging.getLogger(__name__)
 
 HEALTH_PATH = "/healthz"
-PUBLIC_PATHS = frozenset({LOGIN_PATH, LOGOUT_PATH, HEALTH_PATH})
+# The door's own routes, answered before any login (``routes.py``); other methods on these
+# paths, and websockets, need a login like everything else.
+PUBLIC = {LOGIN_PATH: {"GET", "HEAD", "POST"}, LOGOUT_PATH: {"GET", "HEAD", "POST"},
+          HEALTH_PATH: {"GET", "HEAD"}}
 WEBSOCKET_CHECK_SECONDS = 30.0  # an open websocket re-checks its login at least this often
 POLICY_VIOLATION = 1008
 SECURITY_HEADERS = (
@@ -72,7 +75,7 @@ class DoorMiddleware:
         if self.door.error is not None:
             await _refuse(scope, receive, send, 503, self.door.error)
             return
-        if not self.door.enabled or scope["path"] in PUBLIC_PATHS:
+        if not self.door.enabled or is_public(scope):
             await self.app(scope, receive, send)
             return
         principal = self.door.identify(scope)
@@ -191,6 +194,21 @@ def _with_security_headers(send: Send) -> Send:
         await send(message)
 
     return wrapped
+
+
+def is_public(scope: Scope) -> bool:
+    """Whether a request is for one of the door's own public routes.
+
+    Example:
+        >>> is_public({"type": "http", "path": "/login", "method": "POST"})
+        True
+        >>> is_public({"type": "http", "path": "/login", "method": "PUT"})
+        False
+        >>> is_public({"type": "websocket", "path": "/healthz"})
+        False
+    """
+    methods = PUBLIC.get(scope["path"])
+    return scope["type"] == "http" and methods is not None and scope.get("method") in methods
 
 
 def is_navigation(scope: Scope) -> bool:
