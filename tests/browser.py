@@ -107,7 +107,8 @@ def served_app(data_dir: Path, log_path: Path, env: Mapping[str, str] | None = N
             [sys.executable, "-m", "streamlit", "run", ENTRY, "--server.address", "127.0.0.1",
              "--server.port", url.rsplit(":", 1)[1], "--server.headless", "true",
              "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=app_env, stdout=log, stderr=subprocess.STDOUT)
+            cwd=REPO, env=app_env, stdout=log, stderr=subprocess.STDOUT,
+            umask=0o022)  # the usual umask: the server's own must make its files private
         try:
             wait_healthy(url, app)
             yield app, url

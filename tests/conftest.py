@@ -1,6 +1,7 @@
 """Shared fixtures.
 
-- Every test gets its own data folder (autouse), so nothing touches ``data/``.
+- Every test gets its own data folder (autouse), so nothing touches ``data/``, and ends
+  with the umask it started with (the CLI's ``main`` sets 077 in its process).
 - ``shared_data`` is ``../shared/data`` (CI has it beside the clone); tests that
   need it skip with a reason where it is absent.
 - ``tiny_bert`` is a randomly initialised 2-layer BERT saved as a model folder,
@@ -46,6 +47,16 @@ def postgres_server():
 def postgres_url(postgres_server) -> str:
     """A new, empty database on the session's server: ``postgresql+psycopg://...``."""
     return postgres_server.create_database()
+
+
+@pytest.fixture(autouse=True)
+def keep_umask():
+    """Each test ends with the umask it started with: the CLI's ``main`` makes its process'
+    files private (umask 077), and tests call it in-process."""
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield
+    os.umask(previous)
 
 
 @pytest.fixture(autouse=True)

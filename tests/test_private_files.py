@@ -43,7 +43,7 @@ def test_the_cli_creates_a_private_data_folder_and_database(tmp_path):
     env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data),
            "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-m", "searchapp", "corpora"], env=env, timeout=120,
-                          capture_output=True, text=True, preexec_fn=lambda: os.umask(0o022))
+                          capture_output=True, text=True, umask=0o022)
     assert proc.returncode == 0, proc.stderr
     assert data.stat().st_mode & 0o777 == 0o700
     found = modes(data)
