@@ -20,10 +20,11 @@ def get_app() -> App:
 class _WorkerKeeper:
     """Starts the background worker for this process's data folder, and again if it dies.
 
-    One per Streamlit process (cached below); the lock keeps two sessions that
-    load a page at the same moment from starting two workers. A worker this
+    One per server process (kept in ``searchapp.web.shared``); the lock keeps two
+    sessions that load a page at the same moment from starting two workers. A worker this
     process started is asked to stop (SIGTERM: it finishes its current job
-    first) when the process exits; one started by someone else is left alone.
+    first) when the server shuts down (``searchapp.web.shared.lifespan``) or the
+    process exits; one started by someone else is left alone.
     """
 
     def __init__(self) -> None:

@@ -6,7 +6,8 @@ streamlit and starlette (the server Streamlit runs on); the core never
 imports it. Its modules:
 
 - ``shared``: the process-wide App, worker keeper and warm-up thread, outside
-  any Streamlit cache (no streamlit import: a JSON API can share them).
+  any Streamlit cache (no streamlit import: a JSON API can share them), and the
+  server's lifespan, which stops the worker it started.
 - ``cookies``, ``sessions``, ``throttle``: the signed cookie, the server-side
   session registry, the back-off on wrong passwords.
 - ``identity``: who a request is (one function; a second credential kind plugs in there).
