@@ -27,11 +27,12 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	$(BIN)/pip install -q -r requirements-dev.txt
 	touch $@
 
+# serve.py: the pages of app.py behind the login door (searchapp/web/), as one ASGI app.
 # OMP_WAIT_POLICY=PASSIVE: torch's threads sleep instead of spinning between queries, so the
 # app's searches do not fight the worker and Streamlit for the cores (benchmarks/ui_latency.py:
 # the app's search p50 69 -> 37 ms at 100,000 documents). Set it yourself to override.
 run: $(VENV)/.installed
-	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} $(BIN)/streamlit run app.py --server.address $(HOST) --server.port $(PORT) \
+	OMP_WAIT_POLICY=$${OMP_WAIT_POLICY:-PASSIVE} $(BIN)/streamlit run serve.py --server.address $(HOST) --server.port $(PORT) \
 		--server.headless true --browser.gatherUsageStats false
 
 worker: $(VENV)/.installed

@@ -1,9 +1,10 @@
-"""Streamlit entry point: page configuration, the password gate and navigation, nothing else.
+"""The pages' script: page configuration, the second lock and navigation, nothing else.
 
-Run with ``make run`` (or ``streamlit run app.py``); each page lives in
+``make run`` serves it through ``serve.py`` (``st.App("app.py", ...)``), whose door
+checks the password before any request reaches Streamlit. Each page lives in
 ``searchapp/ui/pages/`` and gets the shared App from ``searchapp.ui.resources``.
-With SEARCHAPP_PASSWORD (or _HASH) set, ``require_login`` stops every run at a
-login form until the session has the password; the pages are only declared after it.
+With SEARCHAPP_PASSWORD (or _HASH) set, ``require_login`` also stops every run that
+did not come through that door with a live login; the pages are only declared after it.
 """
 
 import streamlit as st

@@ -1,6 +1,6 @@
 """The app on a big corpus, in a real browser: how long each page takes to open, and memory.
 
-Starts ``streamlit run app.py`` on an existing data folder (for example the one
+Starts ``streamlit run serve.py`` (as ``make run``) on an existing data folder (for example the one
 ``benchmarks/scale.py synthetic --work DIR`` leaves, with its stored duplicate
 and cluster results), opens every page from the sidebar several times in
 Debian's Chromium through Playwright, and times each from the click to the
@@ -132,7 +132,7 @@ def main() -> None:
            "PYTHONPATH": str(ROOT)}
     log = open(data / "app_scale.log", "wb")  # noqa: SIM115 - closed below
     app = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+        [sys.executable, "-m", "streamlit", "run", "serve.py", "--server.address", "127.0.0.1",
          "--server.port", str(port), "--server.headless", "true",
          "--browser.gatherUsageStats", "false"], cwd=ROOT, env=env, stdout=log,
         stderr=subprocess.STDOUT)

@@ -1,6 +1,6 @@
 """UI latency in a real browser: Enter to painted results, page switches, the app's search time.
 
-Starts the app as ``make run`` does (``streamlit run app.py`` with the repository's
+Starts the app as ``make run`` does (``streamlit run serve.py`` with the repository's
 .streamlit/config.toml) on a data folder that already holds a corpus, and, as
 the peer, the least Streamlit page doing the same search
 (``benchmarks/ui_latency_peer.py``) on the same data. Headless Chromium
@@ -107,7 +107,8 @@ def streamlit(script: str, data: Path, env: dict, log_path: Path):
              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
             cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT)
         try:
-            wait_healthy(url, proc, timeout=120)
+            wait_healthy(url, proc, timeout=120,
+                         path="/healthz" if script == "serve.py" else "/_stcore/health")
             yield url
         finally:
             stop(proc.pid)
@@ -187,7 +188,7 @@ def main() -> None:
               "corpus": args.corpus, "load_1min_before": os.getloadavg()[0]}
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        with streamlit("app.py", args.data, {}, logs / "ui_latency_app.log") as url:
+        with streamlit("serve.py", args.data, {}, logs / "ui_latency_app.log") as url:
             page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
             page.goto(f"{url}/search")
             page.get_by_label("Query", exact=True).wait_for(timeout=120_000)

@@ -36,6 +36,7 @@ from pathlib import Path
 
 from searchapp import passwords
 from searchapp.errors import ConfigError
+from searchapp.private_files import private_dir
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")
@@ -43,6 +44,8 @@ PRECISIONS = ("auto", "fp32", "bf16")
 DEFAULT_MAX_UPLOAD_BYTES = 1 << 30  # 1 GiB uncompressed
 DEFAULT_BUSY_TIMEOUT = 30.0  # seconds
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+# Never handed to a process the app starts (the worker): they open the web app.
+SECRET_VARIABLES = ("SEARCHAPP_PASSWORD", "SEARCHAPP_PASSWORD_HASH")
 
 
 @dataclass(frozen=True)
@@ -127,9 +130,10 @@ class Settings:
         return self.data_dir / "work"
 
     def ensure_dirs(self) -> None:
-        """Create the data folders (idempotent)."""
-        for d in (self.data_dir, self.models_dir, self.index_dir, self.work_dir):
-            d.mkdir(parents=True, exist_ok=True)
+        """Create the data folders (idempotent); the data folder is made private (0700)."""
+        private_dir(self.data_dir)
+        for d in (self.models_dir, self.index_dir, self.work_dir):
+            d.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def parse_size(text: str) -> int:

@@ -1,7 +1,7 @@
 """App: settings, database, and the process-wide caches (encoders, model rows, indexes).
 
 One App per process. The CLI and the worker make one; the Streamlit app keeps
-one in ``st.cache_resource`` (shared by all sessions, hence the locks). Each
+one in ``searchapp.web.shared`` (shared by all sessions, hence the locks). Each
 cache has its own lock, per key where loading is slow, so loading a model
 never holds up a search on an index that is ready.
 

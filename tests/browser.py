@@ -28,6 +28,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run"]
 ARTIFACTS = REPO / "artifacts"
+ENTRY = "serve.py"  # what `make run` starts: the pages of app.py behind the login door
+HEALTH_PATH = "/healthz"  # the door's public health check
 
 
 def free_port() -> int:
@@ -37,14 +39,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0) -> None:
-    """Poll Streamlit's health endpoint until it answers "ok" (or the process dies)."""
+def wait_healthy(url: str, proc: subprocess.Popen, timeout: float = 60.0,
+                 path: str = HEALTH_PATH) -> None:
+    """Poll a health endpoint until it answers "ok" (or the process dies): the door's public
+    ``/healthz`` for ``serve.py``, ``/_stcore/health`` for a bare Streamlit script."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             raise RuntimeError(f"streamlit exited with code {proc.returncode}")
         with contextlib.suppress(OSError), \
-                urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                urllib.request.urlopen(f"{url}{path}", timeout=2) as r:
             if r.read().strip() == b"ok":
                 return
         time.sleep(0.5)
@@ -90,8 +94,9 @@ def wait_gone(pid: int, timeout: float) -> bool:
 @contextlib.contextmanager
 def served_app(data_dir: Path, log_path: Path, env: Mapping[str, str] | None = None
                ) -> Iterator[tuple[subprocess.Popen, str]]:
-    """``streamlit run app.py`` on 127.0.0.1 with its data in ``data_dir``: yields (process,
-    url) once healthy; the app and the worker it started are stopped by pid on exit."""
+    """``streamlit run serve.py`` (as ``make run``) on 127.0.0.1 with its data in ``data_dir``:
+    yields (process, url) once healthy; the app and the worker it started are stopped by pid
+    on exit."""
     url = f"http://127.0.0.1:{free_port()}"
     app_env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data_dir), "SEARCHAPP_DEVICE": "cpu",
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO),
@@ -99,10 +104,11 @@ def served_app(data_dir: Path, log_path: Path, env: Mapping[str, str] | None = N
                **(env or {})}
     with open(log_path, "wb") as log:
         app = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.address", "127.0.0.1",
+            [sys.executable, "-m", "streamlit", "run", ENTRY, "--server.address", "127.0.0.1",
              "--server.port", url.rsplit(":", 1)[1], "--server.headless", "true",
              "--browser.gatherUsageStats", "false"],
-            cwd=REPO, env=app_env, stdout=log, stderr=subprocess.STDOUT)
+            cwd=REPO, env=app_env, stdout=log, stderr=subprocess.STDOUT,
+            umask=0o022)  # the usual umask: the server's own must make its files private
         try:
             wait_healthy(url, app)
             yield app, url

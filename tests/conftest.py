@@ -1,6 +1,7 @@
 """Shared fixtures.
 
-- Every test gets its own data folder (autouse), so nothing touches ``data/``.
+- Every test gets its own data folder (autouse), so nothing touches ``data/``, and ends
+  with the umask it started with (the CLI's ``main`` sets 077 in its process).
 - ``shared_data`` is ``../shared/data`` (CI has it beside the clone); tests that
   need it skip with a reason where it is absent.
 - ``tiny_bert`` is a randomly initialised 2-layer BERT saved as a model folder,
@@ -46,6 +47,16 @@ def postgres_server():
 def postgres_url(postgres_server) -> str:
     """A new, empty database on the session's server: ``postgresql+psycopg://...``."""
     return postgres_server.create_database()
+
+
+@pytest.fixture(autouse=True)
+def keep_umask():
+    """Each test ends with the umask it started with: the CLI's ``main`` makes its process'
+    files private (umask 077), and tests call it in-process."""
+    previous = os.umask(0o022)
+    os.umask(previous)
+    yield
+    os.umask(previous)
 
 
 @pytest.fixture(autouse=True)
@@ -129,13 +140,18 @@ def tiny_bert(tmp_path_factory, bundled_path) -> Path:
 def ui_resources(monkeypatch, data_dir):
     """For Streamlit page tests: a new shared App per test, no worker process spawned
     (``ensure_worker`` records the data folders it was asked for), no background model
-    loading. Yields the recorded list."""
+    loading. Yields the recorded list. The App lives in ``searchapp.web.shared``, which
+    ``reset`` empties (Streamlit's cache is cleared too, for the pages' cached data)."""
     import streamlit as st
+
+    from searchapp.web import shared
 
     spawned: list[str] = []
     monkeypatch.setattr("searchapp.jobs.worker.ensure_worker",
                         lambda settings: spawned.append(str(settings.data_dir)) or 0)
     monkeypatch.setattr("searchapp.ui.common.warm_up", lambda app: None)
     st.cache_resource.clear()
+    shared.reset()
     yield spawned
     st.cache_resource.clear()
+    shared.reset()

@@ -1,17 +1,20 @@
-"""The password gate and document text shown as text, in Chromium, on one app server.
+"""The login door and document text shown as text, in Chromium, on one app server.
 
-The app runs with SEARCHAPP_PASSWORD set. One test logs in, uploads a corpus
-whose texts carry ``<img src=x onerror=...>`` and ``**bold**``, and checks the
-Search results and the Clusters view show them literally: no <img> made from
-a document, no script run, the asterisks visible. The other opens fresh
-sessions without the password and checks every page and the corpus stay out
-of reach, that a wrong password is refused and the right one opens the app.
-Needs /usr/bin/chromium; skips without it.
+The app runs as ``make run`` runs it (``serve.py``) with SEARCHAPP_PASSWORD set. One
+test logs in, uploads a corpus whose texts carry ``<img src=x onerror=...>`` and
+``**bold**``, and checks the Search results and the Clusters view show them
+literally: no <img> made from a document, no script run, the asterisks visible.
+The other opens fresh browser contexts without the password and checks every
+page lands on the login page with nothing of the corpus, that a wrong password
+is refused and the right one opens the app, that a reload stays logged in
+(the cookie carries the login, not the tab) and that "Log out" returns to the
+login page for good. Needs /usr/bin/chromium; skips without it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
@@ -67,12 +70,10 @@ def log_in(page, url: str, password: str = PASSWORD) -> None:
 
 
 def assert_locked(page) -> None:
-    """The login form and nothing else: no sidebar pages, no page heading, no corpus."""
+    """The door's login page and nothing else: no Streamlit, no page list, no corpus."""
     page.get_by_role("button", name="Log in").wait_for(timeout=30_000)
-    # After "Log out" the old page list fades out once the login run ends.
-    page.locator('[data-testid="stSidebarNav"]').wait_for(state="detached", timeout=30_000)
-    sidebar = page.locator('[data-testid="stSidebarUserContent"]').all_inner_texts()
-    assert not "".join(sidebar).strip(), sidebar
+    assert urlsplit(page.url).path == "/login", page.url
+    assert page.locator('[data-testid="stSidebarNav"]').count() == 0
     headings = page.locator("h1").all_inner_texts()
     assert [h.strip() for h in headings] == ["searchapp"], headings
     content = page.content().lower()
@@ -126,6 +127,7 @@ def test_pages_and_data_need_the_password(served, page):
     for path in PAGES:
         page.goto(f"{url}/{path}")
         assert_locked(page)
+        assert parse_qs(urlsplit(page.url).query)["next"] == [f"/{path}"]
     log_in(page, url, "wrong password")
     page.get_by_text("Wrong password. Try again.").wait_for(timeout=30_000)
     assert_locked(page)
@@ -135,5 +137,17 @@ def test_pages_and_data_need_the_password(served, page):
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert [t.split()[-1] for t in nav.get_by_role("link").all_inner_texts()] == [  # icon, name
         "Upload", "Search", "Duplicates", "Clusters", "Models", "Jobs"]
+    [cookie] = [c for c in page.context.cookies() if c["name"] == "searchapp_session"]
+    assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == (
+        "searchapp_session", True, "Strict")
+    assert "searchapp_session" not in page.evaluate("document.cookie")  # no script reads it
+    page.reload()  # the cookie, not the tab, carries the login now
+    page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
+    page.get_by_role("link", name="Jobs").click()
+    page.get_by_role("heading", name="Jobs").wait_for(timeout=30_000)
     page.get_by_role("button", name="Log out").click()
+    assert_locked(page)
+    page.get_by_text("You are logged out.").wait_for(timeout=30_000)
+    page.context.add_cookies([cookie])  # the old cookie, put back: it opens nothing now
+    page.goto(f"{url}/jobs")
     assert_locked(page)

@@ -167,9 +167,9 @@ def test_the_jobs_page_offers_ray_only_where_a_cluster_is_configured(
     at = jobs_page()
     assert not at.exception and not [b for b in at.button if b.label == "Embed on Ray"]
     monkeypatch.setenv("SEARCHAPP_RAY_ADDRESS", "ray://head:10001")
-    import streamlit as st
+    from searchapp.web import shared
 
-    st.cache_resource.clear()  # a new App reads the setting
+    shared.reset()  # a new App reads the setting
     app = get_app()
     queued = corpora.upload(app, captions, "faq").job_id
     at = jobs_page()

@@ -1,7 +1,8 @@
-"""The password gate, the password settings and file content in messages, through AppTest.
+"""The pages' second lock, the password settings and file content in messages, through AppTest.
 
-(The same gate and the literal display of document text are checked in a real
-browser by ``test_browser_security.py``.)
+The password itself is checked at the door, before Streamlit (``test_door_http.py``
+with raw clients, ``test_browser_security.py`` in Chromium); here the pages must
+stay closed to any session that did not come through that door with a live login.
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ from streamlit.testing.v1 import AppTest
 from searchapp.config import Settings
 from searchapp.errors import ConfigError
 from searchapp.passwords import hash_password, verify_password
+from searchapp.ui.auth import NO_DOOR
+from searchapp.web.cookies import COOKIE_NAME
+from searchapp.web.door import install
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
@@ -30,17 +34,12 @@ def app_test() -> AppTest:
     return AppTest.from_file(REPO / "app.py", default_timeout=TIMEOUT)
 
 
-def log_in(at: AppTest, password: str) -> AppTest:
-    at.text_input(key="login-password").input(password)
-    return at.button[0].click().run()
-
-
 def assert_locked(at: AppTest) -> None:
-    """Only the login form: no page title, no page script ran, no logout button."""
+    """No page: the app's name and a message only; no page script ran, no logout button."""
     assert not at.exception
     assert [t.value for t in at.title] == ["searchapp"]
-    assert [b.label for b in at.button] == ["Log in"]
-    assert len(at.text_input) == 1 and not at.file_uploader and not at.sidebar.button
+    assert not at.button and not at.text_input and not at.file_uploader
+    assert not at.sidebar.button
 
 
 # ---- settings and hashes -------------------------------------------------------------
@@ -71,31 +70,42 @@ def test_hash_password_command_reads_stdin_and_prints_a_usable_hash():
     assert Settings.from_env({"SEARCHAPP_PASSWORD_HASH": stored}).check_password("correct horse")
 
 
-# ---- the gate ------------------------------------------------------------------------
-def test_plain_password_gate_blocks_every_page_until_the_right_password(monkeypatch):
-    monkeypatch.setenv("SEARCHAPP_PASSWORD", "correct horse")
+# ---- the second lock: pages run only for a login of this process' door -------------------
+def with_cookie_of(monkeypatch, door, session) -> None:
+    """What a websocket that came through the door carries: its login cookie."""
+    monkeypatch.setattr("searchapp.ui.auth.request_cookies",
+                        lambda: {COOKIE_NAME: door.cookie_value(session)})
+
+
+@pytest.mark.parametrize("variable", ["SEARCHAPP_PASSWORD", "SEARCHAPP_PASSWORD_HASH"])
+def test_with_a_password_and_no_door_in_front_every_page_stays_closed(monkeypatch, variable):
+    value = hash_password("correct horse", n=2**10) if variable.endswith("HASH") else "pw"
+    monkeypatch.setenv(variable, value)
     at = app_test().run()
     assert_locked(at)
-    with pytest.raises(ValueError, match=r"Known pages: \['Log in'\]"):  # no other page
-        at.switch_page("searchapp/ui/pages/search.py")
-    log_in(at, "wrong")
+    assert [e.value for e in at.error] == [NO_DOOR]
+    at.switch_page("searchapp/ui/pages/search.py").run()  # asking for a page by its path
     assert_locked(at)
-    assert [e.value for e in at.error] == ["Wrong password. Try again."]
-    log_in(at, "correct horse")
+
+
+def test_a_live_login_of_the_door_opens_the_pages_and_an_ended_one_closes_them(monkeypatch):
+    monkeypatch.setenv("SEARCHAPP_PASSWORD", "correct horse")
+    door = install()
+    session = door.sessions.create()
+    with_cookie_of(monkeypatch, door, session)
+    at = app_test().run()
     assert not at.exception and at.title[0].value == "Upload"
     assert [b.label for b in at.sidebar.button] == ["Log out"]
-    at.sidebar.button[0].click().run()
+    at.sidebar.button[0].click().run()  # sends the browser to /logout?t=... (see the HTTP test)
+    assert not at.exception
+    door.sessions.end(session.id)
+    at.run()
     assert_locked(at)
-
-
-def test_hashed_password_gate(monkeypatch):
-    monkeypatch.setenv("SEARCHAPP_PASSWORD_HASH", hash_password("correct horse", n=2**10))
-    at = app_test().run()
-    assert_locked(at)
-    log_in(at, "correct hors")
-    assert_locked(at)
-    log_in(at, "correct horse")
-    assert not at.exception and at.title[0].value == "Upload"
+    assert [w.value for w in at.warning] == ["Your login has ended. [Log in again](/login)."]
+    other = door.sessions.create()  # a forged or another process' cookie: still closed
+    monkeypatch.setattr("searchapp.ui.auth.request_cookies",
+                        lambda: {COOKIE_NAME: door.cookie_value(other)[:-2] + "AA"})
+    assert_locked(app_test().run())
 
 
 def test_a_bad_hash_stops_the_app_with_its_message(monkeypatch):

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 
 from searchapp.cli import clusters, corpora, duplicates, jobs, models, passwords, search
 from searchapp.errors import SearchAppError
+from searchapp.private_files import restrict_umask
 
 # In the order ``searchapp --help`` lists them.
 GROUPS = (corpora, search, jobs, clusters, duplicates, models, passwords)
@@ -34,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; its exit code (0, or 1 with one ``error:`` line on stderr)."""
+    restrict_umask()  # files in the data folder (and exports) are private: 0600
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     args = build_parser().parse_args(argv)
     try:

@@ -27,7 +27,10 @@ import time
 import traceback
 from pathlib import Path
 
-from searchapp.config import Settings  # noqa: F401 - used in the doctest
+from searchapp.config import (
+    SECRET_VARIABLES,
+    Settings,  # noqa: F401 - used in the doctest
+)
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError
 from searchapp.jobs import queue
@@ -141,12 +144,17 @@ def worker_pid(settings) -> int | None:
 
 
 def ensure_worker(settings) -> int:
-    """Start ``searchapp worker`` in the background unless one is alive; return its pid."""
+    """Start ``searchapp worker`` in the background unless one is alive; return its pid.
+
+    The worker inherits the environment less the web app's secrets (``SECRET_VARIABLES``):
+    it never serves a page, so it has no use for the password.
+    """
     pid = worker_pid(settings)
     if pid:
         return pid
     log_path = Path(settings.data_dir) / "worker.log"
-    env = {**os.environ, "SEARCHAPP_DATA_DIR": str(settings.data_dir),
+    inherited = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
+    env = {**inherited, "SEARCHAPP_DATA_DIR": str(settings.data_dir),
            "SEARCHAPP_DATABASE_URL": settings.database_url, "SEARCHAPP_DEVICE": settings.device,
            "SEARCHAPP_MODEL": settings.model}
     with open(log_path, "ab") as out:

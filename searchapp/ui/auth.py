@@ -1,12 +1,13 @@
-"""The password gate: a login form before any page when a password is configured.
+"""The pages' side of the password: a second lock behind the door, and "Log out".
 
-``app.py`` calls ``require_login()`` before it declares its pages. Until the
-session has the password, the only page is a hidden login page: no sidebar
-lists the others (after "Log out" too, which replaces the list the browser
-had), and asking for a page by its URL lands on the login form. Streamlit runs
-the script on the server for each session, so nothing past the gate reaches
-the browser. Being logged in is kept in the session (a reload asks again).
-Without SEARCHAPP_PASSWORD or SEARCHAPP_PASSWORD_HASH the gate does nothing.
+The password is checked at the HTTP layer (``searchapp.web``, started by
+``serve.py``): a request without a live login cookie never reaches Streamlit.
+``require_login`` is the second lock: with a password set, the pages run only
+for a session whose websocket carried a live login of this process' door.
+Anything else (the pages served without the door by ``streamlit run app.py``,
+a login that ended while a tab stayed open, AppTest) gets a message and no
+page, no page list in the sidebar. Without SEARCHAPP_PASSWORD or
+SEARCHAPP_PASSWORD_HASH nothing changes.
 
 Example (``app.py``):
     >>> require_login()                                   # doctest: +SKIP
@@ -16,12 +17,17 @@ Example (``app.py``):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import streamlit as st
 
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
+from searchapp.web.door import LOGIN_PATH, installed
+from searchapp.web.sessions import BrowserSession
 
-AUTH_KEY = "searchapp.authenticated"
+NO_DOOR = ("The pages are served without their login door, so they stay closed. Start the "
+           "app with `make run` (`streamlit run serve.py`).")
 
 
 def gate_settings() -> Settings:
@@ -33,32 +39,54 @@ def gate_settings() -> Settings:
         st.stop()
 
 
+def request_cookies() -> Mapping[str, str]:
+    """The cookies this session's websocket was opened with (none under AppTest)."""
+    try:
+        return st.context.cookies
+    except Exception:  # no client (a bare script run): no cookies
+        return {}
+
+
+def current_login() -> BrowserSession | None:
+    """The door's live login behind this session, or None."""
+    door = installed()
+    return door.session_in(request_cookies()) if door is not None else None
+
+
 def require_login() -> None:
-    """Return when no password is set or this session has logged in; else run the login
-    page as the app's only (hidden) page and stop the script there."""
-    if not gate_settings().password_required or st.session_state.get(AUTH_KEY):
+    """Return when no password is set or this session came through the door with a live
+    login; otherwise say why and stop the script (no page, no page list)."""
+    if not gate_settings().password_required or current_login() is not None:
         return
-    st.navigation([st.Page(login_form, title="Log in", url_path="login", default=True)],
-                  position="hidden").run()
+    st.title("searchapp")
+    if installed() is None:
+        st.error(NO_DOOR, icon=":material/lock:")
+    else:
+        st.warning(f"Your login has ended. [Log in again]({LOGIN_PATH}).",
+                   icon=":material/lock:")
     st.stop()
 
 
-def login_form() -> None:
-    """Password field and button; the right password reruns the script into the app."""
-    settings = gate_settings()
-    st.title("searchapp")
-    with st.form("login", border=False):
-        attempt = st.text_input("Password", type="password", key="login-password")
-        submitted = st.form_submit_button("Log in", type="primary", icon=":material/login:")
-    if submitted:
-        if settings.check_password(attempt):
-            st.session_state[AUTH_KEY] = True
-            st.rerun()
-        st.error("Wrong password. Try again.", icon=":material/lock:")
-
-
 def logout_button() -> None:
-    """A "Log out" button in the sidebar, only when a password is set."""
-    if gate_settings().password_required:
-        st.sidebar.button("Log out", icon=":material/logout:", key="logout",
-                          on_click=lambda: st.session_state.pop(AUTH_KEY, None))
+    """A "Log out" button in the sidebar when a password is set: it sends the browser to
+    the door's ``/logout`` with this login's token, which ends the login server-side."""
+    if not gate_settings().password_required:
+        return
+    door, login = installed(), current_login()
+    if door is None or login is None:
+        return
+    if st.sidebar.button("Log out", icon=":material/logout:", key="logout"):
+        _send_browser_to(door.logout_url(login))
+
+
+def _send_browser_to(url: str) -> None:
+    """Navigate this tab to ``url`` (a path on this site), as ``st.logout`` does."""
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return
+    msg = ForwardMsg()
+    msg.auth_redirect.url = url
+    ctx.enqueue(msg)

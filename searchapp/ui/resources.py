@@ -1,22 +1,30 @@
-"""Process-wide resources for the Streamlit app, shared by all sessions."""
-import streamlit as st
+"""Process-wide resources for the Streamlit app, shared by all sessions.
+
+They live in ``searchapp.web.shared`` (a plain locked registry), not in
+``st.cache_resource``: Streamlit's "clear cache" message empties that cache,
+and the next page view would load every model a second time.
+"""
+import logging
 
 from searchapp.context import App
+from searchapp.web import shared
+
+log = logging.getLogger(__name__)
 
 
-@st.cache_resource(show_spinner=False)
 def get_app() -> App:
     """The one App (database, model and index caches) of this Streamlit process."""
-    return App()
+    return shared.app()
 
 
 class _WorkerKeeper:
     """Starts the background worker for this process's data folder, and again if it dies.
 
-    One per Streamlit process (cached below); the lock keeps two sessions that
-    load a page at the same moment from starting two workers. A worker this
+    One per server process (kept in ``searchapp.web.shared``); the lock keeps two
+    sessions that load a page at the same moment from starting two workers. A worker this
     process started is asked to stop (SIGTERM: it finishes its current job
-    first) when the process exits; one started by someone else is left alone.
+    first) when the server shuts down (``searchapp.web.shared.lifespan``) or the
+    process exits; one started by someone else is left alone.
     """
 
     def __init__(self) -> None:
@@ -58,9 +66,8 @@ class _WorkerKeeper:
                 os.kill(pid, signal.SIGTERM)
 
 
-@st.cache_resource(show_spinner=False)
 def _worker_keeper() -> _WorkerKeeper:
-    return _WorkerKeeper()
+    return shared.once("worker-keeper", _WorkerKeeper)
 
 
 def ensure_background_worker(app: App) -> int:
@@ -121,14 +128,17 @@ def _open_indexes(app: App, summaries) -> None:
             continue
 
 
-@st.cache_resource(show_spinner=False)
-def _warm_up_thread(_app: App):
+def _warm_up_thread(app: App):
     import threading
 
-    thread = threading.Thread(target=preload, args=(_app,), name="searchapp-warm-up",
-                              daemon=True)
-    thread.start()
-    return thread
+    def start() -> threading.Thread:
+        thread = threading.Thread(target=preload, args=(app,), name="searchapp-warm-up",
+                                  daemon=True)
+        log.info("warm-up started: loading the models (App %#x)", id(app))
+        thread.start()
+        return thread
+
+    return shared.once("warm-up", start)
 
 
 def warm_up(app: App) -> None:

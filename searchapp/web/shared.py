@@ -1,0 +1,123 @@
+"""Process-wide objects that must exist once per server process, whatever happens to caches.
+
+The App (database, loaded models, open indexes), the keeper of the background
+worker and the warm-up thread live as long as the process. They used to sit
+in ``st.cache_resource``, which any client can empty with Streamlit's "clear
+cache" message: the next page view then built a second App and loaded the
+models again while the first copy stayed referenced elsewhere (+65-95 MB RSS
+per message). Here they are plain entries of a locked dictionary, which no
+Streamlit message reaches; a JSON API mounted in the same process later gets
+the very same App from ``app()``.
+
+No streamlit import here: the pages (``searchapp.ui.resources``), the door
+and a future API all call the same functions.
+
+Example:
+    >>> first = once("example-counter", lambda: [0])
+    >>> once("example-counter", lambda: [1]) is first      # created once, then shared
+    True
+    >>> reset()
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from searchapp.context import App
+
+T = TypeVar("T")
+log = logging.getLogger(__name__)
+
+_lock = threading.Lock()
+_objects: dict[str, Any] = {}
+_key_locks: dict[str, threading.Lock] = {}
+
+
+def once(key: str, factory: Callable[[], T]) -> T:
+    """The object stored under ``key``, made by ``factory`` on first use (once, thread-safe).
+
+    Two threads asking at the same moment get one object: the second waits for
+    the first's ``factory`` (a lock per key, so a slow factory holds up no other key).
+    A factory that raises stores nothing; the next call tries again.
+
+    Example:
+        >>> once("example-list", list) is once("example-list", list)
+        True
+        >>> reset()
+    """
+    with _lock:
+        if key in _objects:
+            return _objects[key]
+        key_lock = _key_locks.setdefault(key, threading.Lock())
+    with key_lock:
+        with _lock:
+            if key in _objects:
+                return _objects[key]
+        made = factory()
+        with _lock:
+            _objects[key] = made
+        return made
+
+
+def peek(key: str) -> Any | None:
+    """The object stored under ``key``, or None when nothing made one yet.
+
+    Example:
+        >>> peek("example-nothing") is None
+        True
+    """
+    with _lock:
+        return _objects.get(key)
+
+
+def reset() -> None:
+    """Forget every object (tests: a fresh App per test). The objects themselves live on
+    wherever they are still referenced; nothing is closed here.
+
+    Example:
+        >>> reset()
+    """
+    with _lock:
+        _objects.clear()
+        _key_locks.clear()
+
+
+def app() -> App:
+    """The one App of this process (settings read from the environment at first use).
+
+    Example:
+        >>> app() is app()                                    # doctest: +SKIP
+        True
+    """
+    return once("app", _new_app)
+
+
+def _new_app() -> App:
+    from searchapp.context import App
+
+    made = App()
+    log.info("created the process-wide App (data folder %s)", made.settings.data_dir)
+    return made
+
+
+@contextlib.asynccontextmanager
+async def lifespan(_server: Any) -> AsyncIterator[None]:
+    """``st.App(lifespan=...)``: when the server shuts down, stop the worker it started.
+
+    uvicorn ends a SIGTERM'd server by raising the signal again once it has shut
+    down, so ``atexit`` handlers never run there; the lifespan's end does.
+
+    Example:
+        >>> st.App("app.py", lifespan=lifespan)              # doctest: +SKIP
+    """
+    try:
+        yield
+    finally:
+        keeper = peek("worker-keeper")
+        if keeper is not None:
+            keeper.stop_started()

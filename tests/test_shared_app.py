@@ -1,0 +1,72 @@
+"""One App per process, whatever Streamlit's caches go through.
+
+Streamlit's "clear cache" message (any client could send it; now only a
+logged-in one) empties ``st.cache_resource``. The App, the worker keeper and
+the warm-up thread live in ``searchapp.web.shared`` instead, so a clear is
+followed by the same objects, not by a second copy of every model. The same
+check against a real server: ``test_door_http.py``.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from searchapp.ui import resources
+from searchapp.web import shared
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_clearing_streamlit_caches_keeps_the_app_and_the_worker_keeper(ui_resources):
+    at = AppTest.from_file(REPO / "app.py", default_timeout=60).run()
+    app, keeper = resources.get_app(), resources._worker_keeper()
+    st.cache_resource.clear()  # what the "clear cache" message does
+    st.cache_data.clear()
+    at.run()
+    assert not at.exception and at.title[0].value == "Upload"
+    assert resources.get_app() is app and resources._worker_keeper() is keeper
+
+
+def test_the_warm_up_thread_starts_once_per_process_even_after_a_cache_clear(monkeypatch,
+                                                                              app):
+    shared.reset()
+    loads = []
+    release = threading.Event()
+    monkeypatch.setattr(resources, "preload", lambda a: loads.append(a) or release.wait(5))
+    try:
+        resources.warm_up(app)
+        st.cache_resource.clear()
+        resources.warm_up(app)
+        thread = shared.peek("warm-up")
+        release.set()
+        thread.join(5)
+        assert loads == [app]
+    finally:
+        release.set()
+        shared.reset()
+
+
+def test_once_makes_one_object_for_threads_that_ask_together():
+    made, started = [], threading.Barrier(8)
+
+    def factory():
+        made.append(1)
+        return object()
+
+    got = []
+
+    def ask():
+        started.wait()
+        got.append(shared.once("test-together", factory))
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    shared.reset()
+    assert len(made) == 1 and len({id(o) for o in got}) == 1

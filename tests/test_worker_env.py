@@ -1,0 +1,36 @@
+"""The worker the app starts never holds the web app's secrets: read from /proc, not assumed."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from pathlib import Path
+
+from searchapp.config import SECRET_VARIABLES, Settings
+from searchapp.jobs.worker import ensure_worker
+from searchapp.passwords import hash_password
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_a_spawned_worker_has_neither_password_variable_in_its_environment(monkeypatch,
+                                                                         data_dir):
+    settings = Settings.from_env({"SEARCHAPP_DATA_DIR": str(data_dir)})
+    settings.ensure_dirs()
+    stored = hash_password("correct horse", n=2**10)
+    monkeypatch.setenv("SEARCHAPP_PASSWORD", "correct horse")
+    monkeypatch.setenv("SEARCHAPP_PASSWORD_HASH", stored)
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    pid = ensure_worker(settings)
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+    names = {entry.split(b"=", 1)[0].decode() for entry in environ.split(b"\0") if entry}
+    assert f"SEARCHAPP_DATA_DIR={data_dir}".encode() in environ.split(b"\0")
+    assert not names & set(SECRET_VARIABLES)
+    assert b"correct horse" not in environ and stored.encode() not in environ
