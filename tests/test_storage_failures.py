@@ -1,0 +1,243 @@
+"""A database or data folder that fails is one line naming what to do, and loses nothing.
+
+Real failure conditions, one class each (``store/failures.py`` classifies them):
+a file that is not SQLite, a damaged one, a read-only data folder (chmod, or a
+read-only bind mount as root), a full disk (a small tmpfs as root; a file size
+limit in a subprocess everywhere), two processes creating the same schema or
+corpus at once, folder names with ``?``, ``%``, ``#`` and spaces.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from searchapp.cli import main
+from searchapp.config import Settings
+from searchapp.context import App
+from searchapp.store import repo
+from searchapp.store.db import Database
+from tests import racers
+from tests.filesystems import fill, read_only, small_disk
+from tests.racers import race
+from tests.test_bad_input import one_line_error
+from tests.test_clusters import make_corpus
+
+REPO = Path(__file__).resolve().parents[1]
+ROWS = 5_000  # documents in the upload that meets the full disk
+MARKER = "zebra-marker-text"  # in every row: must never appear in an error line
+
+
+def snapshot(folder: Path) -> dict[str, str]:
+    """{relative path: sha256} of every file under ``folder``: "nothing changed" made exact."""
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def stored_documents(folder: Path) -> int:
+    with sqlite3.connect(f"file:{folder / 'searchapp.db'}?mode=ro", uri=True) as conn:
+        return conn.execute("SELECT count(*) FROM documents").fetchone()[0]
+
+
+def big_csv(path: Path, rows: int = ROWS) -> Path:
+    lines = ["id,text"] + [f"r{i},{MARKER} row {i} " + "lorem ipsum " * 20 for i in range(rows)]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+# ---- not a database, damaged -------------------------------------------------------------
+@pytest.mark.parametrize("command", [["corpora"], ["search", "--corpus", "c", "q"],
+                                     ["jobs"], ["ingest", "x.csv", "--corpus", "c"]])
+def test_a_file_that_is_not_sqlite_is_one_line_and_left_as_it_was(data_dir, capsys, command):
+    data_dir.mkdir(parents=True)
+    db = data_dir / "searchapp.db"
+    db.write_bytes(b"these are my notes, not a database\n" * 100)
+    before = snapshot(data_dir)
+    assert main(command) == 1
+    assert "is not a SQLite database; nothing was changed" in one_line_error(capsys)
+    assert snapshot(data_dir) == before
+
+
+def test_a_damaged_database_is_one_line_and_left_as_it_was(app, data_dir, capsys):
+    app.db.dispose()
+    db = data_dir / "searchapp.db"
+    raw = bytearray(db.read_bytes())
+    raw[100:4096] = b"\xa5" * (4096 - 100)  # the schema page, past the 100-byte header
+    db.write_bytes(bytes(raw))
+    before = snapshot(data_dir)
+    assert main(["corpora"]) == 1
+    assert "is damaged (SQLite: malformed)" in one_line_error(capsys)
+    assert snapshot(data_dir) == before
+
+
+# ---- read-only data folder -----------------------------------------------------------------
+@pytest.fixture
+def filled_folder(app, data_dir, bundled_encoder):
+    """The data folder with a corpus of 30 embedded documents and its index file saved."""
+    texts = [f"document {i} about {'cats' if i % 2 else 'ships'}" for i in range(30)]
+    vectors = bundled_encoder.encode(texts)
+    make_corpus(app, "notes", texts, np.asarray(vectors, dtype=np.float32))
+    from searchapp.vectors.handle import open_corpus
+
+    handle = open_corpus(app, "notes")
+    app.indexes.save(handle.corpus_id, handle.model)
+    assert list((data_dir / "indexes").glob("*.hnsw"))
+    app.db.dispose()
+    return data_dir
+
+
+@pytest.fixture
+def cli_app(monkeypatch, bundled_encoder):
+    """The CLI's App gets the session's loaded encoder (each command makes a fresh App)."""
+
+    def open_app():
+        a = App()
+        a.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
+        return a
+
+    monkeypatch.setattr("searchapp.cli.common.open_app", open_app)
+
+
+def test_a_read_only_data_folder_reads_and_refuses_writes(filled_folder, cli_app, capsys,
+                                                          tmp_path):
+    upload = big_csv(tmp_path / "more.csv", rows=3)
+    with read_only(filled_folder):
+        before = snapshot(filled_folder)
+        assert main(["corpora"]) == 0
+        assert "notes  all-MiniLM-L6-v2  30         30" in capsys.readouterr().out
+        assert main(["search", "--corpus", "notes", "cats", "-k", "3"]) == 0
+        assert capsys.readouterr().out.count("document") == 3
+        assert main(["jobs"]) == 0
+        capsys.readouterr()
+        for command in (["ingest", str(upload), "--corpus", "notes"],
+                        ["ingest", str(upload), "--corpus", "new"],
+                        ["corpora", "delete", "notes"]):
+            assert main(command) == 1
+            assert f"The data folder {filled_folder} is read-only, so nothing was changed" \
+                in one_line_error(capsys)
+        assert snapshot(filled_folder) == before  # no -wal, -shm, index or lock file either
+    assert stored_documents(filled_folder) == 30
+
+
+def test_a_read_only_folder_without_a_database_says_so(data_dir, capsys):
+    data_dir.mkdir(parents=True)
+    with read_only(data_dir):
+        assert main(["corpora"]) == 1
+        assert "the data folder is read-only and holds no database yet" in \
+            one_line_error(capsys)
+    assert list(data_dir.iterdir()) == []
+
+
+# ---- full disk -------------------------------------------------------------------------------
+def test_a_full_disk_during_ingest_is_one_line_and_stores_nothing(tmp_path, monkeypatch, capsys):
+    with small_disk(tmp_path / "disk", 2 << 20) as disk:
+        data = disk / "data"
+        monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(data))
+        App().db.dispose()  # the schema first, then the disk fills up
+        fill(disk, leave=64 << 10)
+        assert main(["ingest", str(big_csv(tmp_path / "big.csv")), "--corpus", "big"]) == 1
+        err = one_line_error(capsys)
+        assert f"The disk holding {data} is full, so nothing was stored" in err
+        assert MARKER not in err and len(err) < 300
+        assert stored_documents(data) == 0
+        with sqlite3.connect(data / "searchapp.db") as conn:
+            assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert main(["corpora"]) == 0  # reading still works on the full disk
+        assert "No corpora yet" in capsys.readouterr().out
+
+
+FSIZE_SCRIPT = """
+import resource, signal, sys
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
+limit = int(sys.argv[1])
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+from searchapp.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def test_a_file_size_limit_during_ingest_is_one_line_and_stores_nothing(data_dir, tmp_path):
+    """Everywhere (no root needed): the database file may not grow past its current size."""
+    App().db.dispose()
+    size = (data_dir / "searchapp.db").stat().st_size
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-c", FSIZE_SCRIPT, str(size + 8192), "ingest",
+         str(big_csv(tmp_path / "big.csv")), "--corpus", "big"],
+        capture_output=True, text=True, env=env, timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: Cannot read or write "), proc.stderr
+    assert MARKER not in proc.stderr and "Traceback" not in proc.stderr
+    assert stored_documents(data_dir) == 0
+
+
+# ---- two processes at once ---------------------------------------------------------------------
+def test_processes_creating_one_new_database_at_once_all_find_the_schema(tmp_path):
+    for attempt in range(2):  # a new database each time: the race is in its creation
+        url = Settings.from_env({"SEARCHAPP_DATA_DIR": str(tmp_path / f"d{attempt}")}
+                                ).database_url
+        assert race(racers.open_database, (url,)) == ["ok"] * 4
+        with sqlite3.connect(tmp_path / f"d{attempt}" / "searchapp.db") as conn:
+            assert conn.execute("SELECT count(*) FROM schema_info").fetchone() == (1,)
+
+
+def test_processes_creating_one_new_corpus_at_once_all_succeed(tmp_path):
+    for attempt in range(2):
+        data = tmp_path / f"d{attempt}"
+        url = Settings.from_env({"SEARCHAPP_DATA_DIR": str(data)}).database_url
+        Database(url).dispose()
+        assert race(racers.upload_shared, (url,)) == ["ok"] * 4
+        with sqlite3.connect(data / "searchapp.db") as conn:
+            assert conn.execute("SELECT count(*) FROM corpora").fetchone() == (1,)
+            assert conn.execute("SELECT count(*) FROM documents").fetchone() == (2,)
+
+
+# ---- paths are paths ---------------------------------------------------------------------------
+ODD_NAMES = ["p?one", "p?two", "p%41", "p%3Fone", "p#x", "p q", "pé", "p&a=b"]
+
+
+def test_folder_names_with_url_characters_keep_their_own_database(tmp_path, monkeypatch,
+                                                                  capsys):
+    csv = tmp_path / "t.csv"
+    csv.write_text("id,text\na,hello\n")
+    for i, name in enumerate(ODD_NAMES):
+        monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(tmp_path / name))
+        assert main(["ingest", str(csv), "--corpus", f"c{i}"]) == 0
+    capsys.readouterr()
+    for name in ODD_NAMES:
+        assert (tmp_path / name / "searchapp.db").is_file(), name
+        monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(tmp_path / name))
+        assert main(["corpora", "--json"]) == 0
+        assert len(capsys.readouterr().out.split('"name"')) == 2, name  # its own corpus only
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([*ODD_NAMES, "t.csv"])
+
+
+def test_the_default_url_round_trips_any_folder_name(tmp_path):
+    from searchapp.store.db import sqlite_file
+
+    for name in [*ODD_NAMES, "a%20b", "x?mode=ro", "é ü/ß"]:
+        folder = tmp_path / name
+        url = Settings.from_env({"SEARCHAPP_DATA_DIR": str(folder)}).database_url
+        assert sqlite_file(url) == folder / "searchapp.db"
+
+
+# ---- unit: a read-only database ---------------------------------------------------------------
+def test_every_write_to_a_read_only_database_is_a_read_only_error(data_dir):
+    from searchapp.errors import ReadOnlyError
+
+    App().db.dispose()
+    db = Database(Settings.from_env().database_url, read_only=True)
+    with db.session() as s:
+        assert repo.summaries(s) == []
+    with pytest.raises(ReadOnlyError, match="is read-only, so nothing was changed"), \
+            db.session() as s:
+        repo.get_or_create_corpus(s, "x", "all-MiniLM-L6-v2")
+    db.dispose()
