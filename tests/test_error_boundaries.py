@@ -175,6 +175,16 @@ def test_json_output_is_escaped_and_still_the_same_json(app, nasty_corpus, capsy
         assert all(NASTY in hit["text"] for hit in parsed["results"])
 
 
+def test_a_path_printed_back_is_escaped(app, nasty_corpus, capsys, tmp_path):
+    """``Wrote N pairs to PATH``: a print of a user's argument that no field escaping saw."""
+    out = tmp_path / "pairs\x1b]0;owned\x07\u202e.csv"
+    assert main(["duplicates", "--corpus", "nasty", "--threshold", "0.9", "--out",
+                 str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert out.is_file() and not UNSAFE.search(printed)
+    assert "pairs\\u001b]0;owned\\u0007\\u202e.csv" in printed
+
+
 def test_an_error_quoting_user_input_is_escaped(app, capsys):
     assert main(["search", "--corpus", f"no{NASTY}such", "q"]) == 1
     err = capsys.readouterr().err

@@ -61,8 +61,15 @@ def corpus_names(s: Session) -> list[str]:
 
 def _storable(name: str) -> bool:
     """Whether a corpus could have this name: PostgreSQL refuses NUL in any text (a
-    DataError, not "no such corpus"), and no valid name has one."""
-    return "\x00" not in name
+    DataError, not "no such corpus"), neither database takes a lone surrogate (an
+    undecodable byte of a command line), and no valid name has either."""
+    if "\x00" in name:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_corpus(s: Session, name: str) -> Corpus | None:

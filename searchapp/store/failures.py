@@ -13,7 +13,8 @@ DiskIOError            SQLITE_IOERR                        58030
 NotADatabaseError      SQLITE_NOTADB, SQLITE_CORRUPT       -
 DatabaseUnavailable    SQLITE_CANTOPEN, SQLITE_PERM        08xxx, 28xxx, 3D000, 57P0x
 ConflictError          SQLITE_CONSTRAINT_UNIQUE / _PK      23505, 40001, 40P01
-InvalidParameterError  int past 64 bits, SQLITE_TOOBIG     22003 (numeric out of range)
+InvalidParameterError  int past 64 bits, SQLITE_TOOBIG,    22003 (numeric out of range)
+                       a lone surrogate (not Unicode)
 =====================  ==================================  ===============================
 
 Anything else is left as it is: a bug, shown by the front end's boundary with a
@@ -52,6 +53,10 @@ _TOO_LARGE = ("A number is too large for the database (the largest is "
               f"{MAX_INTEGER:,}); nothing was stored.")
 
 
+_NOT_UNICODE = ("A text holds characters that are not valid Unicode (bytes that were not "
+                "UTF-8, e.g. in a file name or a terminal's input); nothing was stored.")
+
+
 @dataclass(frozen=True)
 class Target:
     """What the messages name: the database (a file path, or a URL without its password),
@@ -68,6 +73,8 @@ def classify(exc: BaseException, target: Target) -> Exception | None:
         return exc
     if isinstance(exc, OverflowError):  # sqlite3: "Python int too large to convert"
         return InvalidParameterError(_TOO_LARGE)
+    if isinstance(exc, UnicodeEncodeError):  # a lone surrogate: undecodable bytes of a name
+        return InvalidParameterError(_NOT_UNICODE)
     name = getattr(exc, "sqlite_errorname", None)
     if name:
         return _sqlite(name, target)
