@@ -7,7 +7,6 @@ then call ``target(*args)``; it returns what each reported ("ok" or the error).
 from __future__ import annotations
 
 import multiprocessing
-import os
 
 
 def open_database(url: str) -> None:

@@ -125,6 +125,30 @@ def test_a_failing_task_is_a_one_line_capped_job_error(app, monkeypatch, exc, ca
     assert len(out.splitlines()) == 2  # the header and the job: no row of data on its own line
 
 
+def _task_inserting_a_broken_row(ctx, payload):
+    """An unclassified database error (a foreign key to no corpus) whose statement carries
+    the rows' text as parameters."""
+    from sqlalchemy import text
+
+    with ctx.app.db.session() as s:
+        s.execute(text("INSERT INTO documents (corpus_id, external_id, text, content_hash) "
+                       "VALUES (:c, :e, :t, :h)"),
+                  [{"c": 987654, "e": f"x{i}", "t": row, "h": str(i)}
+                   for i, row in enumerate(ROWS)])
+
+
+def test_the_log_of_a_failed_insert_holds_the_traceback_not_the_rows(app, monkeypatch):
+    monkeypatch.setitem(TASKS, "inserting", "tests.test_error_boundaries:"
+                        "_task_inserting_a_broken_row")
+    job_id = queue.enqueue(app.db, "inserting", {})
+    assert work(app, stop_when_idle=True) == 1
+    job = queue.get(app.db, job_id)
+    assert job.status == "failed" and "IntegrityError" in job.error
+    log = (app.settings.data_dir / "worker.log").read_text()
+    assert "IntegrityError" in log and "INSERT INTO documents" in log
+    assert "secret-document-text" not in log  # hide_parameters: the SQL, not its 5,000 rows
+
+
 # ---- control characters in what the CLI prints --------------------------------------------------
 @pytest.fixture
 def nasty_corpus(app):

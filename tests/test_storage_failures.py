@@ -24,6 +24,7 @@ from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.store import repo
 from searchapp.store.db import Database
+from searchapp.vectors.handle import open_corpus
 from tests import racers
 from tests.filesystems import fill, read_only, small_disk
 from tests.racers import race
@@ -84,8 +85,6 @@ def filled_folder(app, data_dir, bundled_encoder):
     texts = [f"document {i} about {'cats' if i % 2 else 'ships'}" for i in range(30)]
     vectors = bundled_encoder.encode(texts)
     make_corpus(app, "notes", texts, np.asarray(vectors, dtype=np.float32))
-    from searchapp.vectors.handle import open_corpus
-
     handle = open_corpus(app, "notes")
     app.indexes.save(handle.corpus_id, handle.model)
     assert list((data_dir / "indexes").glob("*.hnsw"))
@@ -124,6 +123,33 @@ def test_a_read_only_data_folder_reads_and_refuses_writes(filled_folder, cli_app
                 in one_line_error(capsys)
         assert snapshot(filled_folder) == before  # no -wal, -shm, index or lock file either
     assert stored_documents(filled_folder) == 30
+
+
+def test_a_read_only_folder_without_index_files_searches_from_memory(filled_folder, cli_app,
+                                                                      capsys):
+    for f in (filled_folder / "indexes").iterdir():
+        f.unlink()  # no index file and no lock file: the index is rebuilt from the database
+    with read_only(filled_folder):
+        before = snapshot(filled_folder)
+        assert main(["search", "--corpus", "notes", "ships", "-k", "2", "--mode", "semantic"]) \
+            == 0
+        assert capsys.readouterr().out.count("ships") == 2
+        app = App()
+        handle = open_corpus(app, "notes")
+        app.indexes.save(handle.corpus_id, handle.model)  # a cache: quietly kept in memory
+        app.db.dispose()
+        assert snapshot(filled_folder) == before
+
+
+def test_a_read_only_folder_reads_a_corpus_whose_model_was_never_registered(data_dir, capsys,
+                                                                            tmp_path):
+    """Uploaded, never embedded: the model has no row, and a read-only database cannot add
+    one, so a search says what is missing instead of "read-only"."""
+    assert main(["ingest", str(big_csv(tmp_path / "few.csv", rows=3)), "--corpus", "few"]) == 0
+    capsys.readouterr()
+    with read_only(data_dir):
+        assert main(["search", "--corpus", "few", "row"]) == 1
+        assert "Corpus 'few' has no embedded documents yet" in one_line_error(capsys)
 
 
 def test_a_read_only_folder_without_a_database_says_so(data_dir, capsys):
@@ -240,4 +266,19 @@ def test_every_write_to_a_read_only_database_is_a_read_only_error(data_dir):
     with pytest.raises(ReadOnlyError, match="is read-only, so nothing was changed"), \
             db.session() as s:
         repo.get_or_create_corpus(s, "x", "all-MiniLM-L6-v2")
+    db.dispose()
+
+
+def test_values_the_database_cannot_hold_are_invalid_parameters_not_crashes(db_url):
+    """Below the CLI's own checks (the API and the pages call the store directly too)."""
+    from searchapp.errors import InvalidParameterError
+    from searchapp.jobs import queue
+
+    db = Database(db_url)
+    with pytest.raises(InvalidParameterError, match="too large for the database"):
+        queue.recent(db, limit=2**70)
+    with pytest.raises(InvalidParameterError, match="not valid Unicode"), db.session() as s:
+        repo.get_or_create_corpus(s, "name\udcff", "all-MiniLM-L6-v2")
+    with db.session() as s:
+        assert repo.summaries(s) == []
     db.dispose()

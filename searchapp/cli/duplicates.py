@@ -12,6 +12,7 @@ import argparse
 from pathlib import Path
 
 from searchapp.cli import common
+from searchapp.cli.common import count
 from searchapp.cli.output import (
     cell,
     output_path,
@@ -30,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--corpus")
     c.add_argument("--threshold", type=float, help="cosine threshold (default: the model's)")
     c.add_argument("--k", type=int, default=10, help="nearest neighbours per document")
-    c.add_argument("--limit", type=int, default=20, help="pairs and groups printed")
+    c.add_argument("--limit", type=count, default=20, help="pairs and groups printed")
     out = c.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--out", metavar="FILE.csv", help="write pairs (and FILE-groups.csv)")
