@@ -179,6 +179,29 @@ def test_a_full_disk_during_ingest_is_one_line_and_stores_nothing(tmp_path, monk
         assert "No corpora yet" in capsys.readouterr().out
 
 
+def test_a_full_disk_during_an_embed_job_fails_it_with_one_line(tmp_path, monkeypatch,
+                                                                       bundled_encoder):
+    from searchapp.corpora.ingest import read_table
+    from searchapp.corpora.service import upload
+    from searchapp.jobs import queue
+    from searchapp.jobs.worker import work
+
+    with small_disk(tmp_path / "disk", 3 << 20) as disk:
+        monkeypatch.setenv("SEARCHAPP_DATA_DIR", str(disk / "data"))
+        app = App()
+        app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
+        rows = "\n".join(f"r{i},{MARKER} {i} " + "words " * 30 for i in range(150))
+        job_id = upload(app, read_table(f"id,text\n{rows}\n".encode(), "t.csv"), "big").job_id
+        fill(disk, leave=48 << 10)
+        assert work(app, stop_when_idle=True) == 1
+        job = queue.get(app.db, job_id)
+        assert job.status == "failed" and MARKER not in job.error
+        assert job.error.startswith(f"The disk holding {disk / 'data'} is full"), job.error
+        with app.db.session() as s:
+            assert repo.summaries(s)[0].documents == 150  # the upload is whole
+        app.db.dispose()
+
+
 FSIZE_SCRIPT = """
 import resource, signal, sys
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG
@@ -281,4 +304,40 @@ def test_values_the_database_cannot_hold_are_invalid_parameters_not_crashes(db_u
         repo.get_or_create_corpus(s, "name\udcff", "all-MiniLM-L6-v2")
     with db.session() as s:
         assert repo.summaries(s) == []
+    db.dispose()
+
+
+# ---- the same classes on PostgreSQL (skipped where no server can be started) --------------------
+def test_postgres_processes_creating_one_schema_and_one_corpus_at_once_all_succeed(
+        postgres_url):
+    from sqlalchemy import create_engine, text
+
+    assert race(racers.open_database, (postgres_url,)) == ["ok"] * 4
+    Database(postgres_url).dispose()
+    assert race(racers.upload_shared, (postgres_url,)) == ["ok"] * 4
+    engine = create_engine(postgres_url)
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT count(*) FROM schema_info")).scalar() == 1
+        assert conn.execute(text("SELECT count(*) FROM corpora")).scalar() == 1
+        assert conn.execute(text("SELECT count(*) FROM documents")).scalar() == 2
+    engine.dispose()
+
+
+def test_a_read_only_postgres_database_reads_and_refuses_writes(postgres_url):
+    from sqlalchemy import create_engine, text
+
+    from searchapp.errors import ReadOnlyError
+
+    Database(postgres_url).dispose()  # the schema, while it may still be written
+    admin = create_engine(postgres_url, isolation_level="AUTOCOMMIT")
+    name = postgres_url.rsplit("/", 1)[1]
+    with admin.connect() as conn:
+        conn.execute(text(f'ALTER DATABASE "{name}" SET default_transaction_read_only = on'))
+    admin.dispose()
+    db = Database(postgres_url)
+    with db.session() as s:
+        assert repo.summaries(s) == []
+    with pytest.raises(ReadOnlyError, match=r"The database postgresql.* is read-only"), \
+            db.session() as s:
+        repo.get_or_create_corpus(s, "x", "all-MiniLM-L6-v2")
     db.dispose()

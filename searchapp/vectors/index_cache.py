@@ -24,7 +24,6 @@ Example:
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -178,8 +177,6 @@ class IndexCache:
             return time.monotonic() - started
 
     def _save(self, key: IndexKey, entry: _Entry, model) -> None:
-        if not _writable(self.index_dir):  # a read-only data folder: keep it in memory
-            return
         meta = {**self._expect(key, model.dimension), "model": getattr(model, "name", ""),
                 "generation": entry.generation}
         try:
@@ -219,10 +216,3 @@ class IndexCache:
         entry = self._entries.get(IndexKey(corpus_id, model_id))
         return None if entry is None else entry.generation
 
-
-def _writable(folder: Path) -> bool:
-    """Whether files can be made in ``folder`` (or, while it does not exist, in the nearest
-    folder above it that does)."""
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    return os.access(folder, os.W_OK)
