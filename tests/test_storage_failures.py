@@ -152,6 +152,27 @@ def test_a_read_only_folder_reads_a_corpus_whose_model_was_never_registered(data
         assert "Corpus 'few' has no embedded documents yet" in one_line_error(capsys)
 
 
+@pytest.mark.parametrize("name", ["search", "jobs", "duplicates", "clusters", "models"])
+def test_the_pages_read_a_read_only_folder_and_start_no_worker(filled_folder, ui_resources,
+                                                              bundled_encoder, name):
+    from streamlit.testing.v1 import AppTest
+
+    from searchapp.ui.resources import get_app
+
+    with read_only(filled_folder):
+        get_app().install_encoder("all-MiniLM-L6-v2", bundled_encoder)
+        at = AppTest.from_file(REPO / "searchapp" / "ui" / "pages" / f"{name}.py",
+                               default_timeout=60).run()
+        assert not at.exception, at.exception
+        assert not [e.value for e in at.error], [e.value for e in at.error]
+        if name == "search":
+            at.text_input[0].input("cats")
+            next(b for b in at.button if b.label == "Search").click().run()
+            assert not at.exception and not at.error
+            assert any(" results in " in c.value for c in at.caption)
+        assert ui_resources == []  # no worker: it could not write anything here
+
+
 def test_a_read_only_folder_without_a_database_says_so(data_dir, capsys):
     data_dir.mkdir(parents=True)
     with read_only(data_dir):
