@@ -1,4 +1,4 @@
-"""Processes that do one thing at the same moment, for the race tests (spawned: kept light).
+"""Processes that do one thing at the same moment, for the race tests (from a forkserver).
 
 ``race(target, args, n)`` starts ``n`` processes that each wait at one barrier,
 then call ``target(*args)``; it returns what each reported ("ok" or the error).
