@@ -34,6 +34,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sqlalchemy.engine import URL
+
 from searchapp import passwords
 from searchapp.errors import ConfigError
 from searchapp.private_files import private_dir
@@ -71,7 +73,7 @@ class Settings:
         data_dir = Path(env.get("SEARCHAPP_DATA_DIR", "") or "data").expanduser().resolve()
         if data_dir.exists() and not data_dir.is_dir():
             raise ConfigError(f"SEARCHAPP_DATA_DIR={data_dir} is a file; point it at a folder.")
-        url = env.get("SEARCHAPP_DATABASE_URL", "") or f"sqlite:///{data_dir / 'searchapp.db'}"
+        url = env.get("SEARCHAPP_DATABASE_URL", "") or sqlite_url(data_dir / "searchapp.db")
         if "://" not in url:
             raise ConfigError(
                 f"SEARCHAPP_DATABASE_URL={url!r} is not a SQLAlchemy URL; "
@@ -134,6 +136,17 @@ class Settings:
         private_dir(self.data_dir)
         for d in (self.models_dir, self.index_dir, self.work_dir):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
+
+
+def sqlite_url(path: Path) -> str:
+    """The SQLAlchemy URL of a SQLite file, with ``?``, ``%``, ``#`` and spaces in its path
+    escaped, so they stay part of the path (not a query string, not a fragment).
+
+    Example:
+        >>> sqlite_url(Path("/srv/p?one/searchapp.db"))
+        'sqlite:////srv/p%3Fone/searchapp.db'
+    """
+    return URL.create("sqlite", database=str(path)).render_as_string()
 
 
 def parse_size(text: str) -> int:

@@ -19,6 +19,7 @@ import threading
 
 from searchapp.config import Settings
 from searchapp.embedding.models import load_encoder, model_path
+from searchapp.errors import ReadOnlyError, os_error
 from searchapp.store import repo
 from searchapp.store.catalog import ModelRef
 from searchapp.store.db import Database
@@ -32,7 +33,12 @@ class App:
 
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or Settings.from_env()
-        self.settings.ensure_dirs()
+        try:
+            self.settings.ensure_dirs()
+        except OSError as exc:  # a read-only data folder still reads; anything else is an error
+            error = os_error(exc, self.settings.data_dir)
+            if not isinstance(error, ReadOnlyError):
+                raise (error or exc) from exc
         self.db = Database(self.settings.database_url, self.settings.busy_timeout)
         self.indexes = IndexCache(self.db, self.settings.index_dir)
         self.passage_indexes = PassageIndexCache(self.db, self.settings.index_dir)
@@ -81,6 +87,9 @@ class App:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))
         dimension = int(config.get("hidden_size") or config["dim"])
         with self.db.session() as s:
+            if self.db.read_only and repo.find_model(s, model_name) is None:
+                # a read-only database cannot register it, and holds no vector of it (id 0)
+                return ModelRef(0, model_name, dimension)
             row = repo.get_or_create_model(s, model_name, dimension, path=str(path))
             ref = ModelRef(row.id, row.name, row.dimension)
         self._refs[model_name] = ref

@@ -38,7 +38,12 @@ class IndexCorruptError(SearchAppError):
     """An index file is unreadable; callers rebuild it from the database."""
 
 
-class DatabaseBusyError(SearchAppError):
+class StorageError(SearchAppError):
+    """The database or the data folder cannot do what was asked (``store/failures.py`` sorts
+    every database error into one of the subclasses, each saying what to do)."""
+
+
+class DatabaseBusyError(StorageError):
     """Another process held the database's write lock longer than the busy timeout."""
 
     def __init__(self, seconds: float):
@@ -47,6 +52,110 @@ class DatabaseBusyError(SearchAppError):
             f"write lock for more than {seconds:g} s, so nothing was written. Try again when "
             "it has finished, or wait longer with SEARCHAPP_BUSY_TIMEOUT=SECONDS.")
         self.seconds = seconds
+
+
+class NotADatabaseError(StorageError):
+    """The database file is not SQLite, or is damaged; it was not changed."""
+
+    def __init__(self, where: str, damaged: bool = False):
+        what = "is damaged (SQLite: malformed)" if damaged else "is not a SQLite database"
+        super().__init__(
+            f"{where} {what}; nothing was changed. Point SEARCHAPP_DATA_DIR (or "
+            "SEARCHAPP_DATABASE_URL) elsewhere, or move the file away to start a new database"
+            + (" (or restore it from a backup)." if damaged else "."))
+
+
+class ForeignDatabaseError(StorageError):
+    """The database holds a ``schema_info`` table that is not searchapp's; it was not changed.
+
+    Example:
+        >>> str(ForeignDatabaseError("sqlite:////tmp/x.db"))[:60]
+        'The database sqlite:////tmp/x.db is not a searchapp databas'
+    """
+
+    def __init__(self, where: str):
+        super().__init__(
+            f"The database {where} is not a searchapp database (its schema_info table has no "
+            "single whole-number version); nothing was changed. Point SEARCHAPP_DATA_DIR (or "
+            "SEARCHAPP_DATABASE_URL) at a searchapp database or an empty place.")
+
+
+class ReadOnlyError(StorageError):
+    """A write to a read-only data folder, database file or database; nothing was written."""
+
+    def __init__(self, where: str, folder: bool = True):
+        kind = "data folder" if folder else "database"
+        super().__init__(
+            f"The {kind} {where} is read-only, so nothing was changed; reading still works. "
+            "To change anything, make it writable or point SEARCHAPP_DATA_DIR at a writable "
+            "folder.")
+
+
+class DiskFullError(StorageError):
+    """The disk (or a quota, or a file size limit) has no room; the write was undone."""
+
+    def __init__(self, where: str):
+        super().__init__(
+            f"The disk holding {where} is full, so nothing was stored (the change was undone). "
+            "Free some space and run it again.")
+
+
+class DiskIOError(StorageError):
+    """The operating system refused to read or write a file (not a full disk)."""
+
+    def __init__(self, where: str, reason: str = "disk I/O error"):
+        super().__init__(
+            f"Cannot read or write {where} ({reason}); nothing was stored. Check the disk and "
+            "the file (its size limit, the device) and run it again.")
+
+
+class DatabaseUnavailableError(StorageError):
+    """The database cannot be opened or reached at all."""
+
+    def __init__(self, where: str, reason: str):
+        super().__init__(
+            f"Cannot open the database {where}: {reason}. Check SEARCHAPP_DATA_DIR or "
+            "SEARCHAPP_DATABASE_URL, that the server runs and that this user may use it.")
+
+
+class ConflictError(StorageError):
+    """Another process changed the same rows at the same moment; this change was undone."""
+
+    def __init__(self, what: str = "the same row"):
+        super().__init__(
+            f"Another process changed {what} at the same moment, so nothing was stored. "
+            "Run it again.")
+
+
+class SchemaTooNewError(StorageError, ConfigError):
+    """The database was made by a newer searchapp; nothing was changed."""
+
+    def __init__(self, version: int, ours: int):
+        super().__init__(
+            f"The database is at schema version {version}, newer than this searchapp "
+            f"({ours}). Upgrade searchapp or point SEARCHAPP_DATABASE_URL elsewhere.")
+
+
+def os_error(exc: OSError, where: object) -> StorageError | None:
+    """The StorageError an OSError means for a write to ``where`` (disk full, read-only, ...);
+    None when it is none of those (the caller decides).
+
+    Example:
+        >>> import errno
+        >>> type(os_error(OSError(errno.ENOSPC, "No space left"), "/data")).__name__
+        'DiskFullError'
+    """
+    import errno
+
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return DiskFullError(str(where))
+    if exc.errno == errno.EFBIG:
+        return DiskIOError(str(where), "the file would grow past its size limit")
+    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        return ReadOnlyError(str(where))
+    if exc.errno == errno.EIO:
+        return DiskIOError(str(where))
+    return None
 
 
 class JobError(SearchAppError):

@@ -1,7 +1,7 @@
 """The waits and dead ends a person meets, in headless Chromium against one app server.
 
-The module's data folder has a stand-in worker (a process that only waits, named
-in ``worker.pid``), so the app starts none: the tests play the worker themselves
+The module's data folder has a stand-in worker (a process that only waits, holding the
+worker lock on ``worker.pid``), so the app starts none: the tests play the worker themselves
 (claim the embedding job, store vectors batch by batch, report progress) and see
 each state in the browser exactly when they choose. Needs /usr/bin/chromium.
 """
@@ -57,8 +57,12 @@ def served(tmp_path_factory, bundled_encoder):
     tmp = tmp_path_factory.mktemp("browser-ux")
     data = tmp / "data"
     data.mkdir()
-    stand_in = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
-    (data / "worker.pid").write_text(str(stand_in.pid))  # the app starts no worker of its own
+    # the stand-in holds the worker lock, so the app starts no worker of its own
+    stand_in = subprocess.Popen([sys.executable, "-c", "import signal, sys; from searchapp.jobs."
+                                 "worker import hold_worker_lock as h; lock = h(sys.argv[1]); "
+                                 "print(flush=True); signal.pause()", str(data)],
+                                stdout=subprocess.PIPE)
+    stand_in.stdout.readline()  # the lock is held
     app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
     app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
     ARTIFACTS.mkdir(exist_ok=True)

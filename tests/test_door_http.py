@@ -335,19 +335,27 @@ def test_an_expired_login_cookie_opens_nothing_and_its_websocket_is_closed(tmp_p
 def test_an_unexpected_error_shows_one_line_with_a_reference_and_logs_the_traceback(tmp_path):
     data = tmp_path / "data"
     data.mkdir()
-    (data / "searchapp.db").write_bytes(b"this is not a database" * 200)
-    with served_app(data, tmp_path / "streamlit.log") as (_proc, url), stream(url, None) as ws:
+    planted = tmp_path / "planted"  # a bug planted in the server process only, by sitecustomize
+    planted.mkdir()
+    (planted / "sitecustomize.py").write_text(
+        "import searchapp.store.repo as repo\n"
+        "def summaries(*args, **kwargs):\n"
+        "    raise RuntimeError('a bug planted by the test: file is not a database')\n"
+        "repo.summaries = summaries\n")
+    path = os.pathsep.join(p for p in (str(planted), os.environ.get("PYTHONPATH", "")) if p)
+    with served_app(data, tmp_path / "streamlit.log", env={"PYTHONPATH": path}) as (_proc, url), \
+            stream(url, None) as ws:
         run = rerun(ws)
     texts = run.texts()
     [line] = [t for t in texts if t.startswith("Something went wrong")]
-    reference = re.fullmatch(r"Something went wrong \(reference ([A-Z2-9]{6})\); the details "
+    reference = re.fullmatch(r"Something went wrong \(reference ([0-9a-f]{6})\); the details "
                              rf"are in `{re.escape(str(data / 'app.log'))}`\.", line).group(1)
     assert not [t for t in texts if t.startswith("EXCEPTION")]
     everything = b"".join(m.SerializeToString() for m in run.messages)
     for leak in (b"Traceback", b"not a database", b"sqlalchemy", b'File "'):
         assert leak not in everything, leak
     log = (data / "app.log").read_text()
-    assert f"reference {reference}" in log and "Traceback" in log
+    assert f"[ref {reference}]" in log and "Traceback" in log
     assert "file is not a database" in log
     config = tomllib.loads((REPO / ".streamlit" / "config.toml").read_text())
     assert config["client"]["showErrorDetails"] == "none"  # what slips past: no details either

@@ -1,3 +1,4 @@
+import re
 import socket
 import subprocess
 import sys
@@ -55,7 +56,11 @@ def test_worker_records_failures_and_unknown_kinds(app, monkeypatch):
     failing = queue.enqueue(app.db, "broken", {})
     unknown = queue.enqueue(app.db, "nonsense", {})
     assert work(app, stop_when_idle=True) == 2
-    assert "boom" in queue.get(app.db, failing).error
+    error = queue.get(app.db, failing).error  # one line naming the log entry, not the data
+    reference = re.search(r"reference ([0-9a-f]{6})", error).group(1)
+    assert error.startswith("something went wrong (ValueError") and "boom" not in error
+    log = (app.settings.data_dir / "worker.log").read_text()
+    assert f"[ref {reference}] broken job {failing}" in log and "ValueError: boom" in log
     assert "known kinds" in queue.get(app.db, unknown).error
 
 

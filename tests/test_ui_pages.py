@@ -349,6 +349,9 @@ def test_pages_start_one_worker_and_a_new_one_when_it_dies(monkeypatch, data_dir
     pids = []
     try:
         at = page("jobs").run()
+        deadline = time.monotonic() + 60  # the worker takes its lock once it has started
+        while worker_pid(App().settings) is None and time.monotonic() < deadline:
+            time.sleep(0.1)
         first = worker_pid(App().settings)
         pids.append(first)
         at.run()
@@ -358,6 +361,9 @@ def test_pages_start_one_worker_and_a_new_one_when_it_dies(monkeypatch, data_dir
         while worker_pid(App().settings) == first and time.monotonic() < deadline:
             time.sleep(0.1)
         at.run()
+        deadline = time.monotonic() + 60
+        while worker_pid(App().settings) in (None, first) and time.monotonic() < deadline:
+            time.sleep(0.1)
         second = worker_pid(App().settings)
         pids.append(second)
         assert second not in (None, first)

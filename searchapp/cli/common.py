@@ -58,3 +58,40 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1")
     return value
+
+
+def row_id(text: str) -> int:
+    """An argparse type: an id the database can hold (1 to 2^63 - 1), else a usage error.
+
+    Example:
+        >>> row_id("12")
+        12
+        >>> row_id("99999999999999999999")
+        Traceback (most recent call last):
+        ...
+        argparse.ArgumentTypeError: '99999999999999999999' is not an id: use a whole number ...
+    """
+    return _whole(text, 1, "an id")
+
+
+def count(text: str) -> int:
+    """An argparse type: how many to show, 0 to 2^63 - 1, else a usage error.
+
+    Example:
+        >>> count("0"), count("20")
+        (0, 20)
+    """
+    return _whole(text, 0, "a count")
+
+
+def _whole(text: str, low: int, what: str) -> int:
+    from searchapp.store.failures import MAX_INTEGER
+
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if not low <= value <= MAX_INTEGER:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {what}: use a whole number from {low} to {MAX_INTEGER}")
+    return value

@@ -12,7 +12,15 @@ import argparse
 from pathlib import Path
 
 from searchapp.cli import common
-from searchapp.cli.output import output_path, print_json, print_table, short, write_atomically
+from searchapp.cli.common import count
+from searchapp.cli.output import (
+    cell,
+    output_path,
+    print_json,
+    print_table,
+    short,
+    write_atomically,
+)
 from searchapp.errors import SearchAppError
 
 
@@ -23,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--corpus")
     c.add_argument("--threshold", type=float, help="cosine threshold (default: the model's)")
     c.add_argument("--k", type=int, default=10, help="nearest neighbours per document")
-    c.add_argument("--limit", type=int, default=20, help="pairs and groups printed")
+    c.add_argument("--limit", type=count, default=20, help="pairs and groups printed")
     out = c.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true")
     out.add_argument("--out", metavar="FILE.csv", help="write pairs (and FILE-groups.csv)")
@@ -81,9 +89,10 @@ def _print_report(report, limit: int) -> None:
                  for p in report.top_pairs(limit)],
                 ["score", "exact", "a", "b", "a_text", "b_text"])
     for g in report.top_groups(limit):
-        print(f"group of {g.size}, representative [{g.representative}] {short(g.texts[0], 60)}")
+        print(f"group of {g.size}, representative [{cell(g.representative)}] "
+              f"{short(g.texts[0], 60)}")
         for member, score, text in list(zip(g.members, g.scores, g.texts, strict=True))[1:]:
-            print(f"    {score:.3f}  [{member}]  {short(text, 60)}")
+            print(f"    {score:.3f}  [{cell(member)}]  {short(text, 60)}")
 
 
 def check(args: argparse.Namespace) -> int:
@@ -103,7 +112,7 @@ def check(args: argparse.Namespace) -> int:
     if not matches:
         print("No likely duplicates above the threshold.")
     for m in matches:
-        print(f"{m.score:.3f}{' exact' if m.exact else ''}  [{m.id}]  {m.text}")
+        print(f"{m.score:.3f}{' exact' if m.exact else ''}  [{cell(m.id)}]  {cell(m.text)}")
     if added:
         print(f"Added to {args.corpus!r}; embedding job {added['job_id']} queued "
               "(`searchapp worker` runs it)." if added["job_id"] else

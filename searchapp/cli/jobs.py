@@ -12,6 +12,7 @@ import argparse
 import logging
 
 from searchapp.cli import common
+from searchapp.cli.common import count, row_id
 from searchapp.cli.output import print_json, print_table
 from searchapp.errors import SearchAppError
 
@@ -20,8 +21,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``jobs`` and ``worker`` to the command parser."""
     c = sub.add_parser("jobs", help="list jobs; `jobs cancel ID` cancels one")
     c.add_argument("action", nargs="?", choices=["list", "cancel"], default="list")
-    c.add_argument("job_id", nargs="?", type=int)
-    c.add_argument("--limit", type=int, default=20)
+    c.add_argument("job_id", nargs="?", type=row_id)
+    c.add_argument("--limit", type=count, default=20)
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=jobs)
 

@@ -11,28 +11,91 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from searchapp.errors import OutputPathError
+from searchapp.reporting import printable
+
+
+class EscapingWriter(io.TextIOBase):
+    """A text stream that writes ``printable(text, keep_newlines=True)`` to another one.
+
+    The CLI's stdout and stderr while a command runs (``escaped_output``): the last
+    guard that no control character, escape sequence, bidi override, separator or
+    lone surrogate reaches the terminal, whichever print forgot to escape a field.
+    """
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        self._stream.write(printable(text, keep_newlines=True))
+        return len(text)
+
+    def flush(self) -> None:
+        self._stream.flush()
+
+    def fileno(self) -> int:
+        return self._stream.fileno()
+
+    def isatty(self) -> bool:
+        return self._stream.isatty()
+
+    @property
+    def encoding(self) -> str:
+        return getattr(self._stream, "encoding", "utf-8")
+
+
+@contextlib.contextmanager
+def escaped_output() -> Iterator[None]:
+    """sys.stdout and sys.stderr through ``EscapingWriter`` for the time of a command."""
+    saved = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = EscapingWriter(sys.stdout), EscapingWriter(sys.stderr)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        sys.stdout, sys.stderr = saved
 
 
 def print_json(obj) -> None:
-    """One line of JSON (non-ASCII kept as is; dates and paths as strings)."""
-    print(json.dumps(obj, ensure_ascii=False, default=str))
+    """One line of JSON (non-ASCII kept as is; dates and paths as strings). Controls, bidi
+    marks and U+2028/2029 are ``\\uXXXX`` escapes: the same JSON value, safe in a terminal.
+
+    Example:
+        >>> print_json({"text": "a\\u2028b\\x1b[2J"})
+        {"text": "a\\u2028b\\u001b[2J"}
+    """
+    print(printable(json.dumps(obj, ensure_ascii=False, default=str)))
+
+
+def cell(value) -> str:
+    """A value of user data as one field of a line of output: every control character
+    (newlines too), escape sequence and bidi override escaped.
+
+    Example:
+        >>> cell("two\\nlines"), cell(None)
+        ('two\\\\u000alines', '')
+    """
+    return "" if value is None else printable(value)
 
 
 def print_table(rows: list[dict], columns: list[str]) -> None:
     """Rows as columns padded to their widest cell, headed by the upper-cased names."""
     if not rows:
         return
-    widths = {c: max(len(c), *(len(str(r.get(c, ""))) for r in rows)) for c in columns}
+    shown = [{c: cell(r.get(c, "")) for c in columns} for r in rows]
+    widths = {c: max(len(c), *(len(r[c]) for r in shown)) for c in columns}
     print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
-    for r in rows:
-        print("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns).rstrip())
+    for r in shown:
+        print("  ".join(r[c].ljust(widths[c]) for c in columns).rstrip())
 
 
 def short(text: str, width: int = 40) -> str:
@@ -42,7 +105,7 @@ def short(text: str, width: int = 40) -> str:
         >>> short("How do I\\n reset my password?", 12)
         'How do I re…'
     """
-    text = " ".join(text.split())
+    text = printable(" ".join(text.split()))
     return text if len(text) <= width else text[:width - 1] + "…"
 
 

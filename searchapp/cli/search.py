@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 
 from searchapp.cli import common
-from searchapp.cli.output import print_json
+from searchapp.cli.output import cell, print_json
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -42,7 +42,7 @@ def search(args: argparse.Namespace) -> int:
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
-        print(f"{rank:>3}. {h.score:.3f}  [{h.id}]  {h.marked_snippet}")
+        print(f"{rank:>3}. {h.score:.3f}  [{cell(h.id)}]  {cell(h.marked_snippet)}")
         if mode == "hybrid" or h.passage is not None:
             print(" " * 7 + hit_detail(h))
     return 0

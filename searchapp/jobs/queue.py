@@ -36,8 +36,10 @@ from sqlalchemy import or_, select, update
 
 from searchapp.errors import JobError
 from searchapp.jobs.processes import is_zombie
+from searchapp.reporting import one_line
 from searchapp.store import job_rows
 from searchapp.store.db import Database
+from searchapp.store.failures import MAX_INTEGER
 from searchapp.store.schema import Job, utcnow
 
 # Long enough for a step that holds the GIL (HDBSCAN, UMAP) to miss heartbeats; a dead
@@ -134,11 +136,17 @@ def enqueue(db: Database, kind: str, payload: dict) -> int:
         return job.id
 
 
+def _no_job(job_id: int) -> JobError:
+    return JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+
+
 def get(db: Database, job_id: int) -> JobView:
+    if not 1 <= job_id <= MAX_INTEGER:  # no such row can exist; the driver would overflow
+        raise _no_job(job_id)
     with db.session() as s:
         job = s.get(Job, job_id)
         if job is None:
-            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+            raise _no_job(job_id)
         return _view(job)
 
 
@@ -269,9 +277,10 @@ def finish(db: Database, lease: Lease, status: str, *, result: dict | None = Non
     if status not in FINISHED:
         raise JobError(f"Unknown final status {status!r}; use one of: {', '.join(FINISHED)}.")
     with db.session() as s:
-        values = {"status": status, "finished_at": utcnow(), "result": result, "error": error}
+        values = {"status": status, "finished_at": utcnow(), "result": result,
+                  "error": None if error is None else one_line(error)}  # never a page of data
         if message is not None:
-            values["message"] = message
+            values["message"] = one_line(message)
         return s.execute(update(Job).where(*_held(lease)).values(**values)).rowcount == 1
 
 
@@ -284,10 +293,12 @@ def requeue(db: Database, lease: Lease, message: str) -> bool:
 
 def cancel(db: Database, job_id: int) -> JobView:
     """Cancel a queued job at once; ask a running one to stop at its next progress report."""
+    if not 1 <= job_id <= MAX_INTEGER:
+        raise _no_job(job_id)
     with db.session() as s:
         job = s.get(Job, job_id)
         if job is None:
-            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+            raise _no_job(job_id)
         if job.status in FINISHED:
             raise JobError(f"Job {job_id} has already {job.status}; nothing to cancel.")
         job.cancel_requested = True

@@ -1,13 +1,19 @@
 """The worker: a separate process that claims jobs and runs them.
 
 ``searchapp worker`` runs ``work`` until stopped. The Streamlit app calls
-``ensure_worker`` to start one in the background when none is alive (a pid
-file in the data folder says which process it is). ``run_until_done`` lets the
+``ensure_worker`` to start one in the background when none is alive. A worker
+holds an exclusive ``flock`` on ``DATA_DIR/worker.pid`` for as long as it runs
+and writes its pid into it: the lock, not the pid, says a worker is alive, so
+a stale file naming a recycled pid (a container restarted, the pid now some
+other program's) never stops a new worker from starting. ``run_until_done`` lets the
 CLI's ``--wait`` work the queue in its own process until one job ends, through
 the same claim, so it never races a background worker.
 
 A heartbeat thread keeps a running job fresh while the task is in a long step,
-so only a dead worker's jobs are ever taken over.
+so only a dead worker's jobs are ever taken over. ``run_job`` is the worker's
+error boundary: a task's SearchAppError is the job's error (one line, capped);
+any other exception is logged with its traceback under a reference
+(``searchapp.reporting``) and the job fails with one line naming it.
 
 Example:
     >>> app = App(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
@@ -17,6 +23,7 @@ Example:
 
 from __future__ import annotations
 
+import fcntl
 import logging
 import os
 import signal
@@ -24,7 +31,6 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from pathlib import Path
 
 from searchapp.config import (
@@ -32,7 +38,7 @@ from searchapp.config import (
     Settings,  # noqa: F401 - used in the doctest
 )
 from searchapp.context import App
-from searchapp.errors import JobCancelled, SearchAppError
+from searchapp.errors import JobCancelled, SearchAppError, os_error
 from searchapp.jobs import queue
 from searchapp.jobs.processes import pid_alive
 from searchapp.jobs.tasks import (
@@ -43,10 +49,13 @@ from searchapp.jobs.tasks import (
     fault_point,
     resolve,
 )
+from searchapp.reporting import describe, one_line
 
 log = logging.getLogger("searchapp.worker")
 HEARTBEAT_SECONDS = 10.0
-PID_FILE = "worker.pid"
+PID_FILE = "worker.pid"  # the worker's lock, and its pid inside
+LOG_FILE = "worker.log"
+LOCK_WAIT_SECONDS = 2.0  # a new worker waits this long for a probe's shared lock to go
 
 
 def run_job(app: App, job: queue.JobView) -> str:
@@ -70,10 +79,12 @@ def run_job(app: App, job: queue.JobView) -> str:
         queue.requeue(app.db, lease, "Worker stopped; the job resumes with the next worker.")
         return "queued"
     except SearchAppError as exc:
-        return _final(app, lease, "failed", error=str(exc))
-    except Exception as exc:  # a bug: keep the worker alive, keep the trace for the log
-        log.error("job %s crashed:\n%s", job.id, traceback.format_exc())
-        return _final(app, lease, "failed", error=f"Internal error: {exc!r}")
+        return _final(app, lease, "failed", error=one_line(exc))
+    except Exception as exc:  # a bug: keep the worker alive, the traceback in worker.log
+        message = describe(exc, Path(app.settings.data_dir) / LOG_FILE,
+                           f"{job.kind} job {job.id}")
+        log.error("job %s failed: %s", job.id, message)
+        return _final(app, lease, "failed", error=message)
     finally:
         stop_beat.set()
         beat.join()
@@ -134,13 +145,26 @@ def run_until_done(app: App, job_id: int, on_progress=None, poll_seconds: float 
 
 # ---- the background process ---------------------------------------------------
 def worker_pid(settings) -> int | None:
-    """The pid of a live background worker for this data folder, if any."""
-    pid_file = Path(settings.data_dir) / PID_FILE
+    """The pid of a live background worker for this data folder, if any.
+
+    Alive means: some process holds the lock on ``worker.pid`` (probed with a
+    shared, non-blocking ``flock``); the pid is what that worker wrote in it.
+    """
     try:
-        pid = int(pid_file.read_text().strip())
-    except (OSError, ValueError):
+        handle = open(Path(settings.data_dir) / PID_FILE, "rb")  # noqa: SIM115 - closed below
+    except OSError:
         return None
-    return pid if pid_alive(pid) else None
+    with handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:  # a worker holds it
+            try:
+                pid = int(handle.read().strip())
+            except ValueError:
+                return None
+            return pid if pid_alive(pid) else None
+        fcntl.flock(handle, fcntl.LOCK_UN)
+        return None
 
 
 def ensure_worker(settings) -> int:
@@ -152,32 +176,63 @@ def ensure_worker(settings) -> int:
     pid = worker_pid(settings)
     if pid:
         return pid
-    log_path = Path(settings.data_dir) / "worker.log"
+    log_path = Path(settings.data_dir) / LOG_FILE
     inherited = {k: v for k, v in os.environ.items() if k not in SECRET_VARIABLES}
     env = {**inherited, "SEARCHAPP_DATA_DIR": str(settings.data_dir),
            "SEARCHAPP_DATABASE_URL": settings.database_url, "SEARCHAPP_DEVICE": settings.device,
            "SEARCHAPP_MODEL": settings.model}
-    with open(log_path, "ab") as out:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "searchapp", "worker"], stdout=out, stderr=out,
-            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
-        )
-    (Path(settings.data_dir) / PID_FILE).write_text(str(proc.pid))
+    try:
+        with open(log_path, "ab") as out:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "searchapp", "worker"], stdout=out, stderr=out,
+                stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+            )
+    except OSError as exc:  # a read-only or full data folder
+        raise (os_error(exc, settings.data_dir) or exc) from exc
     return proc.pid
 
 
+def hold_worker_lock(data_dir: Path, wait: float = LOCK_WAIT_SECONDS):
+    """The open, exclusively locked ``worker.pid`` with this process' pid in it; None when
+    another worker holds it (after ``wait`` seconds: a probe holds it for microseconds).
+
+    Closing the returned file releases the lock.
+
+    Example:
+        >>> handle = hold_worker_lock(Path(tempfile.mkdtemp()))      # doctest: +SKIP
+    """
+    path = Path(data_dir) / PID_FILE
+    try:
+        handle = open(path, "a+b")  # noqa: SIM115 - the caller closes it
+    except OSError as exc:
+        raise (os_error(exc, data_dir) or exc) from exc
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            break
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                handle.close()
+                return None
+            time.sleep(0.05)
+    handle.seek(0)
+    handle.truncate()
+    handle.write(str(os.getpid()).encode())
+    handle.flush()
+    return handle
+
+
 def serve(app: App) -> int:
-    """Entry point of ``searchapp worker``: claim a pid file, work until SIGTERM/SIGINT.
+    """Entry point of ``searchapp worker``: hold the worker lock, work until SIGTERM/SIGINT.
 
     On a signal the running job is put back in the queue at its next progress
     report, so stopping the app never waits for a long job to end.
     """
-    pid_file = app.settings.data_dir / PID_FILE
-    other = worker_pid(app.settings)
-    if other and other != os.getpid():
-        log.info("a worker (pid %s) already serves this data folder; running alongside it", other)
-    else:
-        pid_file.write_text(str(os.getpid()))
+    lock = hold_worker_lock(app.settings.data_dir)
+    if lock is None:
+        log.info("a worker (pid %s) already serves this data folder; running alongside it",
+                 worker_pid(app.settings))
     stop = threading.Event()
 
     def on_signal(*_) -> None:
@@ -190,5 +245,6 @@ def serve(app: App) -> int:
     try:
         return work(app, stop=stop)
     finally:
-        if worker_pid(app.settings) == os.getpid():
-            pid_file.unlink(missing_ok=True)
+        if lock is not None:
+            lock.truncate(0)  # no pid left behind to mistake for a worker
+            lock.close()

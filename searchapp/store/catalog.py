@@ -17,6 +17,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlalchemy import and_, delete, select
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from searchapp.errors import CorpusNotFoundError, InvalidParameterError, ModelError
@@ -59,8 +61,15 @@ def corpus_names(s: Session) -> list[str]:
 
 def _storable(name: str) -> bool:
     """Whether a corpus could have this name: PostgreSQL refuses NUL in any text (a
-    DataError, not "no such corpus"), and no valid name has one."""
-    return "\x00" not in name
+    DataError, not "no such corpus"), neither database takes a lone surrogate (an
+    undecodable byte of a command line), and no valid name has either."""
+    if "\x00" in name:
+        return False
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def find_corpus(s: Session, name: str) -> Corpus | None:
@@ -89,15 +98,33 @@ def corpus_state(s: Session, name: str) -> CorpusState:
     return CorpusState(*row[:5], list(row[5] or []))
 
 
+def insert_if_absent(s: Session, entity, key: str, **values) -> None:
+    """Insert a row unless one with the same unique ``key`` exists (made meanwhile by another
+    process, too): ``INSERT ... ON CONFLICT (key) DO NOTHING``.
+
+    Two processes creating the same new corpus or model at once both succeed:
+    the second waits for the first's write, then finds its row, instead of
+    failing on the unique constraint. Other databases get a plain insert (a
+    race is then a ConflictError: "run it again").
+    """
+    dialect = s.get_bind().dialect.name
+    if dialect in ("sqlite", "postgresql"):
+        insert = sqlite_insert if dialect == "sqlite" else postgresql_insert
+        s.execute(insert(entity).values(**values).on_conflict_do_nothing(index_elements=[key]))
+    else:
+        s.add(entity(**values))
+        s.flush()
+
+
 def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:
     name = name.strip()
     if not name or len(name) > 200:
         raise InvalidParameterError("A corpus name must have 1 to 200 characters.")
     corpus = s.scalar(select(Corpus).where(Corpus.name == name))
     if corpus is None:
-        corpus = Corpus(name=name, model_name=model_name, generation=0, document_count=0)
-        s.add(corpus)
-        s.flush()
+        insert_if_absent(s, Corpus, "name", name=name, model_name=model_name, generation=0,
+                         document_count=0, meta_columns=[])
+        corpus = s.scalar(select(Corpus).where(Corpus.name == name))
     return corpus
 
 
@@ -149,10 +176,9 @@ def get_or_create_model(s: Session, name: str, dimension: int, **fields) -> Mode
     """The Model row for ``name``; created on first use. A changed dimension is an error."""
     model = find_model(s, name)
     if model is None:
-        model = Model(name=name, dimension=dimension, info={}, **fields)
-        s.add(model)
-        s.flush()
-    elif model.dimension != dimension:
+        insert_if_absent(s, Model, "name", name=name, dimension=dimension, info={}, **fields)
+        model = find_model(s, name)
+    if model.dimension != dimension:
         raise ModelError(
             f"Model {name!r} is registered with dimension {model.dimension}, but the folder "
             f"now gives {dimension}. Register it under a new name."

@@ -16,27 +16,37 @@ foreign_key_check`` must come back clean before the commit.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, inspect, select
+from sqlalchemy import Connection, inspect, select, text
+from sqlalchemy.exc import DBAPIError
 
-from searchapp.errors import ConfigError
+from searchapp.errors import ConfigError, ForeignDatabaseError, SchemaTooNewError, StorageError
 from searchapp.store import fulltext  # noqa: F401 - registers the full-text DDL with create_all
 from searchapp.store.schema import SCHEMA_VERSION, Base, SchemaInfo
 from searchapp.store.upgrades import UPGRADES
 
+SCHEMA_LOCK_KEY = 0x5EA2C4  # PostgreSQL advisory lock taken while the schema changes
+
 
 def current_version(conn: Connection) -> int | None:
-    """The stamped version, or None for a database without our tables."""
+    """The stamped version, or None for a database without our tables.
+
+    A ``schema_info`` table without one whole-number version (another program's
+    database) is refused: nothing is created in it.
+    """
     if not inspect(conn).has_table(SchemaInfo.__tablename__):
         return None
-    return conn.execute(select(SchemaInfo.version)).scalar()
+    try:
+        versions = conn.execute(select(SchemaInfo.version)).scalars().all()
+    except DBAPIError:
+        versions = []
+    if len(versions) != 1 or isinstance(versions[0], bool) or not isinstance(versions[0], int):
+        raise ForeignDatabaseError(conn.engine.url.render_as_string(hide_password=True))
+    return versions[0]
 
 
 def _refuse_newer(version: int) -> None:
     if version > SCHEMA_VERSION:
-        raise ConfigError(
-            f"The database is at schema version {version}, newer than this searchapp "
-            f"({SCHEMA_VERSION}). Upgrade searchapp or point SEARCHAPP_DATABASE_URL elsewhere."
-        )
+        raise SchemaTooNewError(version, SCHEMA_VERSION)
 
 
 def _statements(dialect: str, version: int) -> list[str]:
@@ -51,44 +61,72 @@ def _statements(dialect: str, version: int) -> list[str]:
     return out
 
 
-def migrate(conn: Connection) -> int:
+def migrate(conn: Connection, read_only: bool = False) -> int:
     """Bring the database to SCHEMA_VERSION; return the version it ends at.
 
-    ``conn`` must not be inside a transaction: this manages its own.
+    ``conn`` must not be inside a transaction: this manages its own. Several
+    processes may start on one new database at once: the schema is created (or
+    upgraded) under the database's write lock (SQLite ``BEGIN IMMEDIATE``,
+    PostgreSQL an advisory lock), so the others wait, then find it made.
+    ``read_only``: nothing is created or upgraded; a database that would need it
+    is refused with a message saying so.
     """
-    with conn.begin():
-        version = current_version(conn)
-        if version is None:
-            Base.metadata.create_all(conn)
-            conn.execute(SchemaInfo.__table__.insert().values(id=1, version=SCHEMA_VERSION))
-            return SCHEMA_VERSION
-    _refuse_newer(version)
+    version = current_version(conn)
+    conn.rollback()  # end the read's transaction: the change below takes the lock first
+    if version is not None:
+        _refuse_newer(version)
     if version == SCHEMA_VERSION:
         return version
+    if read_only:
+        raise StorageError(
+            "The database " + ("has no searchapp tables yet" if version is None else
+                               f"is at schema version {version} and needs an upgrade to "
+                               f"{SCHEMA_VERSION}") +
+            ", which a read-only data folder cannot take. Run searchapp once with write access "
+            "to the folder.")
     if conn.dialect.name == "sqlite":
         _migrate_sqlite(conn)
-    else:
-        with conn.begin():
-            version = current_version(conn)  # another process may have done it meanwhile
-            for sql in _statements(conn.dialect.name, version):
-                conn.exec_driver_sql(sql)
-            conn.execute(SchemaInfo.__table__.update().values(version=SCHEMA_VERSION))
+        return SCHEMA_VERSION
+    with conn.begin():
+        if conn.dialect.name == "postgresql":  # one migrating process at a time
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": SCHEMA_LOCK_KEY})
+        version = current_version(conn)  # another process may have done it meanwhile
+        if version is None:
+            _create(conn)
+            return SCHEMA_VERSION
+        _refuse_newer(version)
+        for sql in _statements(conn.dialect.name, version):
+            conn.exec_driver_sql(sql)
+        conn.execute(SchemaInfo.__table__.update().values(version=SCHEMA_VERSION))
     return SCHEMA_VERSION
 
 
+def _create(conn: Connection) -> None:
+    """The current schema on an empty database, stamped with SCHEMA_VERSION."""
+    Base.metadata.create_all(conn)
+    conn.execute(SchemaInfo.__table__.insert().values(id=1, version=SCHEMA_VERSION))
+
+
 def _migrate_sqlite(conn: Connection) -> None:
+    """Create or upgrade a SQLite database inside one ``BEGIN IMMEDIATE`` transaction."""
     raw = conn.connection.dbapi_connection
     saved_level = raw.isolation_level
     raw.isolation_level = None  # we issue BEGIN / COMMIT ourselves
     cur = raw.cursor()
     try:
         cur.execute("PRAGMA foreign_keys=OFF")
-        cur.execute("BEGIN IMMEDIATE")  # one writer: a second process waits, then sees v2
+        cur.execute("BEGIN IMMEDIATE")  # one writer: a second process waits, then sees it done
         try:
-            version = cur.execute("SELECT version FROM schema_info").fetchone()[0]
-            for sql in _statements("sqlite", version):
-                cur.execute(sql)
-            cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
+            made = cur.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?",
+                               (SchemaInfo.__tablename__,)).fetchone()
+            if made is None:
+                _create(conn)  # through SQLAlchemy, on this connection, in this transaction
+            else:
+                version = cur.execute("SELECT version FROM schema_info").fetchone()[0]
+                _refuse_newer(version)
+                for sql in _statements("sqlite", version):
+                    cur.execute(sql)
+                cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
             broken = cur.execute("PRAGMA foreign_key_check").fetchall()
             if broken:
                 raise ConfigError(
@@ -100,6 +138,8 @@ def _migrate_sqlite(conn: Connection) -> None:
         except BaseException:
             cur.execute("ROLLBACK")
             raise
+        finally:
+            conn.rollback()  # SQLAlchemy's view of the transaction ends too (a no-op in SQLite)
     finally:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()

@@ -17,14 +17,21 @@ def get_app() -> App:
     return shared.app()
 
 
+STARTUP_SECONDS = 120.0  # a worker this process started may take this long to take its lock
+
+
 class _WorkerKeeper:
     """Starts the background worker for this process's data folder, and again if it dies.
 
     One per server process (kept in ``searchapp.web.shared``); the lock keeps two
-    sessions that load a page at the same moment from starting two workers. A worker this
-    process started is asked to stop (SIGTERM: it finishes its current job
-    first) when the server shuts down (``searchapp.web.shared.lifespan``) or the
-    process exits; one started by someone else is left alone.
+    sessions that load a page at the same moment from starting two workers. A worker is
+    alive while it holds its lock on ``worker.pid`` (``worker.worker_pid``); one this
+    process has just started counts as alive while it starts (imports, opens the
+    database) and before it takes that lock. A worker this process started is asked to
+    stop (SIGTERM: it finishes its current job first) when the server shuts down
+    (``searchapp.web.shared.lifespan``) or the process exits; one started by someone
+    else is left alone. A read-only data folder gets no worker (it could not write
+    anything): 0 is returned.
     """
 
     def __init__(self) -> None:
@@ -33,17 +40,27 @@ class _WorkerKeeper:
         self._lock = threading.Lock()
         self.pid: int | None = None
         self.started: set[int] = set()
+        self.started_at = 0.0
         self.settings = None
 
     def ensure(self, app: App) -> int:
+        import time
+
         from searchapp.jobs import worker
+        from searchapp.jobs.processes import pid_alive
 
         with self._lock:
+            if app.db.read_only:
+                return 0
             alive = worker.worker_pid(app.settings)
+            if alive is None and self.pid in self.started and pid_alive(self.pid) \
+                    and time.monotonic() - self.started_at < STARTUP_SECONDS:
+                alive = self.pid  # ours, still starting
             if alive is not None:
                 self.pid = alive
             else:
                 self.pid = worker.ensure_worker(app.settings)
+                self.started_at = time.monotonic()
                 if not self.started:
                     import atexit
 
@@ -53,7 +70,7 @@ class _WorkerKeeper:
             return self.pid
 
     def stop_started(self) -> None:
-        """SIGTERM the worker named in the pid file, if this process started it."""
+        """SIGTERM the worker holding the worker lock, if this process started it."""
         import contextlib
         import os
         import signal
@@ -61,6 +78,10 @@ class _WorkerKeeper:
         from searchapp.jobs import worker
 
         pid = worker.worker_pid(self.settings) if self.settings else None
+        if pid is None and self.pid in self.started:  # ours, still starting: never a recycled
+            from searchapp.jobs.processes import pid_alive  # pid, as it is our unreaped child
+
+            pid = self.pid if pid_alive(self.pid) else None
         if pid in self.started:  # never a recycled pid, never someone else's worker
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)

@@ -291,27 +291,36 @@ class VectorIndex:
 
     # ---- files -----------------------------------------------------------------
     def save(self, path: Path, meta: dict) -> None:
-        """Write index and metadata atomically (temporary names, renamed under the file lock)."""
+        """Write index and metadata atomically (temporary names, renamed under the file lock).
+
+        A failed write (disk full, read-only folder) raises its OSError and leaves
+        the files as they were: no temporary file stays behind.
+        """
         path.parent.mkdir(parents=True, exist_ok=True)
         with self._lock, file_lock(path, exclusive=True):
-            tmp_index = _temp_name(path)
-            self._hnsw.save_index(str(tmp_index))
-            full_meta = {
-                **meta,
-                "format_version": FORMAT_VERSION,
-                "dimension": self.dim,
-                "count": self.count,
-                "element_count": self._hnsw.element_count,
-                "file_size": tmp_index.stat().st_size,
-                "crc32": file_crc32(tmp_index),
-                "M": self.params.M,
-                "ef_construction": self.params.ef_construction,
-                "deleted": sorted(self._deleted),
-            }
-            tmp_meta = _temp_name(meta_path(path))
-            tmp_meta.write_text(json.dumps(full_meta), encoding="utf-8")
-            os.replace(tmp_index, path)
-            os.replace(tmp_meta, meta_path(path))
+            temporaries = [_temp_name(path), _temp_name(meta_path(path))]
+            tmp_index, tmp_meta = temporaries
+            try:
+                self._hnsw.save_index(str(tmp_index))
+                full_meta = {
+                    **meta,
+                    "format_version": FORMAT_VERSION,
+                    "dimension": self.dim,
+                    "count": self.count,
+                    "element_count": self._hnsw.element_count,
+                    "file_size": tmp_index.stat().st_size,
+                    "crc32": file_crc32(tmp_index),
+                    "M": self.params.M,
+                    "ef_construction": self.params.ef_construction,
+                    "deleted": sorted(self._deleted),
+                }
+                tmp_meta.write_text(json.dumps(full_meta), encoding="utf-8")
+                os.replace(tmp_index, path)
+                os.replace(tmp_meta, meta_path(path))
+            except BaseException:
+                for tmp in temporaries:
+                    tmp.unlink(missing_ok=True)
+                raise
 
     @classmethod
     def load(cls, path: Path, expect: dict) -> VectorIndex:
@@ -375,9 +384,25 @@ def _temp_name(path: Path) -> Path:
 
 @contextmanager
 def file_lock(path: Path, exclusive: bool) -> Iterator[None]:
-    """An advisory lock on ``path`` + ``.lock`` (shared for readers, exclusive for writers)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path.with_suffix(".lock"), "a+b") as handle:
+    """An advisory lock on ``path`` + ``.lock`` (shared for readers, exclusive for writers).
+
+    In a folder this process may not write (a read-only data folder), a reader
+    locks the lock file read-only if it is there, and goes without a lock if
+    not: no one can be writing the index there.
+    """
+    lock_path = path.with_suffix(".lock")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed below
+    except OSError:
+        if exclusive:
+            raise
+        try:
+            handle = open(lock_path, "rb")  # noqa: SIM115 - closed below
+        except OSError:
+            yield
+            return
+    with handle:
         fcntl.flock(handle, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
         try:
             yield

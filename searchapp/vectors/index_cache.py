@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
-from searchapp.errors import IndexCorruptError
+from searchapp.errors import IndexCorruptError, os_error
 from searchapp.store import repo
 from searchapp.store.db import Database
 from searchapp.vectors.index import VectorIndex
@@ -161,7 +161,12 @@ class IndexCache:
         return self.get(corpus_id, model, generation)[0]
 
     def save(self, corpus_id: int, model) -> float:
-        """Write the cached index of (corpus, model) to its file; returns the seconds it took."""
+        """Write the cached index of (corpus, model) to its file; returns the seconds it took.
+
+        Best effort, as the file is a cache of the database: a folder that cannot
+        take it (read-only, full disk) is logged, the index stays in memory and the
+        next process rebuilds it from the stored vectors.
+        """
         key = IndexKey(corpus_id, model.id)
         with self._key_lock(key):
             entry = self._entries.get(key)
@@ -174,7 +179,12 @@ class IndexCache:
     def _save(self, key: IndexKey, entry: _Entry, model) -> None:
         meta = {**self._expect(key, model.dimension), "model": getattr(model, "name", ""),
                 "generation": entry.generation}
-        entry.index.save(self.path(key), meta)
+        try:
+            entry.index.save(self.path(key), meta)
+        except OSError as exc:
+            log.warning("index %s not saved (%s); it is rebuilt from the database when "
+                        "needed", self.path(key).name, os_error(exc, self.index_dir) or exc)
+            return
         entry.saved_generation = entry.generation
 
     def forget(self, corpus_id: int, delete_files: bool = False) -> None:
@@ -205,3 +215,4 @@ class IndexCache:
     def cached_generation(self, corpus_id: int, model_id: int) -> int | None:
         entry = self._entries.get(IndexKey(corpus_id, model_id))
         return None if entry is None else entry.generation
+

@@ -8,36 +8,32 @@ a short reference, and the browser gets one line naming it, never the
 traceback or a server path from it. ``client.showErrorDetails = "none"`` in
 ``.streamlit/config.toml`` covers what slips past this.
 
+The reference and the log entry are ``searchapp.reporting``'s, the boundary
+every front end shares (the CLI's ``error:`` lines name theirs the same way).
+
 Example:
-    >>> ref = new_reference()
-    >>> len(ref), ref.isalnum(), ref.upper() == ref
-    (6, True, True)
+    >>> install_app_log()                                   # doctest: +SKIP
+    PosixPath('/srv/searchapp/data/app.log')
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import secrets
 import threading
 from pathlib import Path
 
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
+from searchapp.reporting import log_exception
 
 LOG_NAME = "app.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
-REFERENCE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O or 1/I to misread
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>~$|#])")
 log = logging.getLogger("searchapp.web.errors")
 
 _lock = threading.Lock()
 _log_path: Path | None = None
-
-
-def new_reference() -> str:
-    """Six characters that name one error in the log."""
-    return "".join(secrets.choice(REFERENCE_ALPHABET) for _ in range(6))
 
 
 def install_app_log(data_dir: Path | None = None) -> Path:
@@ -78,16 +74,14 @@ def on_script_error(exc: Exception) -> bool:
 
     Example (what a page shows for a bug):
         >>> on_script_error(RuntimeError("boom"))               # doctest: +SKIP
-        Something went wrong (reference K7P2QX); the details are in /srv/data/app.log.
+        Something went wrong (reference 3f9a2c); the details are in /srv/data/app.log.
     """
     import streamlit as st
 
     if isinstance(exc, SearchAppError):
         st.error(_MARKDOWN.sub(r"\\\1", str(exc)), icon=":material/error:")
         return True
-    reference = new_reference()
-    path = install_app_log()
-    log.error("unexpected error in a page, reference %s", reference, exc_info=exc)
+    reference, path = log_exception(exc, install_app_log(), "page")
     st.error(f"Something went wrong (reference {reference}); the details are in `{path}`.",
              icon=":material/error:")
     return True

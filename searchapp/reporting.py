@@ -1,0 +1,138 @@
+"""How a failure reaches a person: one line, escaped, capped, and a reference into a log.
+
+Every front end (the CLI, the worker, the pages) has one boundary that calls
+``describe``: a ``SearchAppError`` becomes its own message; anything else (a
+bug, an error nobody classified) is written with its traceback to a log file
+under a fresh reference, and the person sees one line naming the reference
+and the file, never the traceback and never the data the error quoted.
+
+Text that came from users (documents, ids, names, messages that quote them)
+goes through ``printable`` before it reaches a terminal: control characters
+(C0, DEL, C1, so also ESC sequences), bidirectional overrides and isolates,
+line and paragraph separators and lone surrogates become ``\\uXXXX``, so a
+document cannot move the cursor, set a window title, reorder a line or forge
+a line of output. The escapes are JSON escapes: applied to JSON text they keep
+it valid and the same value.
+
+Example:
+    >>> printable("ok\\x1b]0;owned\\x07\\u202edone")
+    'ok\\\\u001b]0;owned\\\\u0007\\\\u202edone'
+    >>> one_line("first line\\n\\tsecond " + "x" * 50, limit=30)
+    'first line second xxxxxxxxxxx…'
+    >>> from searchapp.errors import CorpusNotFoundError
+    >>> describe(CorpusNotFoundError("faq"), log_file=None)
+    "No corpus named 'faq'. Existing corpora: (none yet)."
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import secrets
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+from searchapp.errors import SearchAppError
+
+MESSAGE_LIMIT = 500  # characters of a one-line message (a job's error, an error: line)
+LOG_NAME = "searchapp.log"  # the CLI's log in the data folder; the worker's is worker.log
+# C0 and DEL, C1, the bidirectional marks, embeddings, overrides and isolates, the line
+# and paragraph separators, and lone surrogates (undecodable bytes): never sent raw.
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
+                     "\ud800-\udfff]")
+_UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                                 "\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    return f"\\u{ord(match.group()):04x}"
+
+
+def printable(text: object, keep_newlines: bool = False) -> str:
+    """``str(text)`` with every control, bidi or separator character as a ``\\uXXXX`` escape.
+
+    ``keep_newlines`` leaves ``\\n`` alone (for whole blocks of output the
+    program laid out itself; a field of user data never keeps them).
+
+    Example:
+        >>> printable("a\\nb\\r\\u2028c"), printable("a\\nb", keep_newlines=True)
+        ('a\\\\u000ab\\\\u000d\\\\u2028c', 'a\\nb')
+    """
+    pattern = _UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE
+    return pattern.sub(_escape, str(text))
+
+
+def one_line(text: object, limit: int = MESSAGE_LIMIT) -> str:
+    """A message on one line: whitespace runs as one space, controls escaped, at most
+    ``limit`` characters (cut with an ellipsis), so no message can carry a page of data.
+
+    Example:
+        >>> one_line("  a\\r\\n b  "), len(one_line("y" * 10_000))
+        ('a b', 500)
+    """
+    flat = printable(" ".join(str(text).split()))
+    return flat if len(flat) <= limit else flat[:limit - 1] + "…"
+
+
+def new_reference() -> str:
+    """A fresh reference for one failure: 6 hex digits, found with ``grep`` in the log.
+
+    Example:
+        >>> len(new_reference()), new_reference() != new_reference()
+        (6, True)
+    """
+    return secrets.token_hex(3)
+
+
+def fallback_log() -> Path:
+    """Where a failure is logged when the data folder cannot take it (read-only, full)."""
+    return Path(tempfile.gettempdir()) / f"searchapp-{os.getuid()}.log"
+
+
+def log_exception(exc: BaseException, log_file: Path | None, where: str = "") -> tuple[str, Path]:
+    """Append ``exc`` with its traceback to ``log_file`` under a new reference.
+
+    Returns (reference, the file it went to): ``log_file``, or ``fallback_log()``
+    when that cannot be written. The entry starts with ``[ref XXXXXX]`` on its
+    first line, so ``grep XXXXXX FILE`` finds it.
+    """
+    reference = new_reference()
+    stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+    entry = (f"{stamp} [ref {reference}] {where or 'searchapp'} pid {os.getpid()}: "
+             f"{type(exc).__name__}\n"
+             + "".join(traceback.format_exception(exc)).rstrip("\n") + "\n")
+    for target in (log_file, fallback_log()):
+        if target is None:
+            continue
+        try:
+            with open(target, "a", encoding="utf-8", errors="backslashreplace") as f:
+                f.write(entry)
+            return reference, target
+        except OSError:
+            continue
+    return reference, Path(os.devnull)
+
+
+def unexpected(exc: BaseException, log_file: Path | None, where: str = "") -> str:
+    """The one line a person sees for an error that is not a SearchAppError; logs it.
+
+    Example:
+        >>> unexpected(KeyError("x"), None)  # doctest: +ELLIPSIS
+        'something went wrong (KeyError, reference ...); details in ...'
+    """
+    reference, target = log_exception(exc, log_file, where)
+    return (f"something went wrong ({type(exc).__name__}, reference {reference}); details in "
+            f"{printable(target)}")
+
+
+def describe(exc: BaseException, log_file: Path | None, where: str = "") -> str:
+    """The one-line message for any exception: a SearchAppError's own message (escaped and
+    capped), anything else ``unexpected`` (logged with a reference in ``log_file``).
+
+    The Streamlit pages' boundary, the CLI and the worker all call this.
+    """
+    if isinstance(exc, SearchAppError):
+        return one_line(exc)
+    return unexpected(exc, log_file, where)
