@@ -69,8 +69,8 @@ class ForeignDatabaseError(StorageError):
     """The database holds a ``schema_info`` table that is not searchapp's; it was not changed.
 
     Example:
-        >>> str(ForeignDatabaseError("sqlite:////tmp/x.db"))[:60]
-        'The database sqlite:////tmp/x.db is not a searchapp databas'
+        >>> str(ForeignDatabaseError("sqlite:////tmp/x.db"))[:61]
+        'The database sqlite:////tmp/x.db is not a searchapp database'
     """
 
     def __init__(self, where: str):
