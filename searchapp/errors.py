@@ -69,7 +69,7 @@ class ForeignDatabaseError(StorageError):
     """The database holds a ``schema_info`` table that is not searchapp's; it was not changed.
 
     Example:
-        >>> str(ForeignDatabaseError("sqlite:////tmp/x.db"))[:61]
+        >>> str(ForeignDatabaseError("sqlite:////tmp/x.db"))[:60]
         'The database sqlite:////tmp/x.db is not a searchapp database'
     """
 
