@@ -25,15 +25,17 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
-    CORPUS_KEY,
     active_embed_job,
     corpus_summaries,
     job_progress,
     md_inline,
     page_app,
     page_link,
+    remember_corpus,
+    remembered_corpus,
     user_errors,
 )
+from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
 NEW, EXISTING = "A new corpus", "An existing corpus"
@@ -57,7 +59,7 @@ def remember_upload(summary: corpora.UploadSummary) -> None:
                             "corpus": summary.corpus}
     if summary.job_id is not None:
         st.query_params["job"] = str(summary.job_id)
-    state[CORPUS_KEY] = summary.corpus
+    remember_corpus(summary.corpus)
     state["upload.nonce"] += 1
     state.pop("upload.parsed", None)
     st.rerun()
@@ -96,10 +98,9 @@ if last and last["corpus"] in names:
         st.caption("Nothing new to embed.")
         link_to_search()
 
-# ---- first run: the sample corpus ---------------------------------------------------
+# ---- first run: what the app is for, and the sample corpus ----------------------------
 if not summaries:
-    st.info("No corpus yet. Upload a file below, or start with the sample corpus.",
-            icon=":material/info:")
+    welcome()
     if st.button(f"Load the sample corpus ({SAMPLE_SIZE:,} image captions)", type="primary",
                  icon=":material/dataset:"):
         with user_errors(), st.spinner("Storing the sample corpus..."):
@@ -169,7 +170,7 @@ def pick_corpus(filename: str, key: str) -> str | None:
     mode = NEW if not names else st.radio("Add the rows to", [NEW, EXISTING],
                                           horizontal=True, key=f"mode-{key}")
     if mode == EXISTING:
-        current = state.get(CORPUS_KEY)
+        current = remembered_corpus(names)
         return st.selectbox("Corpus", names, key=f"existing-{key}",
                             index=names.index(current) if current in names else 0)
     stem = Path(filename).name.split(".")[0] or "corpus"
