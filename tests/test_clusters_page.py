@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -59,18 +60,23 @@ def test_compute_map_list_and_open_a_cluster(app):
     assert work(get_app(), stop_when_idle=True) == 1
     at.run()
     assert not at.exception and not at.error
-    assert [m.value for m in at.metric] == [f"{len(texts)}", "4", "6"]
+    assert [m.value for m in at.metric] == [f"{len(texts)}", "4", "6 (5.0%)"]
+    assert not any(m.proto.delta for m in at.metric), "a count, not a change: no arrow"
 
     spec = figure(at)
-    traces = spec["data"]
-    assert all(t["type"] == "scattergl" for t in traces)
-    assert len(traces) == 5 and traces[-1]["name"] == "outliers (6)"
-    assert sum(len(t["text"]) for t in traces) == len(texts)  # all drawn: no sampling
-    first = traces[0]
-    assert first["name"].startswith("0 · ") and "(40)" in first["name"]
-    doc_id, label_and_text = first["text"][0].split(" · ", 1)
-    label, hover_text = label_and_text.split("<br>", 1)
-    assert doc_id.startswith("<b>d") and label in first["name"] and hover_text in texts
+    clustered, outliers, names, chosen = spec["data"]
+    assert (clustered["type"], outliers["type"], names["mode"]) == ("scattergl", "scattergl",
+                                                                    "text")
+    assert outliers["name"] == "outliers (6)" and len(outliers["text"]) == 6
+    assert len(clustered["text"]) + 6 == len(texts) and not chosen.get("text")  # all drawn
+    # A colour for every cluster, and each cluster's name written on the map.
+    assert len(set(clustered["marker"]["color"])) == 4
+    labels = {t.split(" · ", 1)[1].split("<br>")[0] for t in clustered["text"]}
+    assert len(labels) == 4 and len(names["text"]) == 4
+    assert all(any(name in label for label in labels) for name in names["text"])
+    doc_id, label_and_text = clustered["text"][0].split(" · ", 1)
+    hover_text = label_and_text.split("<br>", 1)[1]
+    assert doc_id.startswith("<b>d") and hover_text in texts
 
     # Choosing a cluster lists its documents; its top terms are the planted words.
     options = at.selectbox(key="clusters.open").options
@@ -94,10 +100,14 @@ def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
     make_corpus(app, "planted", texts, vectors)
     at = computed(page())
     assert not at.exception
-    drawn = [len(t["text"]) for t in figure(at)["data"]]
+    spec = figure(at)
+    clustered, outliers = spec["data"][:2]
+    drawn = [*Counter(clustered["marker"]["color"]).values(), len(outliers["text"])]
     assert sum(drawn) < len(texts)
     assert min(drawn) >= 5, "every cluster stays visible"
     assert any(f"Showing {sum(drawn)} of {len(texts)} documents" in c.value for c in at.caption)
+    [image] = spec["layout"]["images"]  # every document, aggregated behind the sample
+    assert image["source"].startswith("data:image/png;base64,")
 
 
 def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
@@ -110,9 +120,9 @@ def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
     assert "Queued" in at.get("progress")[0].proto.text
     assert any(c.value.startswith(f"First view while the full map is computed: {len(texts)} "
                                   f"of {len(texts)} documents") for c in at.caption)
-    traces = figure(at)["data"]
-    assert sum(len(t["text"]) for t in traces) == len(texts)
-    assert 2 <= len(traces) <= 21
+    traces = [t for t in figure(at)["data"] if t["type"] == "scattergl"]
+    assert sum(len(t.get("text") or []) for t in traces) == len(texts)
+    assert len(set(traces[0]["marker"]["color"])) >= 2
     monkeypatch.setattr("searchapp.clusters.preview.PREVIEW_MIN_DOCUMENTS", 10_000)
     at.run()
     assert not at.get("plotly_chart"), "a small corpus waits for the job alone"
@@ -136,7 +146,7 @@ def test_a_search_is_ringed_on_the_map(app):
     at.text_input(key="clusters.query").input("who won the game").run()
     assert not at.exception and not at.error
     hits = figure(at)["data"][-1]
-    assert hits["name"] == "search hits" and len(hits["text"]) == len(rows)  # k clamps to 12
+    assert hits["name"] == "chosen" and len(hits["text"]) == len(rows)  # k clamps to 12
     table = at.dataframe[0].value
     assert "match" in table.text.iloc[0] or "game" in table.text.iloc[0] \
         or "goals" in table.text.iloc[0]

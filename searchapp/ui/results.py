@@ -111,15 +111,16 @@ def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
     short = "\n" not in hit.text.strip() and len(hit.text) <= TITLE_CHARS and hit.passage is None
     head = f"**{rank}.** {snippet}" if short else \
         f"**{rank}. {md_escape(title_of(hit.text))}**  \n{snippet}"
-    details = details_text(hit) + (f" · {extra}" if extra else "")
+    note = "Cosine similarity between the query and the text (1 = same meaning)" \
+        if hit.semantic_score is not None else "BM25 over the query's words"
     with st.container(key=f"hit-{rank}", gap=None):
-        st.markdown(f"{head}  \n:gray[{details}]")
+        st.markdown(head)
         with st.container(horizontal=True, gap="small", vertical_alignment="center",
                           key=f"hit-actions-{rank}"):
             st.badge(score + (" · weak match" if weak else ""),
                      color="gray" if weak else "blue",
-                     help="Cosine similarity between the query and the text (1 = same "
-                          "meaning)" if hit.semantic_score is not None else None)
+                     help=f"{note}.  \n{extra}" if extra else note)
+            st.caption(details_text(hit))
             for action in actions:
                 st.button(action.label, icon=action.icon, type="tertiary", help=action.help,
                           key=f"hit-{rank}-{action.label}", on_click=action.run, args=(hit,))

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from searchapp.corpora import service as corpora
+from searchapp.corpora.columns import column_stats
 from searchapp.corpora.ingest import (
     ID_COLUMN_GUESSES,
     Table,
@@ -25,6 +26,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
+    POLL_SECONDS,
     active_embed_job,
     corpus_summaries,
     job_progress,
@@ -81,6 +83,20 @@ def from_address() -> dict | None:
             "corpus": corpus}
 
 
+def corpora_table(was_embedding: bool) -> None:
+    """Every corpus with its documents and how many are embedded (the bars' own number)."""
+    rows = corpus_summaries(app)
+    embedding = any(active_embed_job(app, c.name) for c in rows if c.embedded < c.documents)
+    if was_embedding and not embedding:
+        st.rerun()  # every embedding ended: redraw the page once, then stop refreshing
+    st.dataframe(pd.DataFrame([{
+        "corpus": c.name, "documents": c.documents, "embedded": c.embedded,
+        "ready": c.embedded / c.documents if c.documents else 0.0, "model": c.model_name}
+        for c in rows]), hide_index=True, width="stretch", key="upload.corpora", column_config={
+        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
+                                                 format="percent")})
+
+
 # ---- what was done last: a deletion, or an upload and its embedding job -------------
 if flash := state.pop("upload.flash", None):
     st.success(flash, icon=":material/delete:")
@@ -107,12 +123,11 @@ if not summaries:
             remember_upload(load_sample(app))
     st.caption(ATTRIBUTION)
 else:
-    table_rows = [{"corpus": c.name, "documents": c.documents, "embedded": c.embedded,
-                   "ready": c.embedded / c.documents if c.documents else 0.0,
-                   "model": c.model_name} for c in summaries]
-    st.dataframe(pd.DataFrame(table_rows), hide_index=True, width="stretch", column_config={
-        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
-                                                 format="percent")})
+    embedding = any(active_embed_job(app, c.name) for c in summaries
+                    if c.embedded < c.documents)
+    # While a corpus is embedded the table refreshes itself, from the same counts as the
+    # bars (the embedded count in the database), and stops once every job has ended.
+    st.fragment(corpora_table, run_every=POLL_SECONDS if embedding else None)(embedding)
     if SAMPLE_CORPUS in names:
         st.caption(ATTRIBUTION)
 
@@ -128,29 +143,58 @@ def parse(uploaded) -> Table:
     return table
 
 
-def pick_columns(table: Table, key: str) -> tuple[str, str]:
-    """Text and id column selectboxes, preset to the guesses; id "" means none.
+def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
+    """Text column(s) and id column, preset to the guesses; id "" means none.
 
-    ("" rather than None: ``to_documents`` reads None as "guess one for me".)
+    Several text columns (a title and a body) are joined, row by row, into the
+    text. Their statistics show under the choice, with a warning when a chosen
+    column looks like a label or an id. ("" rather than None for no id:
+    ``to_documents`` reads None as "guess one for me".)
     """
     columns = [str(c) for c in table.frame.columns]
     guess = guess_text_column(table.frame)
     left, right = st.columns(2)
-    text_column = left.selectbox("Text column (what is searched)", columns,
-                                 index=columns.index(guess), key=f"text-{key}")
-    id_guess = guess_id_column(table.frame.drop(columns=[text_column]))
-    id_options = [NO_ID, *[c for c in columns if c != text_column]]
+    text_columns = left.multiselect(
+        "Text column(s): what is searched", columns, default=[guess], key=f"text-{key}",
+        help="Choose two or more (a title and a body) to join them, in that order, into the "
+             "text of each document.")
+    id_guess = guess_id_column(table.frame.drop(columns=text_columns)) if text_columns else None
+    id_options = [NO_ID, *[c for c in columns if c not in text_columns]]
     id_column = right.selectbox(
-        "Id column (unique per row)", id_options, key=f"id-{key}-{text_column}",
-        index=id_options.index(id_guess) if id_guess else 0,
+        "Id column (unique per row)", id_options, key=f"id-{key}-{'+'.join(text_columns)}",
+        index=id_options.index(id_guess) if id_guess in id_options else 0,
         help="Rows with an id already in the corpus replace it when their text changed. "
              "Without an id column, ids are made from the text, so uploading the same file "
              "again adds nothing twice.")
-    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c != text_column]
+    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c not in text_columns]
     if id_column == NO_ID and unused:
         st.caption(f"Column {md_inline(repr(unused[0]))} is not used as the id: some of its "
                    "values are empty or repeated. Choose it above to see which row.")
-    return text_column, "" if id_column == NO_ID else id_column
+    column_statistics(table, text_columns)
+    return text_columns, "" if id_column == NO_ID else id_column
+
+
+def column_statistics(table: Table, text_columns: list[str]) -> None:
+    """Per column: distinct values, mean length, empty share; a warning for a chosen text
+    column that looks like a label or an id (computed once per file and kept)."""
+    cached = state.get("upload.stats")
+    if not cached or cached[0] is not table:
+        cached = (table, column_stats(table.frame))
+        state["upload.stats"] = cached
+    stats = cached[1]
+    for s in stats:
+        if s.column in text_columns and s.warning:
+            st.warning(md_inline(f"{s.warning}: the documents would be made of it. Choose the "
+                                 "column that holds the text."), icon=":material/warning:")
+    if len(text_columns) > 1:
+        st.caption(md_inline(f"The text of each document: {' + '.join(text_columns)}, joined "
+                             "with a blank line (empty parts left out)."))
+    with st.expander("Column statistics", expanded=any(
+            s.warning for s in stats if s.column in text_columns)):
+        st.dataframe(pd.DataFrame([s.as_row() for s in stats]), hide_index=True,
+                     width="stretch", key="upload.stats-table", column_config={
+                         "empty": st.column_config.NumberColumn("empty", format="percent"),
+                         "warning": st.column_config.TextColumn(width="large")})
 
 
 def format_hint(table: Table) -> None:
@@ -202,16 +246,17 @@ if uploaded is not None:
         st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
         format_hint(table)
         key = uploaded.file_id
-        text_column, id_column = pick_columns(table, key)
-        others = [str(c) for c in frame.columns if c not in (text_column, id_column)]
+        text_columns, id_column = pick_columns(table, key)
+        others = [str(c) for c in frame.columns if c not in (*text_columns, id_column)]
         if others:
             st.caption(md_inline(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = pick_corpus(uploaded.name, key)
-        if st.button("Upload and embed", type="primary", disabled=not corpus,
+        if st.button("Upload and embed", type="primary", disabled=not corpus or not text_columns,
                      icon=":material/upload:"):
+            text = text_columns[0] if len(text_columns) == 1 else text_columns
             with user_errors(f"Nothing was stored from {uploaded.name}: "), \
                     st.spinner("Storing the documents..."):
-                remember_upload(corpora.upload(app, table, corpus, text_column, id_column))
+                remember_upload(corpora.upload(app, table, corpus, text, id_column))
 
 # ---- delete ----------------------------------------------------------------------
 if summaries:
