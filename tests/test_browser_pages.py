@@ -71,6 +71,7 @@ def served(tmp_path_factory, bundled_encoder):
 def page(served, request):
     _url, browser, _app = served
     with browser_page(browser, request) as page:
+        page.set_default_timeout(WAIT)  # a loaded machine: the first run loads the model
         yield page
 
 
@@ -106,6 +107,19 @@ GRID_ROWS = """(selector) => [...document.querySelectorAll(selector)].map(grid =
 def grid_rows(page, selector: str = '[data-testid="stDataFrame"]') -> list[list[list[str]]]:
     """The cells of every data grid on the page (its accessible table), row by row."""
     return page.evaluate(GRID_ROWS, selector)
+
+
+def wait_for_row(page, wanted) -> list[str]:
+    """The first data-grid row for which ``wanted(row)`` holds, polled until WAIT."""
+    deadline = time.monotonic() + WAIT / 1000
+    rows: list[list[str]] = []
+    while time.monotonic() < deadline:
+        rows = [row for grid in grid_rows(page) for row in grid if row]
+        found = next((row for row in rows if wanted(row)), None)
+        if found is not None:
+            return found
+        page.wait_for_timeout(200)
+    raise AssertionError(f"no such row; the grids hold {rows[:5]}")
 
 
 def params(page) -> dict[str, list[str]]:
@@ -146,7 +160,7 @@ def test_a_url_opened_in_a_second_tab_shows_the_same_search(served, page):
     url, browser, _app = served
     page.goto(f"{url}/search?corpus=notes")
     search_for(page, "students writing a test")
-    page.get_by_label("Words (BM25)").check()
+    page.get_by_text("Words (BM25)").click()
     page.get_by_label("Query").press("Enter")
     page.wait_for_function("() => location.search.includes('mode=lexical')", timeout=WAIT)
     idle(page)
@@ -155,10 +169,13 @@ def test_a_url_opened_in_a_second_tab_shows_the_same_search(served, page):
     other = browser.new_context(viewport={"width": 1280, "height": 1000})
     try:
         tab = other.new_page()
+        tab.set_default_timeout(WAIT)
         tab.goto(link)
         tab.locator(".st-key-hit-1").wait_for(timeout=WAIT)
         idle(tab)
-        assert tab.get_by_label("Query").input_value() == "students writing a test"
+        tab.screenshot(path=str(ARTIFACTS / "second-tab.png"))
+        assert tab.get_by_label("Query").input_value() == "students writing a test", \
+            (link, tab.url)
         assert tab.get_by_label("Words (BM25)").is_checked()
         assert tab.locator(".st-key-hit-1").inner_text() == first
     finally:
@@ -187,18 +204,18 @@ def test_clicking_a_map_point_lists_its_documents(served, page):
     # The pixel of the first clustered point, from plotly's own axes.
     x, y = page.evaluate("""() => {
         const gd = document.querySelector('.stPlotlyChart .js-plotly-plot');
-        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, points = gd._fullData[0];
         const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
-        return [box.left + xa.l2p(gd.data[0].x[0]), box.top + ya.l2p(gd.data[0].y[0])];
+        return [box.left + xa.l2p(points.x[0]), box.top + ya.l2p(points.y[0])];
     }""")
     clicked = page.evaluate("""() => document.querySelector('.stPlotlyChart .js-plotly-plot')
-        .data[0].text[0].split('</b>')[0].replace('<b>', '')""")  # the point's document id
+        ._fullData[0].text[0].split('</b>')[0].replace('<b>', '')""")  # the point's document id
     page.mouse.click(x, y)
     page.get_by_role("heading", name="Selected on the map (1)").wait_for(timeout=WAIT)
     idle(page)
     assert page.get_by_text("Download the selection (CSV)").is_visible()
-    listed = [row for grid in grid_rows(page) for row in grid if row]
-    assert any(row[0] == clicked and len(row) == 4 for row in listed), (clicked, listed[:3])
+    row = wait_for_row(page, lambda r: r[0] == clicked and len(r) == 4)  # id, cluster, label, text
+    assert row[3] in NOTES
 
 
 def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
@@ -208,7 +225,8 @@ def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
     lease = queue.claim(app.db, "test-worker").lease
     try:
         page.goto(f"{url}/")
-        page.get_by_text("rows").first.wait_for(timeout=WAIT)
+        page.get_by_role("heading", name="Upload").wait_for()
+        idle(page)
         handle = open_corpus(app, "rows", require_vectors=False)
         with app.db.session() as s:
             docs = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id, 0, 10)
@@ -218,14 +236,7 @@ def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
                                  vectors)
         queue.progress(app.db, lease, 10, 40, "Step 2 of 2: embedded 10 of 40")
         # No click: the table's fragment polls the same count the bars show.
-        deadline = time.monotonic() + WAIT / 1000
-        while time.monotonic() < deadline:
-            rows = [r for grid in grid_rows(page) for r in grid if r and r[0] == "rows"]
-            if rows and rows[0][1:3] == ["40", "10"]:
-                break
-            page.wait_for_timeout(200)
-        else:
-            raise AssertionError(f"the table still says {rows}")
+        wait_for_row(page, lambda r: r[:3] == ["rows", "40", "10"])
     finally:
         queue.finish(app.db, lease, "cancelled")
 
