@@ -48,7 +48,7 @@ def sample_evenly(cluster: np.ndarray, max_points: int, seed: int = 0) -> np.nda
     return np.sort(np.concatenate(keep))
 
 
-def shorten(text: str, limit: int = 160) -> str:
+def shorten(text: str, limit: int = 120) -> str:
     """One line of at most ``limit`` characters (for hover boxes)."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
