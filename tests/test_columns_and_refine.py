@@ -102,3 +102,22 @@ def test_more_like_this_ranks_by_the_documents_own_vector_and_leaves_it_out(app)
     assert [h.text for h in more_like(app, "m", "d0", k=3, min_score=0.5)] == ["near zero"]
     with pytest.raises(InvalidParameterError, match="has no document with id 'nope'"):
         more_like(app, "m", "nope")
+
+
+def test_the_cli_joins_repeated_text_columns_and_warns_about_a_label_column(app, tmp_path,
+                                                                            capsys):
+    from searchapp.cli.main import main
+
+    path = tmp_path / "q.csv"
+    path.write_text("qid,title,body,is_duplicate\nq1,Refund,Where is it?,0\nq2,Login,,1\n"
+                    "q3,Fees,Why so high?,0\n", encoding="utf-8")
+    assert main(["ingest", str(path), "--corpus", "q", "--id-column", "qid",
+                 "--text-column", "title", "--text-column", "body"]) == 0
+    with app.db.session() as s:
+        docs = {d.external_id: d for d in repo.documents_by_id(s, range(1, 10)).values()}
+    assert docs["q1"].text == "Refund\n\nWhere is it?" and docs["q2"].text == "Login"
+    assert dict(docs["q1"].meta) == {"is_duplicate": "0"}
+    capsys.readouterr()
+    assert main(["ingest", str(path), "--corpus", "labels", "--text-column", "is_duplicate"]) == 0
+    assert "warning: 'is_duplicate' looks like a label (2 distinct values" in \
+        capsys.readouterr().err
