@@ -44,8 +44,9 @@ def shoot(url: str, corpus: str, out: Path) -> None:
             if name == "clusters":
                 poll(page, PAINTED, WAIT / 1000)
             if name == "duplicates":
-                page.get_by_text("Pairs", exact=True).first.wait_for()
+                page.get_by_text("Download pairs (CSV)").first.wait_for()
             poll(page, IDLE, WAIT / 1000)
+            page.locator('[data-testid="stSkeleton"]').first.wait_for(state="detached")
             page.wait_for_timeout(2000)  # let charts finish drawing before the picture
             page.screenshot(path=str(out / f"{name}.png"), full_page=name != "clusters")
             print(f"{name}: {out / f'{name}.png'}", flush=True)
