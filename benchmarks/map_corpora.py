@@ -12,9 +12,11 @@ noise (σ ``NOISE`` per dimension before normalising: cosine ≈ 0.97 to the
 original), stored through the store as the embed job stores them. The
 clusters job at this size took ~24 minutes before on these 2 cores, so the
 clusters result is stored directly, as the job stores one: each variant in its
-original's cluster, at its original's map position plus a small jitter. No
-HNSW index is built here (22 minutes at this size); the benchmark waits for
-the app's warm-up to build it, or measures without it (``map_scale.py``).
+original's cluster, at its original's map position plus a small jitter (the
+page shows the note in the result's parameters). No HNSW index is built here
+(22 minutes at this size on 2 cores): the Clusters page does not need it, and
+in ``map_scale.py`` the app's warm-up thread starts building it in the same
+process while the map is measured (as on a first start), which only slows ours.
 
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/map_corpora.py build100k --work /tmp/map100k
       PYTHONPATH=. .venv/bin/python benchmarks/map_corpora.py build1m --work /tmp/map1m \
