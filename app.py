@@ -10,8 +10,10 @@ did not come through that door with a live login; the pages are only declared af
 import streamlit as st
 
 from searchapp.ui.auth import logout_button, require_login
+from searchapp.ui.welcome import APP_NAME, ICON
 
-st.set_page_config(page_title="searchapp", page_icon=":material/manage_search:", layout="wide")
+# The icon is a file served by the app (a Material icon here is fetched from fonts.gstatic.com).
+st.set_page_config(page_title=APP_NAME, page_icon=ICON, layout="wide")
 require_login()
 
 PAGES = [
@@ -26,4 +28,4 @@ PAGES = [
 ]
 
 logout_button()
-st.navigation(PAGES).run()
+st.navigation({APP_NAME: PAGES}).run()  # the section's title names the app in the sidebar

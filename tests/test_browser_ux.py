@@ -87,6 +87,9 @@ def choose(page, label: str, option: str) -> None:
     """Pick ``option`` in the Streamlit selectbox labelled ``label``."""
     page.get_by_label(label, exact=True).first.click()
     page.get_by_role("option", name=option).first.click()
+    # the rerun that choice starts redraws the page: type only once it has ended
+    page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
+        ?.dataset.testScriptState === 'notRunning'""", timeout=WAIT)
 
 
 def faq_corpus(app: App) -> None:

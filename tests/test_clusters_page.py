@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
+from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -23,6 +26,19 @@ def fresh_resources(ui_resources):
 
 def page() -> AppTest:
     return AppTest.from_file(PAGE, default_timeout=120)
+
+
+def values(array) -> list:
+    """A figure's array as a list: plotly sends numpy arrays as base64 (``bdata``)."""
+    if isinstance(array, dict) and "bdata" in array:
+        return np.frombuffer(base64.b64decode(array["bdata"]), np.dtype(array["dtype"])).tolist()
+    return list(array)
+
+
+def point_colours(trace: dict) -> list[str]:
+    """Each point's colour: its cluster id looked up in the trace's stepped colour scale."""
+    scale = trace["marker"]["colorscale"]
+    return [scale[2 * int(c)][1] for c in values(trace["marker"]["color"])]
 
 
 def figure(at: AppTest, index: int = 0) -> dict:
@@ -59,18 +75,23 @@ def test_compute_map_list_and_open_a_cluster(app):
     assert work(get_app(), stop_when_idle=True) == 1
     at.run()
     assert not at.exception and not at.error
-    assert [m.value for m in at.metric] == [f"{len(texts)}", "4", "6"]
+    assert [m.value for m in at.metric] == [f"{len(texts)}", "4", "6 (5.0%)"]
+    assert not any(m.proto.delta for m in at.metric), "a count, not a change: no arrow"
 
     spec = figure(at)
-    traces = spec["data"]
-    assert all(t["type"] == "scattergl" for t in traces)
-    assert len(traces) == 5 and traces[-1]["name"] == "outliers (6)"
-    assert sum(len(t["text"]) for t in traces) == len(texts)  # all drawn: no sampling
-    first = traces[0]
-    assert first["name"].startswith("0 · ") and "(40)" in first["name"]
-    doc_id, label_and_text = first["text"][0].split(" · ", 1)
-    label, hover_text = label_and_text.split("<br>", 1)
-    assert doc_id.startswith("<b>d") and label in first["name"] and hover_text in texts
+    clustered, outliers, names, chosen = spec["data"]
+    assert (clustered["type"], outliers["type"], names["mode"]) == ("scattergl", "scattergl",
+                                                                    "text")
+    assert outliers["name"] == "outliers (6)" and len(outliers["text"]) == 6
+    assert len(clustered["text"]) + 6 == len(texts) and not chosen.get("text")  # all drawn
+    # A colour for every cluster, and each cluster's name written on the map.
+    assert len(set(point_colours(clustered))) == 4
+    labels = {t.split(" · ", 1)[1].split("<br>")[0] for t in clustered["text"]}
+    assert len(labels) == 4 and len(names["text"]) == 4
+    assert all(any(name in label for label in labels) for name in names["text"])
+    doc_id, label_and_text = clustered["text"][0].split(" · ", 1)
+    hover_text = label_and_text.split("<br>", 1)[1]
+    assert doc_id.startswith("<b>d") and hover_text in texts
 
     # Choosing a cluster lists its documents; its top terms are the planted words.
     options = at.selectbox(key="clusters.open").options
@@ -94,10 +115,14 @@ def test_large_maps_are_sampled_per_cluster_and_say_so(app, monkeypatch):
     make_corpus(app, "planted", texts, vectors)
     at = computed(page())
     assert not at.exception
-    drawn = [len(t["text"]) for t in figure(at)["data"]]
+    spec = figure(at)
+    clustered, outliers = spec["data"][:2]
+    drawn = [*Counter(values(clustered["marker"]["color"])).values(), len(outliers["text"])]
     assert sum(drawn) < len(texts)
     assert min(drawn) >= 5, "every cluster stays visible"
     assert any(f"Showing {sum(drawn)} of {len(texts)} documents" in c.value for c in at.caption)
+    [image] = spec["layout"]["images"]  # every document, aggregated behind the sample
+    assert image["source"].startswith("data:image/png;base64,")
 
 
 def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
@@ -110,9 +135,9 @@ def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
     assert "Queued" in at.get("progress")[0].proto.text
     assert any(c.value.startswith(f"First view while the full map is computed: {len(texts)} "
                                   f"of {len(texts)} documents") for c in at.caption)
-    traces = figure(at)["data"]
-    assert sum(len(t["text"]) for t in traces) == len(texts)
-    assert 2 <= len(traces) <= 21
+    traces = [t for t in figure(at)["data"] if t["type"] == "scattergl"]
+    assert sum(len(t.get("text") or []) for t in traces) == len(texts)
+    assert len(set(point_colours(traces[0]))) >= 2
     monkeypatch.setattr("searchapp.clusters.preview.PREVIEW_MIN_DOCUMENTS", 10_000)
     at.run()
     assert not at.get("plotly_chart"), "a small corpus waits for the job alone"
@@ -136,7 +161,7 @@ def test_a_search_is_ringed_on_the_map(app):
     at.text_input(key="clusters.query").input("who won the game").run()
     assert not at.exception and not at.error
     hits = figure(at)["data"][-1]
-    assert hits["name"] == "search hits" and len(hits["text"]) == len(rows)  # k clamps to 12
+    assert hits["name"] == "chosen" and len(hits["text"]) == len(rows)  # k clamps to 12
     table = at.dataframe[0].value
     assert "match" in table.text.iloc[0] or "game" in table.text.iloc[0] \
         or "goals" in table.text.iloc[0]

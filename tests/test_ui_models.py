@@ -92,7 +92,15 @@ def test_start_training_then_see_chart_metrics_and_switch_a_corpus(tiny_register
     at.selectbox(key="models.target").set_value("tuned").run()
     [use] = [b for b in at.button if b.label.startswith("Use tuned")]
     use.click().run()
-    assert "Re-embedding 'faq' with 'tuned'" in at.success[0].value
     embed = queue.recent(app.db)[0]
     assert (embed.kind, embed.payload) == ("embed", {"corpus": "faq", "model": "tuned",
                                                      "switch": True})
+    [bar] = at.get("progress")  # the job's own bar, not a message written at the click
+    assert bar.proto.text.startswith(f"Re-embedding 'faq' with 'tuned' (job {embed.id}): ")
+    assert any("until the new index is complete" in c.value for c in at.caption)
+    assert run_until_done(app, embed.id).status == "succeeded"
+    at.run()  # the panel's next poll: the switch is done, and nothing says otherwise
+    assert not at.get("progress")
+    assert any(s.value.startswith(f"Re-embedding 'faq' with 'tuned' (job {embed.id}): done")
+               for s in at.success)
+    assert not any("until the new index" in c.value for c in at.caption)

@@ -140,6 +140,6 @@ def test_column_names_and_ids_from_the_file_are_escaped_in_messages():
     assert any("columns id, text, \\*\\*meta\\*\\*." in c for c in captions), captions
     assert any(c.startswith("Kept with each document as metadata:")
                and c.endswith(" \\*\\*meta\\*\\*.") for c in captions), captions
-    at.selectbox[1].set_value("id").run()
+    at.selectbox[0].set_value("id").run()  # the id column (the text columns: a multiselect)
     next(b for b in at.button if b.label == "Upload and embed").click().run()
     assert any("repeats id '\\*\\*x\\*\\*'" in e.value for e in at.error), at.error

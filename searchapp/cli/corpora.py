@@ -8,6 +8,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from searchapp.cli import common
 from searchapp.cli.common import positive_int
@@ -20,7 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c = sub.add_parser("ingest", help="upload a CSV/TSV/JSONL/JSON/TXT/Parquet file into a corpus")
     c.add_argument("path")
     c.add_argument("--corpus", required=True)
-    c.add_argument("--text-column")
+    c.add_argument("--text-column", action="append",
+                   help="the column to search (default: guessed); repeat it to join several "
+                   "columns, row by row, into the text (--text-column title --text-column body)")
     c.add_argument("--id-column")
     c.add_argument("--model", help="model for a new corpus (default: SEARCHAPP_MODEL)")
     c.add_argument("--wait", action="store_true", help="return once embedded and indexed")
@@ -54,13 +57,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def ingest(args: argparse.Namespace) -> int:
+    from searchapp.corpora.columns import column_stats
     from searchapp.corpora.ingest import read_table
     from searchapp.corpora.service import upload
 
     app = common.open_app()
     table = read_table(args.path)
-    summary = upload(app, table, args.corpus, args.text_column, args.id_column,
-                     model=args.model)
+    text = args.text_column[0] if args.text_column and len(args.text_column) == 1 \
+        else args.text_column
+    for stats in column_stats(table.frame, [text] if isinstance(text, str) else text or []):
+        if stats.warning:
+            print(f"warning: {stats.warning}.", file=sys.stderr)
+    summary = upload(app, table, args.corpus, text, args.id_column, model=args.model)
     print(summary.describe())
     if summary.job_id is None:
         print("Nothing new to embed.")

@@ -48,7 +48,7 @@ def sample_evenly(cluster: np.ndarray, max_points: int, seed: int = 0) -> np.nda
     return np.sort(np.concatenate(keep))
 
 
-def shorten(text: str, limit: int = 160) -> str:
+def shorten(text: str, limit: int = 120) -> str:
     """One line of at most ``limit`` characters (for hover boxes)."""
     text = " ".join(str(text).split())
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
@@ -111,3 +111,41 @@ def cluster_members(app: App, result: ClusterResult, cluster_id: int, limit: int
     centre = xy.mean(axis=0) if len(rows) else np.zeros(2)
     order = rows[np.argsort(((xy - centre) ** 2).sum(axis=1), kind="stable")][:limit]
     return _rows(app, result, order)[["id", "text"]].reset_index(drop=True)
+
+
+def documents_frame(app: App, result: ClusterResult, doc_ids) -> pd.DataFrame:
+    """id, cluster, label, text (whole) of the given documents, in the order given: a
+    selection on the map, for its list and its CSV. Documents not in the result are left out.
+    """
+    wanted = np.asarray(list(doc_ids), dtype=np.int64)
+    pos = np.searchsorted(result.doc_ids, wanted)
+    ok = (pos < result.size) & (result.doc_ids[np.clip(pos, 0, max(result.size - 1, 0))]
+                                == wanted) if result.size else np.zeros(len(wanted), bool)
+    rows = pos[ok]
+    with app.db.session() as s:
+        docs = repo.documents_by_id(s, result.doc_ids[rows].tolist())
+    labels = result.labels()
+    ids = result.doc_ids[rows].tolist()
+    return pd.DataFrame({
+        "id": [docs[i].external_id if i in docs else "" for i in ids],
+        "cluster": result.cluster[rows],
+        "label": [labels[int(c)] for c in result.cluster[rows]],
+        "text": [docs[i].text if i in docs else "(deleted since)" for i in ids]})
+
+
+def find_documents(app: App, result: ClusterResult, external_ids) -> list[int]:
+    """Document ids (primary keys) of the given external ids that are in the result."""
+    with app.db.session() as s:
+        found = [repo.document_by_external_id(s, result.corpus_id, str(e)) for e in external_ids]
+        ids = [d.id for d in found if d is not None]
+    return [i for i, c in zip(ids, clusters_of(result, ids), strict=True) if c is not None]
+
+
+def clusters_table(result: ClusterResult) -> pd.DataFrame:
+    """One row per cluster (and one for the outliers): id, label, size, terms, example."""
+    rows = [{"cluster": c["id"], "label": c["label"], "size": c["size"],
+             "terms": ", ".join(c.get("terms", [])), "example_id": c.get("example", ""),
+             "example": c.get("example_text", "")} for c in result.clusters]
+    rows.append({"cluster": -1, "label": "outliers", "size": result.outliers, "terms": "",
+                 "example_id": "", "example": ""})
+    return pd.DataFrame(rows)

@@ -13,10 +13,12 @@ Example:
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
+from searchapp.corpora.columns import with_combined_text
 from searchapp.corpora.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
 from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
@@ -80,10 +82,20 @@ class UploadSummary:
         return f"Corpus {self.corpus!r}: " + ", ".join(parts) + "."
 
 
-def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
+def upload(app: App, table: Table, corpus: str, text_column: str | Sequence[str] | None = None,
            id_column: str | None = None, meta_columns: list[str] | None = None,
            model: str | None = None) -> UploadSummary:
-    """Store a parsed upload in ``corpus`` (created if new) and queue its embedding."""
+    """Store a parsed upload in ``corpus`` (created if new) and queue its embedding.
+
+    ``text_column`` may name several columns (a title and a body): their cells
+    are joined, row by row, into the searched text (``corpora.columns``), and
+    those columns are not kept again as metadata.
+    """
+    if text_column is not None and not isinstance(text_column, str):
+        frame, text_column, others = with_combined_text(table.frame, list(text_column))
+        if meta_columns is None:
+            meta_columns = [c for c in others if c != id_column]
+        table = replace(table, frame=frame)
     docs, skipped = to_documents(table, text_column, id_column, meta_columns)
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)

@@ -245,6 +245,42 @@ def _sqlite_top(conn: Connection, corpus_id: int, q: str, n: int, where: tuple[s
     return None
 
 
+def count_matches(conn: Connection, corpus_id: int, query: str, cap: int,
+                  where: tuple[str, dict] = ("1=1", {})) -> int:
+    """How many of the corpus' documents hold at least one of the query's words or
+    phrases (and pass ``where``), counted up to ``cap``: the "N matches" a results
+    page shows. Common words count here too (they are matches, only poor rankers).
+
+    Cost: proportional to the matching rows, at most ``cap`` of them.
+
+    Example:
+        >>> count_matches(conn, corpus_id, "ERR-40417", 10_000)       # doctest: +SKIP
+        3
+    """
+    where_sql, params = where
+    params = {**params, "corpus": corpus_id, "cap": int(cap)}
+    if conn.dialect.name == "sqlite":
+        q = fts_query(query)
+        if not q:
+            return 0
+        sql = (f"SELECT count(*) FROM (SELECT 1 FROM documents_fts f JOIN documents d "
+               f"ON d.id = f.rowid WHERE documents_fts MATCH :q AND d.corpus_id = :corpus "
+               f"AND ({where_sql}) LIMIT :cap)")
+        params["q"] = q
+    elif conn.dialect.name == "postgresql":
+        chunks = ts_chunks(query)
+        if not chunks:
+            return 0
+        tsquery = " || ".join(f"phraseto_tsquery('english', :c{i})" for i in range(len(chunks)))
+        sql = (f"SELECT count(*) FROM (SELECT 1 FROM documents d, (SELECT {tsquery} AS q) AS t "
+               f"WHERE d.corpus_id = :corpus AND d.text_search @@ t.q AND ({where_sql}) "
+               f"LIMIT :cap) AS m")
+        params.update({f"c{i}": chunk for i, chunk in enumerate(chunks)})
+    else:
+        return 0
+    return int(conn.execute(text(sql), params).scalar() or 0)
+
+
 def matching_ids(conn: Connection, corpus_id: int, ids: Sequence[int],
                  where: tuple[str, dict]) -> set[int]:
     """Those of ``ids`` (documents of the corpus) that pass the filter: O(len(ids)) lookups.

@@ -5,6 +5,7 @@
 - ``embeddings``: saving vectors with generation and counts; reading some back.
 - ``changes``: the per-corpus generation, tombstones, what changed since a generation.
 - ``analyses``: stored duplicate / cluster results, keyed on the generation.
+- ``facets``: the most common values of a metadata column, with counts.
 
 Every function takes an open Session and leaves committing to the caller, so a
 whole upload is one transaction. Vectors cross this boundary as numpy arrays.
@@ -67,6 +68,7 @@ from searchapp.store.documents import (
     unsplit_embedded,
 )
 from searchapp.store.embeddings import embedded_ids, passage_spans, save_embeddings, vectors_for
+from searchapp.store.facets import top_values
 
 __all__ = [
     "AddResult",
@@ -109,6 +111,7 @@ __all__ = [
     "summaries",
     "texts_by_id",
     "texts_missing_embedding",
+    "top_values",
     "unpack_arrays",
     "unsplit_embedded",
     "update_model_info",

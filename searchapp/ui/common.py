@@ -26,9 +26,17 @@ from searchapp.jobs.horizon import split_message
 from searchapp.store import repo
 from searchapp.store.schema import utcnow
 from searchapp.ui.resources import ensure_background_worker, get_app, warm_up
+from searchapp.ui.url_state import (
+    CORPUS_PARAM,
+    UrlState,
+    pick_default,
+    read_last_corpus,
+    write_last_corpus,
+)
 
 POLL_SECONDS = 1.0
 CORPUS_KEY = "searchapp.corpus"  # the corpus last chosen or uploaded, shared by the pages
+PICKER_KEY = "corpus-picker"  # the corpus selectbox's widget key (the same on every page)
 STATUS_COLORS = {"queued": "gray", "running": "blue", "succeeded": "green",
                  "failed": "red", "cancelled": "orange"}
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
@@ -115,16 +123,45 @@ def corpus_summaries_or_stop(app: App) -> list[repo.CorpusSummary]:
     return summaries
 
 
-def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus"
-                  ) -> repo.CorpusSummary:
-    """A selectbox of corpora that remembers the choice across pages."""
+def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
+                  describe: bool = True) -> repo.CorpusSummary:
+    """A selectbox of corpora that remembers the choice: in the address (``?corpus=``),
+    across the pages of a session, and as the data folder's last-used corpus.
+
+    The address wins when it names a corpus this session did not put there (a
+    link opened, a reload, Back); an unknown name there is said, not obeyed.
+    ``describe`` adds the document counts to each name.
+    """
     names = [c.name for c in corpora]
-    current = st.session_state.get(CORPUS_KEY)
-    index = names.index(current) if current in names else 0
-    name = st.selectbox(label, names, index=index, format_func=lambda n: _corpus_label(
-        corpora[names.index(n)]))
-    st.session_state[CORPUS_KEY] = name
+    data_dir = get_app().settings.data_dir
+    url = UrlState(st.query_params, st.session_state)
+    asked = url.incoming(CORPUS_PARAM)
+    if asked and asked[0] in names:
+        st.session_state[PICKER_KEY] = asked[0]
+    elif st.session_state.get(PICKER_KEY) not in names:
+        if asked:
+            st.warning(md_inline(f"No corpus named {asked[0]!r} (from the address); showing "
+                                 "another."), icon=":material/warning:")
+        st.session_state[PICKER_KEY] = names[pick_default(
+            names, st.session_state.get(CORPUS_KEY), read_last_corpus(data_dir))]
+    fmt = (lambda n: _corpus_label(corpora[names.index(n)])) if describe else str
+    name = st.selectbox(label, names, key=PICKER_KEY, format_func=fmt)
+    remember_corpus(name)
     return corpora[names.index(name)]
+
+
+def remember_corpus(name: str) -> None:
+    """Make ``name`` the corpus of this session, of the address and of the data folder."""
+    st.session_state[CORPUS_KEY] = name
+    UrlState(st.query_params, st.session_state).write(CORPUS_PARAM, name)
+    write_last_corpus(get_app().settings.data_dir, name)
+
+
+def remembered_corpus(names: list[str]) -> str | None:
+    """The corpus this session (or, for a new session, the data folder) used last, if any."""
+    data_dir = get_app().settings.data_dir
+    index = pick_default(names, st.session_state.get(CORPUS_KEY), read_last_corpus(data_dir))
+    return names[index] if names else None
 
 
 def _corpus_label(c: repo.CorpusSummary) -> str:

@@ -9,6 +9,8 @@ HTML, links or markup from a document is ever rendered.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import streamlit as st
@@ -16,17 +18,19 @@ import streamlit as st
 from searchapp.search.filters import OPERATORS, Condition, make_condition
 from searchapp.search.service import DEFAULT_MODE, MAX_K, MODES, SearchHit
 from searchapp.ui.common import md_escape
+from searchapp.ui.url_state import UrlState
 
 FILTER_ROWS = 3
 NO_COLUMN = "(no filter)"
 MODE_LABELS = {
-    "hybrid": "Hybrid (meaning + words)",
-    "semantic": "Meaning (semantic)",
-    "lexical": "Words (lexical, BM25)",
+    "hybrid": "Meaning + words",
+    "semantic": "Meaning",
+    "lexical": "Words (BM25)",
 }
 OPERATOR_CHOICES = ["=", "!=", ">=", ">", "<=", "<"]
 SCORE_NOTES = {
-    "hybrid": "Score: reciprocal-rank fusion of the meaning and word rankings (higher is better).",
+    "hybrid": "Ranked by meaning and words together; the score shown is the cosine between "
+              "the query and the text (1 = same meaning).",
     "semantic": "Score: cosine similarity between the query and the text (1 = same meaning).",
     "lexical": "Score: BM25 over the query's words (higher is better).",
 }
@@ -57,49 +61,142 @@ def corpus_meta_columns(app, name: str) -> list[str]:
         return list(repo.corpus_state(s, name).meta_columns)
 
 
-def search_form(meta_columns: list[str]) -> SearchRequest:
-    """The search form: query, k, mode, minimum cosine, and filters on the metadata columns."""
+# ---- the address: ?q=...&mode=...&k=...&min=...&where=col=value&page=2 ----------------
+KEPT = "search.kept"  # the last request of this session, for a return from another page
+WIDGETS = {"q": "search-query", "k": "search-k", "mode": "search-mode",
+           "min": "search-min-score"}
+DEFAULTS = {"q": "", "k": 10, "mode": DEFAULT_MODE, "min": 0.0}
+_SPLIT = re.compile(r"^\s*([^<>=!]+?)\s*(<=|>=|!=|=|<|>)\s*(.*?)\s*$", re.DOTALL)
+
+
+def split_filter(text: str) -> tuple[str, str, str] | None:
+    """``"year>=2024"`` → ``("year", ">=", "2024")``; None when it is not a condition.
+
+    Example:
+        >>> split_filter("product = billing")
+        ('product', '=', 'billing')
+        >>> split_filter("nonsense") is None
+        True
+    """
+    match = _SPLIT.match(text)
+    return match.groups() if match else None
+
+
+def _number(text: str) -> float:
+    value = float(text)
+    if value != value:  # NaN
+        raise ValueError(text)
+    return value
+
+
+def _whole_number(text: str) -> int:
+    value = float(text)
+    if not value.is_integer():
+        raise ValueError(text)
+    return int(value)
+
+
+def _mode(text: str) -> str:
+    if text not in MODES:
+        raise ValueError(text)
+    return text
+
+
+def seed_from_address(url: UrlState, meta_columns: list[str]) -> None:
+    """Give the form and the filter rows their values before they are drawn: from the
+    address when it changed (a link, a reload, Back), else what this session had."""
+    kept = url.session.get(KEPT, {})
+    parse = {"q": str, "k": _whole_number, "min": _number, "mode": _mode}
+    for param, key in WIDGETS.items():
+        url.seed(key, param, kept.get(param, DEFAULTS[param]), parse[param])
+    news = url.incoming("where")
+    rows = [split_filter(w) for w in news] if news is not None else None
+    if rows is None and not any(f"filter-col-{i}" in url.session for i in range(FILTER_ROWS)):
+        rows = [split_filter(w) for w in kept.get("where", [])]
+    if rows is None:
+        return
+    rows = [r for r in rows if r and r[0] in meta_columns and r[1] in OPERATOR_CHOICES]
+    for i in range(FILTER_ROWS):
+        column, op, value = rows[i] if i < len(rows) else (NO_COLUMN, "=", None)
+        url.session[f"filter-col-{i}"] = column
+        url.session[f"filter-op-{i}"] = op
+        url.session[f"filter-value-{i}"] = value
+
+
+def write_address(url: UrlState, request: SearchRequest, page: int) -> None:
+    """The request into the address (and the session), defaults left out."""
+    values = {"q": request.query.strip() or None,
+              "k": None if request.k == DEFAULTS["k"] or request.k is None else f"{request.k:g}",
+              "mode": None if request.mode == DEFAULT_MODE else request.mode,
+              "min": None if not request.min_score else f"{request.min_score:g}",
+              "where": [f"{c}{op}{v}" for c, op, v in request.filters] or None,
+              "page": None if page <= 1 else str(page)}
+    for param, value in values.items():
+        url.write(param, value)
+    url.session[KEPT] = {"q": request.query, "k": request.k, "mode": request.mode,
+                         "min": request.min_score or 0.0,
+                         "where": values["where"] or [], "page": page}
+
+
+def search_form() -> SearchRequest:
+    """The search form: query, k, mode and minimum cosine (filters are live, outside it)."""
     with st.form("search-form", border=False):
         query = st.text_input("Query", placeholder="Describe what you are looking for, or type "
                               "a code or a name", key="search-query")
-        left, middle, right = st.columns([1, 2, 2])
+        left, middle, right = st.columns([1, 3, 2], vertical_alignment="bottom")
         # No bounds on the widget: an out-of-range k gets a message and clears the results
         # (with bounds, the browser keeps the old value and the old results on screen).
-        k = left.number_input("Results (k)", value=10, step=1, key="search-k",
-                              help=f"How many results, 1 to {MAX_K:,}.")
-        mode = middle.radio("Match by", MODES, index=MODES.index(DEFAULT_MODE),
-                            format_func=MODE_LABELS.get, key="search-mode",
+        k = left.number_input("Results (k)", step=1, key="search-k",
+                              help=f"Results per page, 1 to {MAX_K:,}.")
+        mode = middle.radio("Match by", MODES, format_func=MODE_LABELS.get, key="search-mode",
+                            horizontal=True,
                             help="Hybrid fuses both rankings (reciprocal rank); words find "
                                  "exact codes and names, meaning finds paraphrases.")
         min_score = right.slider("Minimum score (cosine)", min_value=-1.0, max_value=1.0,
-                                 value=0.0, step=0.05, key="search-min-score",
+                                 step=0.05, key="search-min-score",
                                  help="Results whose cosine to the query is lower are left "
                                       "out (meaning and hybrid; words have no cosine).")
-        filters = _filter_rows(meta_columns)
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     return SearchRequest(query, k, None if mode == "lexical" else float(min_score),
-                         mode, submitted, filters)
+                         mode, submitted)
 
 
-def _filter_rows(meta_columns: list[str]) -> list[tuple[str, str, str]]:
-    """Up to FILTER_ROWS (column, operator, value) rows; rows without a column are ignored."""
+def filter_rows(meta_columns: list[str], facets: Callable[[str], list[tuple[str, int]]]
+                ) -> list[tuple[str, str, str]]:
+    """Up to FILTER_ROWS (column, operator, value) rows, applied as soon as they change.
+
+    The value box offers the column's most common values with their counts
+    (``facets(column)``) and takes any other value typed in it.
+    """
     if not meta_columns:
         st.caption("Filters: this corpus has no metadata columns (only text and id).")
         return []
     out = []
-    with st.expander("Filters (metadata)", expanded=False):
-        st.caption("Numbers and dates (YYYY-MM-DD) compare by value; other text with = or "
-                   "!=. Every filter must hold.")
+    active = any(st.session_state.get(f"filter-col-{i}", NO_COLUMN) != NO_COLUMN
+                 for i in range(FILTER_ROWS))
+    with st.expander("Filters (metadata)", expanded=active, icon=":material/filter_list:"):
+        st.caption("Pick a column and a value (the most common are offered with their counts) "
+                   "or type one. Numbers and dates (YYYY-MM-DD) compare by value; other text "
+                   "with = or !=. Every filter must hold.")
         for i in range(FILTER_ROWS):
-            col, op, value = st.columns([2, 1, 2])
+            col, op, value = st.columns([2, 1, 3])
+            shown = "collapsed" if i else "visible"
             column = col.selectbox("Column", [NO_COLUMN, *meta_columns], key=f"filter-col-{i}",
-                                   label_visibility="collapsed" if i else "visible")
+                                   label_visibility=shown)
             operator = op.selectbox("Operator", OPERATOR_CHOICES, key=f"filter-op-{i}",
-                                    label_visibility="collapsed" if i else "visible")
-            raw = value.text_input("Value", key=f"filter-value-{i}",
-                                   label_visibility="collapsed" if i else "visible")
-            if column != NO_COLUMN:
-                out.append((column, operator, raw))
+                                    label_visibility=shown)
+            counts = dict(facets(column)) if column != NO_COLUMN else {}
+            options = list(counts)
+            chosen = st.session_state.get(f"filter-value-{i}")
+            if chosen and chosen not in options:
+                options.append(chosen)
+            raw = value.selectbox("Value", options, index=None, key=f"filter-value-{i}",
+                                  accept_new_options=True, label_visibility=shown,
+                                  placeholder="Choose or type a value",
+                                  format_func=lambda v, c=counts: f"{v} ({c[v]:,})" if v in c
+                                  else str(v), disabled=column == NO_COLUMN)
+            if column != NO_COLUMN and raw is not None and str(raw).strip():
+                out.append((column, operator, str(raw)))
     return out
 
 
@@ -120,24 +217,8 @@ def marked_markdown(hit: SearchHit) -> str:
     return "".join(out)
 
 
-def show_hits(hits: list[SearchHit], mode: str) -> None:
-    """One bordered card per hit: rank, snippet, id, metadata, ranks and passage, score."""
-    for rank, hit in enumerate(hits, start=1):
-        with st.container(border=True, key=f"hit-{rank}"):
-            text_col, score_col = st.columns([10, 1], vertical_alignment="top")
-            text_col.markdown(f"**{rank}.** {marked_markdown(hit)}")
-            details = [f"id {md_escape(hit.id)}"] + [
-                f"{md_escape(str(key))}: {md_escape(str(value))}"
-                for key, value in hit.meta.items() if str(value).strip()]
-            text_col.caption(" · ".join(details))
-            text_col.caption(_ranks(hit, mode))
-            if hit.span is not None or len(hit.snippet) < len(hit.text):
-                with text_col.expander("Whole text"):
-                    st.markdown(md_escape(hit.text))
-            score_col.badge(f"{hit.score:.3f}", color="blue")
-
-
-def _ranks(hit: SearchHit, mode: str) -> str:
+def ranks_text(hit: SearchHit, mode: str) -> str:
+    """Where a hit ranked by meaning and by words (and its passage), for the line under it."""
     parts = []
     if hit.semantic_score is not None:
         where = f"#{hit.semantic_rank}" if hit.semantic_rank else "outside its list"

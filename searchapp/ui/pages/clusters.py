@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import time
 
+import numpy as np
 import streamlit as st
 
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
+from searchapp.corpora.csv_safe import safe_csv
 from searchapp.search.service import search
-from searchapp.ui.charts_clusters import cluster_map, size_bars
+from searchapp.ui.charts_clusters import cluster_map, density_image, size_bars, standalone_html
 from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
@@ -31,6 +33,12 @@ from searchapp.ui.common import (
 from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 SEARCH_HITS = 20
+OUTLIER_HELP = {
+    "community": "Documents with too few close neighbours to belong to any community.",
+    "hdbscan": "Documents HDBSCAN finds in no dense region (or far from their cluster).",
+    "kmeans": "k-means puts every document in a cluster; those far less similar to their "
+              "cluster's centre than is typical are counted apart, as outliers.",
+}
 METHOD_NAMES = {"community": "Communities (similarity threshold)",
                 "hdbscan": "HDBSCAN (density)", "kmeans": "k-means (fixed number)"}
 
@@ -73,7 +81,7 @@ def first_view(handle: CorpusHandle) -> None:
     st.caption(f"First view while the full map is computed: {len(frame):,} of "
                f"{handle.index.count:,} documents sampled at random, {PREVIEW_GROUPS} k-means "
                f"groups on a PCA map (ready in {time.perf_counter() - started:.1f} s).")
-    st.plotly_chart(cluster_map(frame, sizes), key="clusters.preview")
+    st.plotly_chart(cluster_map(frame, sizes)[0], key="clusters.preview")
 
 
 def ask_for(handle: CorpusHandle, params: ClusterParams) -> None:
@@ -96,33 +104,59 @@ def ask_for(handle: CorpusHandle, params: ClusterParams) -> None:
     first_view(handle)
 
 
-def show(handle: CorpusHandle, result: cl.ClusterResult) -> None:
+def show(result: cl.ClusterResult) -> None:
     n = result.size
     sizes = {c["id"]: c["size"] for c in result.clusters} | {-1: result.outliers}
     a, b, c = st.columns(3)
     a.metric("Documents", f"{n:,}")
     b.metric("Clusters", f"{len(result.clusters):,}")
-    c.metric("Outliers", f"{result.outliers:,}", f"{result.outlier_share:.1%} of all",
-             delta_color="off")
+    c.metric("Outliers", f"{result.outliers:,} ({result.outlier_share:.1%})",
+             help=OUTLIER_HELP.get(result.params.get("method"), OUTLIER_HELP["community"]))
     used = ", ".join(f"{k} {v}" for k, v in result.params.items() if v is not None)
     st.caption(f"{used}; map: {result.projection.upper()}; computed in "
                f"{result.seconds.get('total', 0):.1f} s.")
 
     query = st.text_input("Show a search on the map", key="clusters.query",
                           placeholder="Its nearest documents are ringed on the map")
-    hits = search(app, handle, query, k=SEARCH_HITS) if query.strip() else []
-    frame = cl.map_frame(app, result, cl.MAP_MAX_POINTS, [h.doc_id for h in hits])
+    hits = search(app, open_corpus(app, corpus.name), query, k=SEARCH_HITS) \
+        if query.strip() else []
+    asked = st.query_params.get_all("doc")  # "On the map" from a search result
+    ringed = [h.doc_id for h in hits] + cl.find_documents(app, result, asked)
+    frame = cl.map_frame(app, result, cl.MAP_MAX_POINTS, ringed)
+    density = None
     if len(frame) < n:
-        st.caption(f"Showing {len(frame):,} of {n:,} documents: the same share of every "
-                   f"cluster (at least {cl.SAMPLE_FLOOR} each), so the browser stays smooth.")
-    st.plotly_chart(cluster_map(frame, sizes), key="clusters.map")
-    if hits:
-        label = result.labels()
-        where = cl.clusters_of(result, [h.doc_id for h in hits])
-        st.dataframe([{"id": h.id, "score": round(h.score, 3),
-                       "cluster": "not in this result" if c is None else label[c],
-                       "text": h.text} for h, c in zip(hits, where, strict=True)],
-                     hide_index=True, key="clusters.hits")
+        density = app.memo.get_or_make(result.corpus_id, result.generation,
+                                       ("density", result.key),
+                                       lambda: density_image(result.x, result.y, result.cluster))
+        floor = min(cl.SAMPLE_FLOOR, cl.MAP_MAX_POINTS // (2 * (len(result.clusters) + 1)))
+        st.caption(f"Showing {len(frame):,} of {n:,} documents as points: the same share of "
+                   f"every cluster (at least {floor} each), so the browser stays "
+                   f"smooth. The coloured shading behind them counts all {n:,}: each cell in "
+                   "the colour of its commonest cluster, darker where more documents lie.")
+    fig, trace_rows = cluster_map(frame, sizes, density=density)
+    event = st.plotly_chart(fig, key="clusters.map", on_select="rerun",
+                            selection_mode=("points", "box", "lasso"),
+                            config={"scrollZoom": True, "displaylogo": False})
+    st.caption("Click a point, or draw a box or a lasso (toolbar, top right), to list its "
+               "documents; scroll to zoom, drag to pan, double-click to see everything again.")
+    chosen = selected_rows(event, trace_rows)
+    if len(chosen):
+        doc_ids = frame.doc_id.to_numpy()[chosen]
+        listing = cl.documents_frame(app, result, doc_ids)
+        st.subheader(f"Selected on the map ({len(listing):,})")
+        st.download_button("Download the selection (CSV)", csv_bytes(listing),
+                           file_name=f"{corpus.name}-map-selection.csv", mime="text/csv",
+                           icon=":material/download:", on_click="ignore",
+                           key="clusters.selection-csv")
+        st.dataframe(listing, hide_index=True, key="clusters.selection", width="stretch",
+                     column_config={"text": st.column_config.TextColumn(width="large")})
+    elif ringed:
+        listing = cl.documents_frame(app, result, ringed)
+        st.dataframe(listing.assign(score=[round(h.score, 3) for h in hits] +
+                                    [None] * (len(listing) - len(hits)))
+                     if len(listing) >= len(hits) else listing,
+                     hide_index=True, key="clusters.hits", width="stretch")
+    exports(result, fig)
 
     left, right = st.columns([2, 3])
     with left:
@@ -132,24 +166,59 @@ def show(handle: CorpusHandle, result: cl.ClusterResult) -> None:
         options = [c["id"] for c in result.clusters] + ([-1] if result.outliers else [])
         names = {c["id"]: f"{c['id']} · {c['label']} ({c['size']:,})" for c in result.clusters}
         names[-1] = f"outliers ({result.outliers:,})"
-        chosen = st.selectbox("Open a cluster", options, format_func=names.get,
-                              key="clusters.open")
-        if chosen is not None and chosen >= 0:
-            info = result.clusters[chosen]
+        chosen_cluster = st.selectbox("Open a cluster", options, format_func=names.get,
+                                      key="clusters.open")
+        if chosen_cluster is not None and chosen_cluster >= 0:
+            info = result.clusters[chosen_cluster]
             st.markdown(f"**Top terms:** {md_escape(', '.join(info['terms']))}  \n"
                         f"**Most central:** {md_escape(info['example_text'])}")
-        if chosen is not None:
-            members = cl.cluster_members(app, result, chosen)
-            st.caption(f"{len(members):,} of {sizes[chosen]:,} documents, nearest the "
+        if chosen_cluster is not None:
+            members = cl.cluster_members(app, result, chosen_cluster)
+            st.caption(f"{len(members):,} of {sizes[chosen_cluster]:,} documents, nearest the "
                        "cluster's centre first.")
             st.dataframe(members, hide_index=True, key="clusters.members")
 
 
+def selected_rows(event, trace_rows) -> np.ndarray:
+    """The frame rows a plotly selection picked (clicked, boxed or lassoed points)."""
+    points = (event or {}).get("selection", {}).get("points", []) if event else []
+    rows = []
+    for point in points:
+        curve = point.get("curve_number")
+        index = point.get("point_index", point.get("point_number"))
+        if curve is not None and index is not None and curve < len(trace_rows) \
+                and index < len(trace_rows[curve]):
+            rows.append(int(trace_rows[curve][index]))
+    return np.unique(np.asarray(rows, dtype=np.int64))
+
+
+def csv_bytes(frame) -> bytes:
+    """A table as CSV whose cells cannot run as spreadsheet formulas."""
+    return safe_csv(frame).encode("utf-8")
+
+
+def exports(result: cl.ClusterResult, fig) -> None:
+    """Downloads: the map as one offline HTML file, the clusters, every document's place."""
+    left, middle, right = st.columns(3)
+    # Each file is built only when its button is clicked (a callable), not on every rerun.
+    left.download_button("Map (HTML, opens offline)",
+                         lambda: standalone_html(fig, f"{corpus.name}: clusters"),
+                         file_name=f"{corpus.name}-map.html", mime="text/html",
+                         icon=":material/map:", on_click="ignore", key="clusters.map-html")
+    middle.download_button("Clusters (CSV)", lambda: csv_bytes(cl.clusters_table(result)),
+                           file_name=f"{corpus.name}-clusters.csv", mime="text/csv",
+                           icon=":material/table:", on_click="ignore", key="clusters.table-csv")
+    right.download_button("Every document's cluster and place (CSV)",
+                          lambda: csv_bytes(result.frame().drop(columns=["doc_id"])),
+                          file_name=f"{corpus.name}-assignments.csv", mime="text/csv",
+                          icon=":material/download:", on_click="ignore",
+                          key="clusters.assignments-csv")
+
+
 params = settings()
 with user_errors():
-    opened = open_corpus(app, corpus.name)
-    stored = cl.cached_clusters(app, opened, params)
+    stored = cl.stored_for_name(app, corpus.name, params)
     if stored is None:
-        ask_for(opened, params)
+        ask_for(open_corpus(app, corpus.name), params)
     else:
-        show(opened, stored)
+        show(stored)

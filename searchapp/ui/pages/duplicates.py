@@ -18,7 +18,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.common import job_progress, md_inline, page_app
+from searchapp.ui.common import corpus_picker, job_progress, md_inline, page_app
 from searchapp.ui.resources import ensure_background_worker
 
 SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
@@ -244,9 +244,8 @@ if not summaries:
     st.info("No corpus yet: add one on the Upload page.", icon=":material/info:")
     st.stop()
 
-names = [c.name for c in summaries]
-corpus_name = st.selectbox("Corpus", names, key="dup-corpus")
-model_name = summaries[names.index(corpus_name)].model_name
+chosen_corpus = corpus_picker(summaries, describe=False)  # in the address, remembered
+corpus_name, model_name = chosen_corpus.name, chosen_corpus.model_name
 default, source = cal.threshold_for(app, model_name)
 calibration = cal.stored_calibration(app, model_name)
 slider_key = f"dup-threshold-{model_name}-{default:.4f}"  # a new calibration resets it

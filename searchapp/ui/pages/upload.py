@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from searchapp.corpora import service as corpora
+from searchapp.corpora.columns import column_stats
 from searchapp.corpora.ingest import (
     ID_COLUMN_GUESSES,
     Table,
@@ -25,15 +26,18 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
-    CORPUS_KEY,
+    POLL_SECONDS,
     active_embed_job,
     corpus_summaries,
     job_progress,
     md_inline,
     page_app,
     page_link,
+    remember_corpus,
+    remembered_corpus,
     user_errors,
 )
+from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
 NEW, EXISTING = "A new corpus", "An existing corpus"
@@ -57,7 +61,7 @@ def remember_upload(summary: corpora.UploadSummary) -> None:
                             "corpus": summary.corpus}
     if summary.job_id is not None:
         st.query_params["job"] = str(summary.job_id)
-    state[CORPUS_KEY] = summary.corpus
+    remember_corpus(summary.corpus)
     state["upload.nonce"] += 1
     state.pop("upload.parsed", None)
     st.rerun()
@@ -79,6 +83,20 @@ def from_address() -> dict | None:
             "corpus": corpus}
 
 
+def corpora_table(was_embedding: bool) -> None:
+    """Every corpus with its documents and how many are embedded (the bars' own number)."""
+    rows = corpus_summaries(app)
+    embedding = any(active_embed_job(app, c.name) for c in rows if c.embedded < c.documents)
+    if was_embedding and not embedding:
+        st.rerun()  # every embedding ended: redraw the page once, then stop refreshing
+    st.dataframe(pd.DataFrame([{
+        "corpus": c.name, "documents": c.documents, "embedded": c.embedded,
+        "ready": c.embedded / c.documents if c.documents else 0.0, "model": c.model_name}
+        for c in rows]), hide_index=True, width="stretch", key="upload.corpora", column_config={
+        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
+                                                 format="percent")})
+
+
 # ---- what was done last: a deletion, or an upload and its embedding job -------------
 if flash := state.pop("upload.flash", None):
     st.success(flash, icon=":material/delete:")
@@ -96,22 +114,20 @@ if last and last["corpus"] in names:
         st.caption("Nothing new to embed.")
         link_to_search()
 
-# ---- first run: the sample corpus ---------------------------------------------------
+# ---- first run: what the app is for, and the sample corpus ----------------------------
 if not summaries:
-    st.info("No corpus yet. Upload a file below, or start with the sample corpus.",
-            icon=":material/info:")
+    welcome()
     if st.button(f"Load the sample corpus ({SAMPLE_SIZE:,} image captions)", type="primary",
                  icon=":material/dataset:"):
         with user_errors(), st.spinner("Storing the sample corpus..."):
             remember_upload(load_sample(app))
     st.caption(ATTRIBUTION)
 else:
-    table_rows = [{"corpus": c.name, "documents": c.documents, "embedded": c.embedded,
-                   "ready": c.embedded / c.documents if c.documents else 0.0,
-                   "model": c.model_name} for c in summaries]
-    st.dataframe(pd.DataFrame(table_rows), hide_index=True, width="stretch", column_config={
-        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
-                                                 format="percent")})
+    embedding = any(active_embed_job(app, c.name) for c in summaries
+                    if c.embedded < c.documents)
+    # While a corpus is embedded the table refreshes itself, from the same counts as the
+    # bars (the embedded count in the database), and stops once every job has ended.
+    st.fragment(corpora_table, run_every=POLL_SECONDS if embedding else None)(embedding)
     if SAMPLE_CORPUS in names:
         st.caption(ATTRIBUTION)
 
@@ -127,29 +143,58 @@ def parse(uploaded) -> Table:
     return table
 
 
-def pick_columns(table: Table, key: str) -> tuple[str, str]:
-    """Text and id column selectboxes, preset to the guesses; id "" means none.
+def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
+    """Text column(s) and id column, preset to the guesses; id "" means none.
 
-    ("" rather than None: ``to_documents`` reads None as "guess one for me".)
+    Several text columns (a title and a body) are joined, row by row, into the
+    text. Their statistics show under the choice, with a warning when a chosen
+    column looks like a label or an id. ("" rather than None for no id:
+    ``to_documents`` reads None as "guess one for me".)
     """
     columns = [str(c) for c in table.frame.columns]
     guess = guess_text_column(table.frame)
     left, right = st.columns(2)
-    text_column = left.selectbox("Text column (what is searched)", columns,
-                                 index=columns.index(guess), key=f"text-{key}")
-    id_guess = guess_id_column(table.frame.drop(columns=[text_column]))
-    id_options = [NO_ID, *[c for c in columns if c != text_column]]
+    text_columns = left.multiselect(
+        "Text column(s): what is searched", columns, default=[guess], key=f"text-{key}",
+        help="Choose two or more (a title and a body) to join them, in that order, into the "
+             "text of each document.")
+    id_guess = guess_id_column(table.frame.drop(columns=text_columns)) if text_columns else None
+    id_options = [NO_ID, *[c for c in columns if c not in text_columns]]
     id_column = right.selectbox(
-        "Id column (unique per row)", id_options, key=f"id-{key}-{text_column}",
-        index=id_options.index(id_guess) if id_guess else 0,
+        "Id column (unique per row)", id_options, key=f"id-{key}-{'+'.join(text_columns)}",
+        index=id_options.index(id_guess) if id_guess in id_options else 0,
         help="Rows with an id already in the corpus replace it when their text changed. "
              "Without an id column, ids are made from the text, so uploading the same file "
              "again adds nothing twice.")
-    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c != text_column]
+    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c not in text_columns]
     if id_column == NO_ID and unused:
         st.caption(f"Column {md_inline(repr(unused[0]))} is not used as the id: some of its "
                    "values are empty or repeated. Choose it above to see which row.")
-    return text_column, "" if id_column == NO_ID else id_column
+    column_statistics(table, text_columns)
+    return text_columns, "" if id_column == NO_ID else id_column
+
+
+def column_statistics(table: Table, text_columns: list[str]) -> None:
+    """Per column: distinct values, mean length, empty share; a warning for a chosen text
+    column that looks like a label or an id (computed once per file and kept)."""
+    cached = state.get("upload.stats")
+    if not cached or cached[0] is not table:
+        cached = (table, column_stats(table.frame))
+        state["upload.stats"] = cached
+    stats = cached[1]
+    for s in stats:
+        if s.column in text_columns and s.warning:
+            st.warning(md_inline(f"{s.warning}: the documents would be made of it. Choose the "
+                                 "column that holds the text."), icon=":material/warning:")
+    if len(text_columns) > 1:
+        st.caption(md_inline(f"The text of each document: {' + '.join(text_columns)}, joined "
+                             "with a blank line (empty parts left out)."))
+    with st.expander("Column statistics", expanded=any(
+            s.warning for s in stats if s.column in text_columns)):
+        st.dataframe(pd.DataFrame([s.as_row() for s in stats]), hide_index=True,
+                     width="stretch", key="upload.stats-table", column_config={
+                         "empty": st.column_config.NumberColumn("empty", format="percent"),
+                         "warning": st.column_config.TextColumn(width="large")})
 
 
 def format_hint(table: Table) -> None:
@@ -169,7 +214,7 @@ def pick_corpus(filename: str, key: str) -> str | None:
     mode = NEW if not names else st.radio("Add the rows to", [NEW, EXISTING],
                                           horizontal=True, key=f"mode-{key}")
     if mode == EXISTING:
-        current = state.get(CORPUS_KEY)
+        current = remembered_corpus(names)
         return st.selectbox("Corpus", names, key=f"existing-{key}",
                             index=names.index(current) if current in names else 0)
     stem = Path(filename).name.split(".")[0] or "corpus"
@@ -201,16 +246,17 @@ if uploaded is not None:
         st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
         format_hint(table)
         key = uploaded.file_id
-        text_column, id_column = pick_columns(table, key)
-        others = [str(c) for c in frame.columns if c not in (text_column, id_column)]
+        text_columns, id_column = pick_columns(table, key)
+        others = [str(c) for c in frame.columns if c not in (*text_columns, id_column)]
         if others:
             st.caption(md_inline(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = pick_corpus(uploaded.name, key)
-        if st.button("Upload and embed", type="primary", disabled=not corpus,
+        if st.button("Upload and embed", type="primary", disabled=not corpus or not text_columns,
                      icon=":material/upload:"):
+            text = text_columns[0] if len(text_columns) == 1 else text_columns
             with user_errors(f"Nothing was stored from {uploaded.name}: "), \
                     st.spinner("Storing the documents..."):
-                remember_upload(corpora.upload(app, table, corpus, text_column, id_column))
+                remember_upload(corpora.upload(app, table, corpus, text, id_column))
 
 # ---- delete ----------------------------------------------------------------------
 if summaries:

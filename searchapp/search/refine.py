@@ -1,0 +1,88 @@
+"""What a results page offers around the hits: facets, the number of matches, more like this.
+
+- ``facet_values``: the most common values of a metadata column with their
+  counts, to offer as filter values (one grouped SQL pass, kept per corpus
+  generation in the App's memo, so a page rerun reads nothing).
+- ``word_matches``: how many documents hold the query's words (and pass the
+  filters), counted up to ``MATCH_CAP``.
+- ``more_like``: the documents nearest one document of the corpus, by its own
+  stored vector (no encoding), itself left out.
+
+The Search page, the CLI and the API call these the same way.
+
+Example:
+    >>> facet_values(app, "tickets", "product")                     # doctest: +SKIP
+    [('billing', 412), ('devices', 301)]
+    >>> [h.id for h in more_like(app, "tickets", "t3", k=2)]         # doctest: +SKIP
+    ['t4', 't9']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from searchapp.context import App
+from searchapp.errors import InvalidParameterError
+from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
+from searchapp.search.service import SearchHit, check_k, hits_for
+from searchapp.store import fulltext, repo
+from searchapp.vectors.handle import CorpusHandle, as_handle
+
+FACET_VALUES = 12  # values offered per column (the most common)
+MATCH_CAP = 10_000  # word matches are counted up to this ("10,000+")
+
+
+def facet_values(app: App, corpus: str, column: str, limit: int = FACET_VALUES
+                 ) -> list[tuple[str, int]]:
+    """The ``limit`` most common values of metadata ``column`` with their counts, most first.
+
+    Raises InvalidParameterError for a column the corpus' documents do not have.
+    """
+    with app.db.session() as s:
+        state = repo.corpus_state(s, corpus)
+    if column not in state.meta_columns:
+        check_columns([Condition(column, "=", "", "text")], state.meta_columns, state.name)
+
+    def count() -> list[tuple[str, int]]:
+        with app.db.reader() as conn:
+            return repo.top_values(conn, state.id, column, limit)
+
+    return app.memo.get_or_make(state.id, state.generation, ("facet", column, limit), count)
+
+
+def word_matches(app: App, corpus: str | CorpusHandle, query: str,
+                 where: Sequence[str | Condition] | None = None, cap: int = MATCH_CAP) -> int:
+    """How many documents of the corpus hold a word of ``query`` and pass ``where`` (≤ cap)."""
+    handle = as_handle(app, corpus)
+    conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
+    check_columns(conditions, handle.meta_columns, handle.name)
+    flt = where_sql(conditions, app.db.engine.dialect.name)
+    with app.db.reader() as conn:
+        return fulltext.count_matches(conn, handle.corpus_id, query, cap, flt)
+
+
+def more_like(app: App, corpus: str | CorpusHandle, external_id: str, k: int = 10,
+              min_score: float | None = None) -> list[SearchHit]:
+    """The ``k`` documents nearest document ``external_id`` by cosine, best first, without it.
+
+    Raises InvalidParameterError when the corpus has no such document or it has
+    no vector yet.
+    """
+    k = check_k(k)
+    handle = as_handle(app, corpus)
+    with app.db.session() as s:
+        doc = repo.document_by_external_id(s, handle.corpus_id, external_id)
+        doc_id = doc.id if doc is not None else None
+    if doc_id is None:
+        raise InvalidParameterError(f"Corpus {handle.name!r} has no document with id "
+                                    f"{external_id!r}.")
+    found, vectors = handle.index.vectors_of([doc_id])
+    if not len(found):
+        raise InvalidParameterError(f"Document {external_id!r} has no vector yet (it is "
+                                    "still being embedded); try again when it is.")
+    labels, scores = handle.index.search(vectors, min(k + 1, handle.index.count))
+    keep = labels[0] != doc_id  # (k + 1,) the document itself out
+    labels, scores = labels[0][keep][:k], scores[0][keep][:k]
+    return hits_for(app, labels, np.asarray(scores), min_score)

@@ -1,0 +1,141 @@
+"""The results list: one dense row per hit, as a search engine shows them, with actions.
+
+Each hit is drawn by ``render_hit``: its rank and first line, the snippet with
+the query's words in bold, the id and metadata, the score a person reads (the
+cosine between the query and the text; BM25 where words alone matched), a
+"weak match" mark under ``WEAK_COSINE``, and a row of actions. An action is a
+``HitAction`` (a label, an icon and a callback that takes the hit), so a page
+adds one more in one line. Everything shown from a document is escaped: no
+HTML, link or markup of a document is ever rendered.
+
+Example (inside a page script):
+    >>> actions = [HitAction("More like this", ":material/search:", like)]  # doctest: +SKIP
+    >>> for rank, hit in enumerate(hits, start=1):                          # doctest: +SKIP
+    ...     render_hit(hit, rank, actions)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import streamlit as st
+
+from searchapp.search.service import SearchHit
+from searchapp.ui.common import md_escape
+
+WEAK_COSINE = 0.3  # below this, all-MiniLM-L6-v2 pairs are mostly unrelated texts
+TITLE_CHARS = 110
+SNIPPET_CHARS = 260
+
+
+@dataclass(frozen=True)
+class HitAction:
+    """A button under each hit: ``run(hit)`` is called when it is clicked (a callback,
+    before the rerun, so it may change session state or the address)."""
+
+    label: str
+    icon: str
+    run: Callable[[SearchHit], None]
+    help: str | None = None
+
+
+def title_of(text: str, limit: int = TITLE_CHARS) -> str:
+    """A hit's title: its first line, cut at a word to ``limit`` characters.
+
+    Example:
+        >>> title_of("How do I reset my password?\\nI forgot it yesterday.")
+        'How do I reset my password?'
+        >>> title_of("word " * 40, limit=20)
+        'word word word word…'
+    """
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0].rstrip() + "…"
+
+
+def shown_score(hit: SearchHit) -> tuple[str, bool]:
+    """(the score as shown, whether the match is weak): the cosine when there is one.
+
+    Example:
+        >>> shown_score(SearchHit("a", "", 0.03, semantic_score=0.8123))
+        ('0.81', False)
+        >>> shown_score(SearchHit("a", "", 0.02, semantic_score=0.12))
+        ('0.12', True)
+        >>> shown_score(SearchHit("a", "", 4.9, lexical_score=4.9))
+        ('BM25 4.9', False)
+    """
+    if hit.semantic_score is not None:
+        return f"{hit.semantic_score:.2f}", hit.semantic_score < WEAK_COSINE
+    if hit.lexical_score is not None:
+        return f"BM25 {hit.lexical_score:.1f}", False
+    return f"{hit.score:.2f}", False
+
+
+def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
+    """The hit's snippet as markdown: escaped text, the query's words in bold, ≤ ``limit``.
+
+    Example:
+        >>> print(snippet_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>",
+        ...                                  highlights=[(7, 8)])))
+        \\<b\\>ERR\\-**1**\\</b\\>
+    """
+    text = hit.snippet or hit.text
+    marks = [(a, b) for a, b in hit.highlights if b <= limit]
+    cut = text[:limit]
+    out, last = [], 0
+    for start, end in marks:
+        out += [md_escape(cut[last:start]), "**", md_escape(cut[start:end]), "**"]
+        last = end
+    out.append(md_escape(cut[last:]))
+    return "".join(out) + ("…" if len(text) > limit else "")
+
+
+def details_text(hit: SearchHit) -> str:
+    """The line under the snippet: id, then each non-empty metadata value, escaped."""
+    return " · ".join([f"id {md_escape(hit.id)}"] + [
+        f"{md_escape(str(key))}: {md_escape(str(value))}"
+        for key, value in hit.meta.items() if str(value).strip()])
+
+
+def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
+               extra: str = "") -> None:
+    """One result row: rank and title, snippet, details, score, then the action buttons.
+
+    ``extra`` is one more caption line (e.g. the ranks in both lists). The row
+    is a container keyed ``hit-{rank}``, so tests and scripts can find it.
+    """
+    score, weak = shown_score(hit)
+    snippet = snippet_markdown(hit)
+    short = "\n" not in hit.text.strip() and len(hit.text) <= TITLE_CHARS and hit.passage is None
+    head = f"**{rank}.** {snippet}" if short else \
+        f"**{rank}. {md_escape(title_of(hit.text))}**  \n{snippet}"
+    note = "Cosine similarity between the query and the text (1 = same meaning)" \
+        if hit.semantic_score is not None else "BM25 over the query's words"
+    with st.container(key=f"hit-{rank}", gap=None):
+        st.markdown(head)
+        with st.container(horizontal=True, gap="small", vertical_alignment="center",
+                          key=f"hit-actions-{rank}"):
+            st.badge(score + (" · weak match" if weak else ""),
+                     color="gray" if weak else "blue",
+                     help=f"{note}.  \n{extra}" if extra else note)
+            st.caption(details_text(hit))
+            for action in actions:
+                st.button(action.label, icon=action.icon, type="tertiary", help=action.help,
+                          key=f"hit-{rank}-{action.label}", on_click=action.run, args=(hit,))
+            with st.popover("Document", icon=":material/article:", type="tertiary"):
+                whole_document(hit)
+
+
+def whole_document(hit: SearchHit) -> None:
+    """The whole text, its id (with a copy button) and every metadata value."""
+    st.caption("Id (the copy button is at the right)")
+    st.code(hit.id, language=None)
+    if hit.meta:
+        st.dataframe([{"field": str(k), "value": str(v)} for k, v in hit.meta.items()],
+                     hide_index=True, width="stretch")
+    if hit.passage is not None and hit.span is not None:
+        st.caption(f"Matched passage {hit.passage + 1} (characters {hit.span[0]:,}–"
+                   f"{hit.span[1]:,}).")
+    st.markdown(md_escape(hit.text))

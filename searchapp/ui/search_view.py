@@ -1,0 +1,198 @@
+"""The Search page's box and results list, kept in step with the address.
+
+One fragment (Enter reruns only it): the form, the live filters, then one of
+three lists, each paged: the search's hits, the documents most like one hit
+("More like this", by its stored vector), or its likely duplicates (cosine at
+or above the model's duplicate threshold). Everything that decides what is
+shown (query, mode, k, minimum cosine, filters, page, the hit the list is
+"like") is in the address, so a reload, Back or a link opened elsewhere shows
+the same list; the session keeps it for a return from another page.
+
+Example (inside the Search page):
+    >>> search_section(app, corpus.name, corpus_meta_columns(app, corpus.name))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+from searchapp.context import App
+from searchapp.duplicates.calibration import threshold_for
+from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
+from searchapp.search.service import MAX_K, SearchHit, search
+from searchapp.ui.common import md_escape, user_errors
+from searchapp.ui.results import HitAction, render_hit
+from searchapp.ui.search_controls import (
+    KEPT,
+    SCORE_NOTES,
+    SearchRequest,
+    filter_rows,
+    ranks_text,
+    search_form,
+    seed_from_address,
+    write_address,
+)
+from searchapp.ui.search_status import k_problem
+from searchapp.ui.url_state import UrlState
+
+CLUSTERS_PAGE = "searchapp/ui/pages/clusters.py"
+LIKE, DUPS, PAGE, TO_MAP = "search.like", "search.dups", "search.page", "search.to-map"
+
+
+def _whole(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def _optional(text: str) -> str | None:
+    return text or None
+
+
+# ---- actions: each sets what the next run shows -----------------------------------------
+def _like(hit: SearchHit) -> None:
+    st.session_state.update({LIKE: hit.id, DUPS: None, PAGE: 1})
+
+
+def _duplicates(hit: SearchHit) -> None:
+    st.session_state.update({DUPS: hit.id, LIKE: None, PAGE: 1})
+
+
+def _on_map(hit: SearchHit) -> None:
+    st.session_state[TO_MAP] = hit.id
+
+
+def _back_to_search() -> None:
+    st.session_state.update({LIKE: None, DUPS: None, PAGE: 1})
+
+
+def _turn(delta: int) -> None:
+    st.session_state[PAGE] = max(1, int(st.session_state.get(PAGE) or 1) + delta)
+
+
+ACTIONS = [
+    HitAction("More like this", ":material/manage_search:", _like,
+              "The documents nearest this one by meaning"),
+    HitAction("Duplicates", ":material/content_copy:", _duplicates,
+              "Documents at or above the model's duplicate threshold"),
+    HitAction("On the map", ":material/scatter_plot:", _on_map,
+              "Open the Clusters page with this document ringed"),
+]
+
+
+@st.fragment
+def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
+    """The form, the filters and the list: Enter or a click reruns only this."""
+    session = st.session_state
+    if (doc := session.pop(TO_MAP, None)) is not None:
+        st.switch_page(CLUSTERS_PAGE, query_params={"corpus": corpus, "doc": doc})
+    url = UrlState(st.query_params, session)
+    if session.get("search.corpus") not in (None, corpus):  # another corpus: start over
+        if k_problem(session.get("search-k")):
+            session["search-k"] = 10  # an old k error does not follow to the new corpus
+        session.update({LIKE: None, DUPS: None, PAGE: 1})
+    session["search.corpus"] = corpus
+    seed_from_address(url, meta_columns)
+    kept = session.get(KEPT, {})
+    page = url.seed(PAGE, "page", kept.get("page", 1), _whole)
+    like = url.seed(LIKE, "like", None, _optional)
+    dups = url.seed(DUPS, "dups", None, _optional)
+
+    request = search_form()
+    request.filters = filter_rows(meta_columns, lambda c: facet_values(app, corpus, c))
+    changed = request.submitted or request.filters != _kept_filters(kept)
+    if changed and kept:  # a new search (or other filters): its first page, the plain list
+        page, like, dups = 1, None, None
+        session.update({PAGE: 1, LIKE: None, DUPS: None})
+    write_address(url, request, page)
+    url.write("like", like)
+    url.write("dups", dups)
+
+    if problem := k_problem(request.k):
+        st.error(problem, icon=":material/error:")
+        return
+    k = int(request.k)
+    with user_errors():
+        if like or dups:
+            _related(app, corpus, like, dups, request, page, k)
+        elif request.submitted or request.query:
+            _searched(app, corpus, request, page, k)
+
+
+def _kept_filters(kept: dict) -> list[tuple[str, str, str]]:
+    from searchapp.ui.search_controls import split_filter
+
+    return [tuple(f) for f in (split_filter(w) for w in kept.get("where", [])) if f]
+
+
+def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) -> None:
+    depth = min(page * k, MAX_K)
+    started = time.perf_counter()
+    with st.spinner("Searching (the first search also loads the model)..."):
+        hits = search(app, corpus, request.query, k=depth, min_score=request.min_score,
+                      mode=request.mode, where=request.conditions())
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    if not hits and request.min_score is not None:
+        st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
+                "score or try other words.", icon=":material/search_off:")
+        return
+    if not hits:
+        st.info("No document matches these words (and filters). Try other words, or "
+                "search by meaning.", icon=":material/search_off:")
+        return
+    matches = ""
+    if request.mode != "semantic":
+        n = word_matches(app, corpus, request.query, request.conditions())
+        shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
+        matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
+    _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {SCORE_NOTES[request.mode]}",
+          request.mode)
+
+
+def _related(app: App, corpus: str, like: str | None, dups: str | None,
+             request: SearchRequest, page: int, k: int) -> None:
+    left, right = st.columns([5, 1], vertical_alignment="center")
+    right.button("Back to the search", icon=":material/arrow_back:", on_click=_back_to_search,
+                 key="search-back")
+    if like:
+        left.markdown(f"**Documents most like** `{md_escape(like)}`")
+        hits = more_like(app, corpus, like, k=min(page * k, MAX_K))
+        note = "Score: cosine similarity to that document."
+    else:
+        from searchapp.store import repo
+
+        with app.db.session() as s:
+            model = repo.corpus_state(s, corpus).model_name
+        threshold, source = threshold_for(app, model)
+        left.markdown(f"**Likely duplicates of** `{md_escape(dups)}` (cosine ≥ "
+                      f"{threshold:.3f}, the {source} threshold of {md_escape(model)})")
+        hits = more_like(app, corpus, dups, k=min(page * k, MAX_K), min_score=threshold)
+        note = "Score: cosine similarity to that document."
+    if not hits:
+        st.info("No document is that close.", icon=":material/search_off:")
+        return
+    _list(hits, page, k, note, "semantic")
+
+
+def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str) -> None:
+    """One page of hits (the ``page``-th k of them) with its caption and page buttons."""
+    first = (page - 1) * k
+    shown = hits[first:first + k]
+    if not shown:
+        st.info(f"There is no page {page}: the list ends at {len(hits):,} results.",
+                icon=":material/search_off:")
+    else:
+        st.caption(f"Results {first + 1:,}–{first + len(shown):,}. {note}")
+    for rank, hit in enumerate(shown, start=first + 1):
+        render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "")
+    more = len(hits) >= page * k and page * k < MAX_K
+    if page > 1 or more:
+        with st.container(horizontal=True, gap="small", key="search-pages"):
+            st.button("Previous", icon=":material/chevron_left:", disabled=page <= 1,
+                      on_click=_turn, args=(-1,), key="search-prev")
+            st.caption(f"Page {page}")
+            st.button("Next", icon=":material/chevron_right:", disabled=not more,
+                      on_click=_turn, args=(1,), key="search-next")

@@ -1,0 +1,38 @@
+"""The app's name, its icon, and what a newcomer reads first.
+
+The icon is a file of the package (``static/icon.png``), served by the app
+itself: a Material icon as ``page_icon`` makes every browser fetch it from
+fonts.gstatic.com, and nothing is to leave the machine.
+
+Example (in app.py):
+    >>> st.set_page_config(page_title=APP_NAME, page_icon=ICON)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+APP_NAME = "searchapp"
+ICON = str(Path(__file__).resolve().parent / "static" / "icon.png")
+STEPS = [
+    ("Search", ":material/search:", "find documents by what they mean, by their words or "
+     "both, filtered by their metadata; every search is a link you can bookmark or share"),
+    ("Duplicates", ":material/content_copy:", "every pair and group of documents that say "
+     "the same thing, and a check of a new text before it is added"),
+    ("Clusters", ":material/bubble_chart:", "a map of what the pile is about: named groups "
+     "you can click, lasso and export"),
+    ("Models", ":material/model_training:", "fine-tune the encoder on your own labelled pairs "
+     "and switch a corpus to it"),
+]
+
+
+def welcome() -> None:
+    """What the app is for and what comes after the upload (the first screen of a new user)."""
+    st.markdown(
+        f"**{APP_NAME}** searches a pile of text (support questions, tickets, papers, FAQs) "
+        "by meaning, on this machine: nothing you upload leaves it. Start by uploading a "
+        "file below, or the sample corpus. Once it is embedded (a bar shows the progress), "
+        "the other pages open on it:")
+    st.markdown("\n".join(f"- {icon} **{name}**: {what}." for name, icon, what in STEPS))

@@ -1,0 +1,261 @@
+"""The pages as a returning user meets them, in headless Chromium against one app server:
+the address keeps the search, the results are a dense list, the map answers clicks,
+statuses follow their jobs, and nothing is fetched from outside the machine.
+
+One server for the module, on a data folder with a stand-in worker (a process that
+only waits, named in ``worker.pid``): the tests store vectors and clusters
+themselves and play the worker where a job must move. Needs /usr/bin/chromium.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from searchapp.clusters import ClusterParams, compute_and_store
+from searchapp.config import Settings
+from searchapp.context import App
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
+from searchapp.jobs import queue
+from searchapp.store import repo
+from searchapp.vectors.handle import open_corpus
+from tests.browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    playwright_or_skip,
+    served_app,
+    stop,
+)
+from tests.test_browser_ux import NOTES
+from tests.test_duplicates import make_corpus as embedded_corpus
+
+pytestmark = pytest.mark.browser
+WAIT = 90_000  # ms: the first search in the app loads the bundled model
+NOTES_CSV = "id,text,kind\n" + "".join(
+    f"n{i},{text},{'animal' if i % 3 == 0 else 'other'}\n" for i, text in enumerate(NOTES))
+HIT = '[class*="st-key-hit-"]'
+COUNT_VISIBLE = """() => [...document.querySelectorAll('[class*="st-key-hit-"]')]
+  .filter(e => /(^| )st-key-hit-[0-9]+( |$)/.test(e.className))
+  .filter(e => { const r = e.getBoundingClientRect();
+                 return r.top >= 0 && r.bottom <= window.innerHeight; }).length"""
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory, bundled_encoder):
+    """(url, browser, App on the same data folder): one server for the module."""
+    sync_api = playwright_or_skip()
+    tmp = tmp_path_factory.mktemp("browser-pages")
+    data = tmp / "data"
+    data.mkdir()
+    stand_in = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
+    (data / "worker.pid").write_text(str(stand_in.pid))  # the app starts no worker of its own
+    app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
+    embedded_corpus(app, bundled_encoder, "notes", NOTES_CSV)
+    ARTIFACTS.mkdir(exist_ok=True)
+    try:
+        with served_app(data, tmp / "streamlit.log") as (_proc, url), \
+                chromium(sync_api) as browser:
+            yield url, browser, app
+    finally:
+        stop(stand_in.pid)
+        app.db.dispose()
+
+
+@pytest.fixture
+def page(served, request):
+    _url, browser, _app = served
+    with browser_page(browser, request) as page:
+        page.set_default_timeout(WAIT)  # a loaded machine: the first run loads the model
+        yield page
+
+
+def idle(page) -> None:
+    """Wait until no script runs (the app's own state attribute)."""
+    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
+                           timeout=WAIT)
+
+
+def search_for(page, query: str) -> str:
+    """Type a query, press Enter, wait for its first hit; returns that hit's text."""
+    before = page.locator(".st-key-hit-1").inner_text() if page.locator(
+        ".st-key-hit-1").count() else None
+    box = page.get_by_label("Query")
+    box.fill(query)
+    box.press("Enter")
+    deadline = time.monotonic() + WAIT / 1000
+    while time.monotonic() < deadline:
+        hit = page.locator(".st-key-hit-1")
+        if hit.count() and hit.inner_text() != before and page.get_by_label("Query"
+                                                                         ).input_value() == query:
+            idle(page)
+            return page.locator(".st-key-hit-1").inner_text()
+        page.wait_for_timeout(100)
+    raise AssertionError(f"no results for {query!r}")
+
+
+GRID_ROWS = """(selector) => [...document.querySelectorAll(selector)].map(grid =>
+  [...grid.querySelectorAll('[role=row], tr')].map(row =>
+    [...row.querySelectorAll('[role=gridcell], td')].map(cell => cell.textContent)))"""
+
+
+def grid_rows(page, selector: str = '[data-testid="stDataFrame"]') -> list[list[list[str]]]:
+    """The cells of every data grid on the page (its accessible table), row by row."""
+    return page.evaluate(GRID_ROWS, selector)
+
+
+def wait_for_row(page, wanted) -> list[str]:
+    """The first data-grid row for which ``wanted(row)`` holds, polled until WAIT."""
+    deadline = time.monotonic() + WAIT / 1000
+    rows: list[list[str]] = []
+    while time.monotonic() < deadline:
+        rows = [row for grid in grid_rows(page) for row in grid if row]
+        found = next((row for row in rows if wanted(row)), None)
+        if found is not None:
+            return found
+        page.wait_for_timeout(200)
+    raise AssertionError(f"no such row; the grids hold {rows[:5]}")
+
+
+def params(page) -> dict[str, list[str]]:
+    return parse_qs(urlsplit(page.url).query)
+
+
+def test_a_reload_and_back_restore_the_query_and_its_results(served, page):
+    url, _browser, _app = served
+    page.goto(f"{url}/search?corpus=notes")
+    ball = search_for(page, "a puppy runs after a ball")
+    assert "dog chases a ball" in ball
+    snow = search_for(page, "winter weather on the hills")
+    assert "snow covers the hills" in snow
+    assert params(page)["q"] == ["winter weather on the hills"]
+    assert params(page)["corpus"] == ["notes"]
+
+    page.reload()  # a new session: everything from the address
+    page.locator(".st-key-hit-1").wait_for(timeout=WAIT)
+    idle(page)
+    assert page.get_by_label("Query").input_value() == "winter weather on the hills"
+    assert "snow covers the hills" in page.locator(".st-key-hit-1").inner_text()
+
+    page.go_back()  # the search before
+    page.get_by_text("dog chases a ball").first.wait_for(timeout=WAIT)
+    idle(page)
+    assert page.get_by_label("Query").input_value() == "a puppy runs after a ball"
+
+    # An action that opens another page, then Back: the search and its results again.
+    page.locator(".st-key-hit-1").get_by_role("button", name="On the map").click()
+    page.get_by_role("heading", name="Clusters").wait_for(timeout=WAIT)
+    assert params(page)["doc"], "the map is asked to ring the hit"
+    page.go_back()
+    page.get_by_text("dog chases a ball").first.wait_for(timeout=WAIT)
+    assert page.get_by_label("Query").input_value() == "a puppy runs after a ball"
+
+
+def test_a_url_opened_in_a_second_tab_shows_the_same_search(served, page):
+    url, browser, _app = served
+    page.goto(f"{url}/search?corpus=notes")
+    search_for(page, "students writing a test")
+    page.get_by_text("Words (BM25)").click()
+    page.get_by_label("Query").press("Enter")
+    page.wait_for_function("() => location.search.includes('mode=lexical')", timeout=WAIT)
+    idle(page)
+    first = page.locator(".st-key-hit-1").inner_text()
+    link = page.url
+    other = browser.new_context(viewport={"width": 1280, "height": 1000})
+    try:
+        tab = other.new_page()
+        tab.set_default_timeout(WAIT)
+        tab.goto(link)
+        tab.locator(".st-key-hit-1").wait_for(timeout=WAIT)
+        idle(tab)  # then the form's widgets, which may still be placeholders, hold the query
+        tab.wait_for_function("""() => document.querySelector('input[aria-label="Query"]')
+            ?.value === 'students writing a test'""", timeout=WAIT)
+        assert tab.get_by_label("Words (BM25)").is_checked()
+        assert tab.locator(".st-key-hit-1").inner_text() == first
+    finally:
+        other.close()
+
+
+def test_the_results_list_shows_at_least_8_hits_in_a_1400x1000_viewport(served, page):
+    url, _browser, _app = served
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{url}/search?corpus=notes&q=people+outdoors&k=20")
+    page.locator(".st-key-hit-10").wait_for(timeout=WAIT)
+    idle(page)
+    page.evaluate("document.querySelector('.st-key-hit-1').scrollIntoView({block: 'start'})")
+    shown = page.evaluate(COUNT_VISIBLE)
+    assert shown >= 8, f"{shown} hits fit in the viewport"
+    assert page.get_by_text("Results 1–20.").count() == 1
+
+
+def test_clicking_a_map_point_lists_its_documents(served, page):
+    url, _browser, app = served
+    compute_and_store(app, "notes", ClusterParams(projection="pca"))
+    page.goto(f"{url}/clusters?corpus=notes")
+    page.get_by_text("PCA (fast)").click()
+    page.locator(".stPlotlyChart .js-plotly-plot").first.wait_for(timeout=WAIT)
+    idle(page)
+    # The pixel of the first clustered point, from plotly's own axes.
+    x, y = page.evaluate("""() => {
+        const gd = document.querySelector('.stPlotlyChart .js-plotly-plot');
+        const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, points = gd._fullData[0];
+        const box = gd.querySelector('.nsewdrag').getBoundingClientRect();
+        return [box.left + xa.l2p(points.x[0]), box.top + ya.l2p(points.y[0])];
+    }""")
+    clicked = page.evaluate("""() => document.querySelector('.stPlotlyChart .js-plotly-plot')
+        ._fullData[0].text[0].split('</b>')[0].replace('<b>', '')""")  # the point's document id
+    page.mouse.click(x, y)
+    page.get_by_role("heading", name="Selected on the map (1)").wait_for(timeout=WAIT)
+    idle(page)
+    assert page.get_by_text("Download the selection (CSV)").is_visible()
+    row = wait_for_row(page, lambda r: r[0] == clicked and len(r) == 4)  # id, cluster, label, text
+    assert row[3] in NOTES
+
+
+def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
+    url, _browser, app = served
+    upload(app, read_table(("text\n" + "\n".join(f"Row {i} about trains" for i in range(40))
+                            + "\n").encode(), "rows.csv"), "rows")
+    lease = queue.claim(app.db, "test-worker").lease
+    try:
+        page.goto(f"{url}/")
+        page.get_by_role("heading", name="Upload").wait_for()
+        idle(page)
+        handle = open_corpus(app, "rows", require_vectors=False)
+        with app.db.session() as s:
+            docs = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id, 0, 10)
+        vectors = app.encoder(handle.model.name).encode([t for _, t in docs])
+        with app.db.session() as s:
+            repo.save_embeddings(s, handle.corpus_id, handle.model.id, [d for d, _ in docs],
+                                 vectors)
+        queue.progress(app.db, lease, 10, 40, "Step 2 of 2: embedded 10 of 40")
+        # No click: the table's fragment polls the same count the bars show.
+        wait_for_row(page, lambda r: r[:3] == ["rows", "40", "10"])
+    finally:
+        queue.finish(app.db, lease, "cancelled")
+
+
+def test_a_full_session_requests_only_the_app_itself(served, page):
+    url, _browser, _app = served
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url))
+    page.goto(f"{url}/")
+    idle(page)
+    for name in ("Search", "Duplicates", "Clusters", "Models", "Jobs", "Upload"):
+        page.locator('[data-testid="stSidebarNavLink"]', has_text=name).first.click()
+        page.get_by_role("heading", name=name).first.wait_for(timeout=WAIT)
+        idle(page)
+    page.goto(f"{url}/search?corpus=notes&q=a+cat+on+a+sofa")
+    page.locator(".st-key-hit-1").wait_for(timeout=WAIT)
+    page.locator(".st-key-hit-1").get_by_role("button", name="Document").click()
+    page.get_by_text("Id (the copy button is at the right)").wait_for(timeout=WAIT)
+    idle(page)
+    hosts = {urlsplit(u).netloc for u in seen if urlsplit(u).scheme in ("http", "https", "ws",
+                                                                       "wss")}
+    assert hosts == {urlsplit(url).netloc}, sorted(hosts)
+    assert any(u.startswith(f"{url}/") for u in seen)
