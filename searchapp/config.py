@@ -125,6 +125,12 @@ class Settings:
         return self.data_dir / "indexes"
 
     @property
+    def backup_dir(self) -> Path:
+        """Backups: ``searchapp backup`` and the API's snapshots, and the copy a schema
+        upgrade takes first."""
+        return self.data_dir / "backups"
+
+    @property
     def work_dir(self) -> Path:
         """Scratch space for jobs (checkpoints, uploads waiting for a job)."""
         return self.data_dir / "work"

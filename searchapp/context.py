@@ -33,7 +33,8 @@ class App:
     def __init__(self, settings: Settings | None = None):
         self.settings = settings or Settings.from_env()
         self.settings.ensure_dirs()
-        self.db = Database(self.settings.database_url, self.settings.busy_timeout)
+        self.db = Database(self.settings.database_url, self.settings.busy_timeout,
+                           backup_dir=self.settings.backup_dir)
         self.indexes = IndexCache(self.db, self.settings.index_dir)
         self.passage_indexes = PassageIndexCache(self.db, self.settings.index_dir)
         self.memo = GenerationMemo()

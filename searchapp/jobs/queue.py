@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
-from searchapp.errors import JobError
+from searchapp.errors import JobError, JobNotFoundError
 from searchapp.jobs.processes import is_zombie
 from searchapp.store import job_rows
 from searchapp.store.db import Database
@@ -138,7 +138,7 @@ def get(db: Database, job_id: int) -> JobView:
     with db.session() as s:
         job = s.get(Job, job_id)
         if job is None:
-            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+            raise JobNotFoundError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
         return _view(job)
 
 
@@ -287,7 +287,7 @@ def cancel(db: Database, job_id: int) -> JobView:
     with db.session() as s:
         job = s.get(Job, job_id)
         if job is None:
-            raise JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+            raise JobNotFoundError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
         if job.status in FINISHED:
             raise JobError(f"Job {job_id} has already {job.status}; nothing to cancel.")
         job.cancel_requested = True

@@ -72,14 +72,17 @@ class Database:
 
     ``busy_seconds`` (``Settings.busy_timeout``, SEARCHAPP_BUSY_TIMEOUT; default 30) is how
     long a write waits for a lock another process holds before DatabaseBusyError.
+    ``backup_dir``: where a schema upgrade of a SQLite file writes its backup first
+    (the App gives ``DATA_DIR/backups``; default ``backups/`` beside the file).
     """
 
-    def __init__(self, url: str, busy_seconds: float | None = None):
+    def __init__(self, url: str, busy_seconds: float | None = None,
+                 backup_dir: Path | None = None):
         self.url = url
         self.busy_seconds = DEFAULT_BUSY_TIMEOUT if busy_seconds is None else busy_seconds
         self.engine = make_engine(url, self.busy_seconds)
         with self._busy_as_error(), self.engine.connect() as conn:
-            migrate(conn)
+            migrate(conn, backup_dir)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
 
     @contextmanager

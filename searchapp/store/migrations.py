@@ -12,9 +12,16 @@ keys), so its upgrades rebuild tables; that needs foreign keys off (or dropping
 a parent table would cascade into its children) and an explicit transaction
 (Python's sqlite3 commits DDL on its own otherwise). ``PRAGMA
 foreign_key_check`` must come back clean before the commit.
+
+Before a SQLite file is upgraded in place, a backup of it as it is goes to
+``backup_dir/before-schema-N-TIME.tar`` (``store/snapshot.py``; ``searchapp
+restore`` reads it): taken inside the upgrade's write lock, so no other
+process changes the file between the copy and the upgrade.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sqlalchemy import Connection, inspect, select
 
@@ -51,10 +58,11 @@ def _statements(dialect: str, version: int) -> list[str]:
     return out
 
 
-def migrate(conn: Connection) -> int:
+def migrate(conn: Connection, backup_dir: Path | None = None) -> int:
     """Bring the database to SCHEMA_VERSION; return the version it ends at.
 
-    ``conn`` must not be inside a transaction: this manages its own.
+    ``conn`` must not be inside a transaction: this manages its own. A SQLite file
+    is backed up to ``backup_dir`` (default: ``backups/`` beside it) before an upgrade.
     """
     with conn.begin():
         version = current_version(conn)
@@ -66,7 +74,7 @@ def migrate(conn: Connection) -> int:
     if version == SCHEMA_VERSION:
         return version
     if conn.dialect.name == "sqlite":
-        _migrate_sqlite(conn)
+        _migrate_sqlite(conn, backup_dir)
     else:
         with conn.begin():
             version = current_version(conn)  # another process may have done it meanwhile
@@ -76,7 +84,7 @@ def migrate(conn: Connection) -> int:
     return SCHEMA_VERSION
 
 
-def _migrate_sqlite(conn: Connection) -> None:
+def _migrate_sqlite(conn: Connection, backup_dir: Path | None) -> None:
     raw = conn.connection.dbapi_connection
     saved_level = raw.isolation_level
     raw.isolation_level = None  # we issue BEGIN / COMMIT ourselves
@@ -86,6 +94,8 @@ def _migrate_sqlite(conn: Connection) -> None:
         cur.execute("BEGIN IMMEDIATE")  # one writer: a second process waits, then sees v2
         try:
             version = cur.execute("SELECT version FROM schema_info").fetchone()[0]
+            if version < SCHEMA_VERSION:
+                _backup_first(conn, backup_dir, version)
             for sql in _statements("sqlite", version):
                 cur.execute(sql)
             cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
@@ -104,3 +114,13 @@ def _migrate_sqlite(conn: Connection) -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
         raw.isolation_level = saved_level
+
+
+def _backup_first(conn: Connection, backup_dir: Path | None, version: int) -> None:
+    """The pre-upgrade backup of a SQLite file (an in-memory database has nothing to keep)."""
+    from searchapp.store.snapshot import before_upgrade, sqlite_path
+
+    path = sqlite_path(conn.engine.url.render_as_string(hide_password=False))
+    if path is None:
+        return
+    before_upgrade(path, backup_dir or path.parent / "backups", version, SCHEMA_VERSION)

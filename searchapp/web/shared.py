@@ -105,6 +105,74 @@ def _new_app() -> App:
     return made
 
 
+class WorkerKeeper:
+    """Starts the background worker for this process's data folder, and again if it dies.
+
+    One per server process (``worker_keeper()``); the lock keeps two sessions (or
+    API requests) that arrive at the same moment from starting two workers. A worker this
+    process started is asked to stop (SIGTERM: it finishes its current job
+    first) when the server shuts down (``lifespan``) or the process exits; one
+    started by someone else is left alone. The pages and the JSON API share it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.pid: int | None = None
+        self.started: set[int] = set()
+        self.settings = None
+
+    def ensure(self, app: App) -> int:
+        from searchapp.jobs import worker
+
+        with self._lock:
+            alive = worker.worker_pid(app.settings)
+            if alive is not None:
+                self.pid = alive
+            else:
+                self.pid = worker.ensure_worker(app.settings)
+                if not self.started:
+                    import atexit
+
+                    atexit.register(self.stop_started)
+                self.started.add(self.pid)
+                self.settings = app.settings
+            return self.pid
+
+    def stop_started(self) -> None:
+        """SIGTERM the worker named in the pid file, if this process started it."""
+        import os
+        import signal
+
+        from searchapp.jobs import worker
+
+        pid = worker.worker_pid(self.settings) if self.settings else None
+        if pid in self.started:  # never a recycled pid, never someone else's worker
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def worker_keeper() -> WorkerKeeper:
+    """This process' one WorkerKeeper.
+
+    Example:
+        >>> worker_keeper() is worker_keeper()
+        True
+        >>> reset()
+    """
+    return once("worker-keeper", WorkerKeeper)
+
+
+def ensure_background_worker(app: App) -> int:
+    """The pid of the worker serving ``app``'s data folder, starting one when none is alive.
+
+    Cheap enough to call on every rerun or request: it reads the pid file and signals the pid.
+
+    Example:
+        >>> pid = ensure_background_worker(app())              # doctest: +SKIP
+    """
+    return worker_keeper().ensure(app)
+
+
 @contextlib.asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[None]:
     """``st.App(lifespan=...)``: when the server shuts down, stop the worker it started.
