@@ -15,12 +15,24 @@ import os
 import sys
 from collections.abc import Sequence
 
-from searchapp.cli import clusters, corpora, duplicates, jobs, models, passwords, search
+from searchapp.cli import (
+    backups,
+    clusters,
+    corpora,
+    documents,
+    duplicates,
+    jobs,
+    keys,
+    models,
+    passwords,
+    search,
+)
 from searchapp.errors import SearchAppError
 from searchapp.private_files import restrict_umask
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, search, jobs, clusters, duplicates, models, passwords)
+GROUPS = (corpora, documents, search, jobs, clusters, duplicates, models, keys, backups,
+          passwords)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

@@ -121,6 +121,11 @@ class Door:
         return Principal("api-key", f"key {row.name}", paths=(API_PREFIX,),
                          read_only=row.read_only)
 
+    @property
+    def has_password(self) -> bool:
+        """Whether a password is set (else the door may be closed to pages by keys alone)."""
+        return bool(self.settings and self.settings.password_required)
+
     def keys_db(self):
         """The database the API keys live in: the process' one App's."""
         return self.db if self.db is not None else shared.app().db

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 Scope = dict[str, Any]
 API_PREFIX = "/api/v1/"  # the JSON API (searchapp.api), mounted on the same server
+PRINCIPAL_KEY = "searchapp.principal"  # where the door leaves who is asking, for the API
 CredentialReader = Callable[[Scope], "Principal | None"]
 
 
@@ -101,3 +102,7 @@ def is_api(scope: Scope) -> bool:
         (True, False)
     """
     return scope.get("path", "").startswith(API_PREFIX)
+
+
+# Who uses the API of an open server (no password, no key, loopback only): everyone local.
+LOCAL = Principal("local", "local user (open server)")

@@ -43,7 +43,15 @@ from urllib.parse import quote
 
 from searchapp.web import streamlit_sessions as st_ids
 from searchapp.web.door import LOGIN_PATH, LOGOUT_PATH, Door
-from searchapp.web.identity import Principal, Scope, bearer_token, header_values, is_api
+from searchapp.web.identity import (
+    LOCAL,
+    PRINCIPAL_KEY,
+    Principal,
+    Scope,
+    bearer_token,
+    header_values,
+    is_api,
+)
 from searchapp.web.problems import MEDIA_TYPE, problem_bytes
 from searchapp.web.sessions import BrowserSession
 
@@ -56,9 +64,7 @@ PUBLIC = {LOGIN_PATH: {"GET", "HEAD", "POST"}, LOGOUT_PATH: {"GET", "HEAD", "POS
           HEALTH_PATH: {"GET", "HEAD"}}
 WEBSOCKET_CHECK_SECONDS = 30.0  # an open websocket re-checks its login at least this often
 POLICY_VIOLATION = 1008
-PRINCIPAL_KEY = "searchapp.principal"  # where the API finds who is asking
-# Who uses the API of an open server (no password, no key, loopback only): everyone local.
-LOCAL = Principal("local", "local user (open server)")
+
 SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"SAMEORIGIN"),

@@ -1,0 +1,111 @@
+"""``searchapp documents``: one document by id, upserted, shown or deleted.
+
+Example:
+    $ searchapp documents upsert --corpus faq --id q7 --text "Where is my invoice?" \\
+          --meta product=billing --meta year=2024
+    $ searchapp documents get --corpus faq q7 --json
+    $ searchapp documents delete --corpus faq q7 q8
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from searchapp.cli import common
+from searchapp.cli.output import print_json
+from searchapp.errors import InvalidParameterError, SearchAppError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``documents`` to the command parser."""
+    c = sub.add_parser("documents", help="one document by id: `documents upsert|get|delete`")
+    c.add_argument("action", choices=["upsert", "get", "delete"])
+    c.add_argument("ids", nargs="*", metavar="ID", help="the documents to get or delete")
+    c.add_argument("--corpus", required=True)
+    c.add_argument("--id", dest="doc_id", help="the document's id (upsert)")
+    c.add_argument("--text", help="its text (upsert); '-' reads it from stdin")
+    c.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                   help="metadata, repeatable (upsert; replaces the stored metadata)")
+    c.add_argument("--wait", action="store_true", help="upsert: return once it is embedded")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=documents)
+
+
+def parse_meta(items: list[str]) -> dict:
+    """``["product=billing", "year=2024"]`` as a dict of strings (as an upload keeps them).
+
+    Example:
+        >>> parse_meta(["product=billing", "note=a=b"])
+        {'product': 'billing', 'note': 'a=b'}
+    """
+    meta = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidParameterError(f"--meta {item!r}: write KEY=VALUE, e.g. "
+                                        "--meta product=billing.")
+        meta[key.strip()] = value
+    return meta
+
+
+def documents(args: argparse.Namespace) -> int:
+    import sys
+
+    from searchapp.corpora import documents as service
+
+    app = common.open_app()
+    if args.action == "upsert":
+        if args.doc_id is None or args.text is None:
+            raise SearchAppError("Give the document: searchapp documents upsert --corpus C "
+                                 "--id ID --text TEXT [--meta KEY=VALUE ...]")
+        text = sys.stdin.read() if args.text == "-" else args.text
+        done = service.upsert(app, args.corpus, [service.Doc(args.doc_id, text,
+                                                             parse_meta(args.meta))])
+        if args.json:
+            print_json(vars(done))
+        else:
+            print(upsert_sentence(done))
+        if done.job_id is not None and args.wait:
+            common.run_job(app, "embed job")(done.job_id)
+        return 0
+    if not args.ids:
+        raise SearchAppError(f"Say which documents: searchapp documents {args.action} "
+                             "--corpus C ID [ID ...]")
+    if args.action == "get":
+        found, missing = service.get_many(app, args.corpus, args.ids)
+        if args.json:
+            print_json({"documents": [vars(d) for d in found], "missing": missing})
+        else:
+            for d in found:
+                meta = "  ".join(f"{k}={v}" for k, v in d.meta.items())
+                state = "embedded" if d.embedded else "not embedded yet"
+                print(f"[{d.id}] ({state}){'  ' + meta if meta else ''}\n{d.text}")
+        if missing and not args.json:
+            from searchapp.errors import DocumentNotFoundError
+
+            raise DocumentNotFoundError(args.corpus, missing[0])
+        return 0
+    done = service.delete(app, args.corpus, args.ids)
+    if args.json:
+        print_json(vars(done))
+        return 0
+    print(f"Deleted {done.deleted} document{'s' if done.deleted != 1 else ''} from "
+          f"{done.corpus!r} (generation {done.generation})."
+          + (f" Not found: {', '.join(done.missing)}." if done.missing else ""))
+    return 0
+
+
+def upsert_sentence(done) -> str:
+    """What an upsert did, in a line.
+
+    Example:
+        >>> from searchapp.corpora.documents import UpsertSummary
+        >>> upsert_sentence(UpsertSummary("faq", 0, 1, 0, 0, 9, 4))
+        "Corpus 'faq': 1 text updated (generation 9); embedding job 4 queued."
+    """
+    parts = [f"{n} {what}" for n, what in ((done.added, "added"),
+                                          (done.updated, "text updated"),
+                                          (done.metadata_updated, "metadata updated"),
+                                          (done.unchanged, "unchanged")) if n]
+    job = f"; embedding job {done.job_id} queued" if done.job_id is not None else ""
+    return f"Corpus {done.corpus!r}: {', '.join(parts)} (generation {done.generation}){job}."
