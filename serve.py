@@ -22,10 +22,9 @@ import sys
 
 import streamlit as st
 from starlette.middleware import Middleware
-from starlette.routing import Mount
 from streamlit import config as streamlit_config
 
-from searchapp.api.app import MOUNT, build_api
+from searchapp.api.app import ApiDispatch, build_api
 from searchapp.private_files import restrict_umask
 from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
@@ -43,6 +42,7 @@ if refusal is not None:
     print(f"searchapp: {refusal}", file=sys.stderr, flush=True)
     raise SystemExit(2)
 
-app = st.App("app.py", routes=[*door_routes(door), Mount(MOUNT, app=build_api())],
-             middleware=[Middleware(DoorMiddleware, door=door)],
+app = st.App("app.py", routes=door_routes(door),
+             middleware=[Middleware(DoorMiddleware, door=door),
+                         Middleware(ApiDispatch, api=build_api())],
              on_script_error=on_script_error, lifespan=lifespan)

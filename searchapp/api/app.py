@@ -41,6 +41,29 @@ PROBLEMS = {
 }
 
 
+class ApiDispatch:
+    """ASGI middleware (after the door) that hands every ``/api/v1/...`` request to the API.
+
+    Not a Starlette ``Mount``: a mount's pattern does not match a path with a newline
+    in it (``%0A``, which a client may send in a document id), and such a request would
+    fall through to Streamlit's plain-text 404 instead of the API's problem document.
+
+    Example:
+        >>> Middleware(ApiDispatch, api=build_api())            # doctest: +SKIP
+    """
+
+    def __init__(self, app, api: FastAPI, prefix: str = MOUNT) -> None:
+        self.app, self.api, self.prefix = app, api, prefix
+
+    async def __call__(self, scope, receive, send) -> None:
+        path = scope.get("path", "") if scope["type"] in ("http", "websocket") else ""
+        if path == self.prefix or path.startswith(self.prefix + "/"):
+            root = scope.get("root_path", "")
+            await self.api({**scope, "root_path": root + self.prefix}, receive, send)
+            return
+        await self.app(scope, receive, send)
+
+
 def build_api(app: Callable[[], App] = shared.app,
               start_worker: Callable[[App], object] = shared.ensure_background_worker
               ) -> FastAPI:

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Path, Query, Request
@@ -31,12 +32,22 @@ SnapshotName = Annotated[str, Path(min_length=1, max_length=200,
                                    examples=["searchapp-20261124T101502Z.tar"])]
 
 
+def utc(moment: datetime | None) -> datetime | None:
+    """A stored time (naive, UTC) as an aware one: RFC 3339 with its offset in the JSON.
+
+    Example:
+        >>> utc(datetime(2026, 11, 24, 10, 15)).isoformat()
+        '2026-11-24T10:15:00+00:00'
+    """
+    return None if moment is None else moment.replace(tzinfo=UTC)
+
+
 def job_out(job: queue.JobView) -> s.JobOut:
     return s.JobOut(id=job.id, kind=job.kind, status=job.status,
                     progress_done=job.progress_done, progress_total=job.progress_total,
                     message=job.message, error=job.error, cancel_requested=job.cancel_requested,
-                    created_at=job.created_at, started_at=job.started_at,
-                    finished_at=job.finished_at, payload=dict(job.payload or {}),
+                    created_at=utc(job.created_at), started_at=utc(job.started_at),
+                    finished_at=utc(job.finished_at), payload=dict(job.payload or {}),
                     result=job.result)
 
 

@@ -13,7 +13,7 @@ import argparse
 
 from searchapp.cli import common
 from searchapp.cli.output import print_json
-from searchapp.errors import InvalidParameterError, SearchAppError
+from searchapp.errors import SearchAppError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -31,23 +31,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=documents)
 
 
-def parse_meta(items: list[str]) -> dict:
-    """``["product=billing", "year=2024"]`` as a dict of strings (as an upload keeps them).
-
-    Example:
-        >>> parse_meta(["product=billing", "note=a=b"])
-        {'product': 'billing', 'note': 'a=b'}
-    """
-    meta = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise InvalidParameterError(f"--meta {item!r}: write KEY=VALUE, e.g. "
-                                        "--meta product=billing.")
-        meta[key.strip()] = value
-    return meta
-
-
 def documents(args: argparse.Namespace) -> int:
     import sys
 
@@ -60,11 +43,11 @@ def documents(args: argparse.Namespace) -> int:
                                  "--id ID --text TEXT [--meta KEY=VALUE ...]")
         text = sys.stdin.read() if args.text == "-" else args.text
         done = service.upsert(app, args.corpus, [service.Doc(args.doc_id, text,
-                                                             parse_meta(args.meta))])
+                                                             service.parse_meta(args.meta))])
         if args.json:
             print_json(vars(done))
         else:
-            print(upsert_sentence(done))
+            print(done.describe())
         if done.job_id is not None and args.wait:
             common.run_job(app, "embed job")(done.job_id)
         return 0
@@ -93,19 +76,3 @@ def documents(args: argparse.Namespace) -> int:
           f"{done.corpus!r} (generation {done.generation})."
           + (f" Not found: {', '.join(done.missing)}." if done.missing else ""))
     return 0
-
-
-def upsert_sentence(done) -> str:
-    """What an upsert did, in a line.
-
-    Example:
-        >>> from searchapp.corpora.documents import UpsertSummary
-        >>> upsert_sentence(UpsertSummary("faq", 0, 1, 0, 0, 9, 4))
-        "Corpus 'faq': 1 text updated (generation 9); embedding job 4 queued."
-    """
-    parts = [f"{n} {what}" for n, what in ((done.added, "added"),
-                                          (done.updated, "text updated"),
-                                          (done.metadata_updated, "metadata updated"),
-                                          (done.unchanged, "unchanged")) if n]
-    job = f"; embedding job {done.job_id} queued" if done.job_id is not None else ""
-    return f"Corpus {done.corpus!r}: {', '.join(parts)} (generation {done.generation}){job}."

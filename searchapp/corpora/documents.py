@@ -61,6 +61,20 @@ class UpsertSummary:
     generation: int
     job_id: int | None
 
+    def describe(self) -> str:
+        """What the upsert did, in a line (the CLI and the Documents page show it).
+
+        Example:
+            >>> UpsertSummary("faq", 0, 1, 0, 0, 9, 4).describe()
+            "Corpus 'faq': 1 text updated (generation 9); embedding job 4 queued."
+        """
+        parts = [f"{n} {what}" for n, what in ((self.added, "added"),
+                                              (self.updated, "text updated"),
+                                              (self.metadata_updated, "metadata updated"),
+                                              (self.unchanged, "unchanged")) if n]
+        job = f"; embedding job {self.job_id} queued" if self.job_id is not None else ""
+        return f"Corpus {self.corpus!r}: {', '.join(parts)} (generation {self.generation}){job}."
+
 
 @dataclass(frozen=True)
 class StoredDocument:
@@ -146,6 +160,26 @@ def check_document(doc: Doc) -> Doc:
                                             f"longer than {MAX_META_CHARS:,} characters.")
             check_text_value(value, f"metadata {key!r} of document {external_id!r}")
     return Doc(external_id, doc.text, dict(meta))
+
+
+def parse_meta(items: Sequence[str]) -> dict:
+    """``["product=billing", "year=2024"]`` (``--meta``, the page's lines) as a dict of
+    strings, as an upload keeps its columns.
+
+    Example:
+        >>> parse_meta(["product=billing", "note=a=b", ""])
+        {'product': 'billing', 'note': 'a=b'}
+    """
+    meta = {}
+    for item in items:
+        if not item.strip():
+            continue
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise InvalidParameterError(f"Metadata {item!r}: write KEY=VALUE, e.g. "
+                                        "product=billing.")
+        meta[key.strip()] = value.strip()
+    return meta
 
 
 def _check_batch(items: Sequence, what: str) -> None:
