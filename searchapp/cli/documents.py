@@ -13,21 +13,25 @@ import argparse
 
 from searchapp.cli import common
 from searchapp.cli.output import print_json
-from searchapp.errors import SearchAppError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``documents`` to the command parser."""
+    """Add ``documents upsert|get|delete`` to the command parser."""
     c = sub.add_parser("documents", help="one document by id: `documents upsert|get|delete`")
-    c.add_argument("action", choices=["upsert", "get", "delete"])
-    c.add_argument("ids", nargs="*", metavar="ID", help="the documents to get or delete")
-    c.add_argument("--corpus", required=True)
-    c.add_argument("--id", dest="doc_id", help="the document's id (upsert)")
-    c.add_argument("--text", help="its text (upsert); '-' reads it from stdin")
-    c.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
-                   help="metadata, repeatable (upsert; replaces the stored metadata)")
-    c.add_argument("--wait", action="store_true", help="upsert: return once it is embedded")
-    c.add_argument("--json", action="store_true")
+    actions = c.add_subparsers(dest="action", required=True, metavar="ACTION")
+    up = actions.add_parser("upsert", help="add a document or change its text or metadata")
+    up.add_argument("--corpus", required=True)
+    up.add_argument("--id", dest="doc_id", required=True, help="the document's id")
+    up.add_argument("--text", required=True, help="its text; '-' reads it from stdin")
+    up.add_argument("--meta", action="append", default=[], metavar="KEY=VALUE",
+                    help="metadata, repeatable (replaces the stored metadata)")
+    up.add_argument("--wait", action="store_true", help="return once it is embedded")
+    up.add_argument("--json", action="store_true")
+    for name, what in (("get", "show documents by id"), ("delete", "delete documents by id")):
+        a = actions.add_parser(name, help=what)
+        a.add_argument("ids", nargs="+", metavar="ID")
+        a.add_argument("--corpus", required=True)
+        a.add_argument("--json", action="store_true")
     c.set_defaults(func=documents)
 
 
@@ -38,9 +42,6 @@ def documents(args: argparse.Namespace) -> int:
 
     app = common.open_app()
     if args.action == "upsert":
-        if args.doc_id is None or args.text is None:
-            raise SearchAppError("Give the document: searchapp documents upsert --corpus C "
-                                 "--id ID --text TEXT [--meta KEY=VALUE ...]")
         text = sys.stdin.read() if args.text == "-" else args.text
         done = service.upsert(app, args.corpus, [service.Doc(args.doc_id, text,
                                                              service.parse_meta(args.meta))])
@@ -51,9 +52,6 @@ def documents(args: argparse.Namespace) -> int:
         if done.job_id is not None and args.wait:
             common.run_job(app, "embed job")(done.job_id)
         return 0
-    if not args.ids:
-        raise SearchAppError(f"Say which documents: searchapp documents {args.action} "
-                             "--corpus C ID [ID ...]")
     if args.action == "get":
         found, missing = service.get_many(app, args.corpus, args.ids)
         if args.json:

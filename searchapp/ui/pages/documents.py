@@ -33,19 +33,31 @@ if stored is not None:
     st.caption("Embedded." if stored.embedded else "Not embedded yet: its job is queued.")
 
 if doc_id.strip():
+    # The form shows the stored document; its fields follow when another one is looked up
+    # or this one was saved (keyed widgets filled from the store, never stale defaults).
+    meta_text = "\n".join(f"{k}={v}" for k, v in (stored.meta if stored else {}).items())
+    loaded = (corpus, doc_id, stored.text if stored else None, meta_text)
+    if st.session_state.get("documents.loaded") != loaded:
+        st.session_state["documents.text"] = stored.text if stored else ""
+        st.session_state["documents.meta"] = meta_text
+        st.session_state["documents.loaded"] = loaded
     with st.form("documents.edit"):
-        text = st.text_area("Text", value=stored.text if stored else "", height=160)
+        text = st.text_area("Text", key="documents.text", height=160)
         meta_lines = st.text_area(
             "Metadata, one KEY=VALUE per line (replaces the stored metadata)",
-            value="\n".join(f"{k}={v}" for k, v in (stored.meta if stored else {}).items()))
+            key="documents.meta")
         saved = st.form_submit_button("Save", type="primary")
     if saved:
         try:
             done = service.upsert(app, corpus, [service.Doc(
                 doc_id, text, service.parse_meta(meta_lines.splitlines()))])
-            st.success(md_inline(done.describe()), icon=":material/check:")
+            st.session_state["documents.flash"] = done.describe()
+            st.rerun()  # show what is stored now
         except SearchAppError as exc:
             st.error(md_inline(f"Nothing was saved. {exc}"), icon=":material/error:")
+    flash = st.session_state.pop("documents.flash", None)
+    if flash:
+        st.success(md_inline(flash), icon=":material/check:")
 
 if stored is not None:
     sure = st.checkbox(f"Yes, delete {stored.id!r} from {corpus!r}", key="documents.sure")
