@@ -138,7 +138,7 @@ class Settings:
     def ensure_dirs(self) -> None:
         """Create the data folders (idempotent); the data folder is made private (0700)."""
         private_dir(self.data_dir)
-        for d in (self.models_dir, self.index_dir, self.work_dir):
+        for d in (self.models_dir, self.index_dir, self.work_dir, self.backup_dir):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 

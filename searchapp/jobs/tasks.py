@@ -6,8 +6,8 @@ on from what the database holds. Kinds map to "module:function" and are
 imported on first use, so the worker only loads what it runs.
 
 Example:
-    >>> sorted(TASKS)[:2]
-    ['calibrate', 'clusters']
+    >>> sorted(TASKS)[:3]
+    ['backup', 'calibrate', 'clusters']
 """
 
 from __future__ import annotations
