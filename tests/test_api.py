@@ -198,3 +198,18 @@ def test_listen_on_refuses_every_interface_without_a_password_or_a_key(app):
     assert door.listen_on("0.0.0.0") is None and door.enabled  # pages closed, API by key
     with_password = Door(Settings.from_env({"SEARCHAPP_PASSWORD": "pw"}))
     assert with_password.listen_on("192.168.1.5") is None
+
+
+def test_an_unexpected_error_is_a_500_problem_with_a_reference_and_no_traceback(
+        stack, app, monkeypatch):
+    make, _ = stack
+    client, _door = make()
+
+    def broken(*_args, **_kwargs):
+        raise RuntimeError("secret internals /srv/data")
+
+    monkeypatch.setattr("searchapp.corpora.service.corpus_status", broken)
+    client.post("/api/v1/corpora", json={"name": "faq"})
+    body = problem_of(client.get("/api/v1/corpora/faq"), 500)
+    assert "reference" in body["detail"] and "secret" not in body["detail"]
+    assert "Traceback" not in body["detail"]
