@@ -199,3 +199,24 @@ def test_the_cli_backs_up_checks_and_restores(source, tmp_path, capsys):
     (tmp_path / "cli.tar").write_bytes((tmp_path / "cli.tar").read_bytes()[:5000])
     assert main(["restore", str(tmp_path / "cli.tar"), "--data-dir", str(tmp_path / "r2")]) == 1
     assert capsys.readouterr().err.startswith("error: cli.tar is damaged")
+
+
+def test_a_postgresql_database_is_backed_up_with_pg_dump_and_restored_with_pg_restore(
+        postgres_server, postgres_url, tmp_path):
+    source = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(tmp_path / "src"),
+                                    "SEARCHAPP_DATABASE_URL": postgres_url}))
+    create_corpus(source, "faq")
+    docs.upsert(source, "faq", [docs.Doc(f"q{i}", f"question {i}", {"n": i}) for i in range(20)])
+    made = backups.backup(source, tmp_path / "pg.tar")
+    assert "database/searchapp.pgdump" in made.manifest["members"]
+    assert made.manifest["corpora"][0]["documents"] == 20
+    with pytest.raises(BackupError, match="--database-url"):
+        backups.restore(made.path, tmp_path / "nowhere")
+    target = postgres_server.create_database()
+    done = backups.restore(made.path, tmp_path / "restored", database_url=target)
+    copy = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(done.data_dir),
+                                  "SEARCHAPP_DATABASE_URL": target}))
+    found, missing = docs.get_many(copy, "faq", [f"q{i}" for i in range(20)])
+    assert missing == [] and [d.meta["n"] for d in found] == list(range(20))
+    source.db.dispose()
+    copy.db.dispose()

@@ -50,6 +50,12 @@ def test_the_documents_page_adds_changes_and_deletes_a_document(ui_resources):
     at.text_area[1].input("lang=de")
     at.button[0].click().run()
     assert "1 metadata updated" in at.success[0].value
+    docs.upsert(app, "faq", [docs.Doc("q2", "Where is my invoice?", {"product": "billing"})])
+    at.text_input(key="documents.id").input("q2").run()  # another document: the form follows
+    assert (at.text_area[0].value, at.text_area[1].value) == ("Where is my invoice?",
+                                                              "product=billing")
+    at.text_input(key="documents.id").input("q1").run()
+    assert at.text_area[1].value == "lang=de"
     delete = next(b for b in at.button if b.label == "Delete document")
     assert delete.disabled
     at.checkbox(key="documents.sure").check().run()
