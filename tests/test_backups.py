@@ -190,7 +190,7 @@ def test_damaged_altered_foreign_and_newer_archives_are_refused(source, tmp_path
 
 def test_the_cli_backs_up_checks_and_restores(source, tmp_path, capsys):
     assert main(["backup", "--out", str(tmp_path / "cli.tar")]) == 0
-    assert "Backed up 2 corpora (8 documents)" in capsys.readouterr().out
+    assert "Backed up 2 corpora (8 documents) and 1 model file" in capsys.readouterr().out
     assert main(["restore", str(tmp_path / "cli.tar"), "--check"]) == 0
     assert "intact" in capsys.readouterr().out
     assert main(["restore", str(tmp_path / "cli.tar"), "--data-dir", str(tmp_path / "r")]) == 0

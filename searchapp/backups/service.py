@@ -53,6 +53,16 @@ SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.tar")
 STEPS = 3  # database, models, archive
 
 
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 corpus``, ``2 corpora``, ``3,025 documents``.
+
+    Example:
+        >>> plural(1, "corpus", "corpora"), plural(3025, "document")
+        ('1 corpus', '3,025 documents')
+    """
+    return f"{n:,} {one if n == 1 else many or one + 's'}"
+
+
 @dataclass(frozen=True)
 class BackupResult:
     path: Path
@@ -61,9 +71,11 @@ class BackupResult:
     def describe(self) -> str:
         corpora = self.manifest.get("corpora", [])
         size = self.path.stat().st_size
-        return (f"Backed up {len(corpora)} corpora ({sum(c['documents'] for c in corpora):,} "
-                f"documents) and {len(self.manifest['members']) - 1} other files to "
-                f"{self.path} ({size / 2**20:.1f} MiB, schema {self.manifest['schema_version']}).")
+        models = len(self.manifest["members"]) - 1
+        return (f"Backed up {plural(len(corpora), 'corpus', 'corpora')} ("
+                f"{plural(sum(c['documents'] for c in corpora), 'document')}) and "
+                f"{plural(models, 'model file')} to {self.path} ({size / 2**20:.1f} MiB, "
+                f"schema {self.manifest['schema_version']}).")
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,9 @@ def restore(args: argparse.Namespace) -> int:
                     "manifest": done.manifest})
         return 0
     corpora = done.manifest.get("corpora", [])
-    print(f"Restored {len(corpora)} corpora into {done.data_dir} (schema "
-          f"{done.manifest['schema_version']}, backed up {done.manifest.get('created_at')}).")
+    print(f"Restored {service.plural(len(corpora), 'corpus', 'corpora')} into {done.data_dir} "
+          f"(schema {done.manifest['schema_version']}, backed up "
+          f"{done.manifest.get('created_at')}).")
     for c in corpora:
         print(f"  {c['name']}: {c['documents']} documents, generation {c['generation']}")
     if done.replaced:
