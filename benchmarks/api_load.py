@@ -13,8 +13,10 @@ and errors (any answer that is not 2xx, or no answer).
 The peer: the same searches as in-process calls of ``search.service.search`` (the
 function the API calls) in this process on the same data, one at a time,
 alternating with the same search through the API on one connection, after the
-load: the API's overhead is the difference of their p50 (HTTP, JSON, the door's
-key check, the thread hop).
+load once the worker has finished its jobs (``--settle`` seconds at most: with an
+embed job running, its commits move the corpus' generation under both and the
+two processes get the cores unevenly): the API's overhead is the difference of
+their p50 (HTTP, JSON, the door's key check, the thread hop).
 
 Run once on a quiet machine (check ``uptime``):
     PYTHONPATH=. .venv/bin/python benchmarks/api_load.py
@@ -133,6 +135,17 @@ def load(url: str, key: str, queries: list[str], clients: int, seconds: float) -
                           for name, v in sorted(latencies.items())}}
 
 
+def settle(http, seconds: float) -> float | None:
+    """Wait (polling) until no job is queued or running; the seconds it took, None if not."""
+    began = time.monotonic()
+    while time.monotonic() - began < seconds:
+        jobs = http.get("/api/v1/jobs", params={"limit": 500}).json()["jobs"]
+        if all(j["status"] not in ("queued", "running") for j in jobs):
+            return round(time.monotonic() - began, 1)
+        time.sleep(2.0)
+    return None
+
+
 def overhead(url: str, key: str, data_dir: Path, queries: list[str], rounds: int) -> dict:
     """The same searches through the API and in-process, alternating, one at a time."""
     import httpx
@@ -171,6 +184,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=16)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=100, help="searches for the overhead")
+    parser.add_argument("--settle", type=float, default=900.0,
+                        help="seconds at most to wait for the worker's jobs to end before it")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="api-load-") as tmp:
         data = Path(tmp) / "data"
@@ -186,11 +201,13 @@ def main() -> None:
             result = load(url, key, queries, args.clients, args.seconds)
             with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {key}"}) as http:
                 after = http.get("/api/v1/corpora/incoming").json()
-            load_after = [round(x, 1) for x in os.getloadavg()]
+                load_after = [round(x, 1) for x in os.getloadavg()]
+                settled = settle(http, args.settle)
             result["embed_job_during_load"] = {
                 "corpus": "incoming", "embedded_before": embed["embedded"],
                 "embedded_after": after["embedded"], "documents": after["documents"]}
-            result["api_overhead"] = overhead(url, key, data, queries, args.rounds)
+            result["api_overhead"] = {"jobs_finished_first_s": settled,
+                                      **overhead(url, key, data, queries, args.rounds)}
     result.update({"load_before": load_before, "load_after_load_phase": load_after,
                    "cpus": os.cpu_count(), "when": time.strftime("%Y-%m-%d %H:%M:%S")})
     RESULTS.mkdir(exist_ok=True)
