@@ -37,7 +37,9 @@ def set_nodelay_on_listeners(port: int) -> int:
     """
     done = 0
     for obj in gc.get_objects():
-        if not isinstance(obj, socket.socket) or obj.fileno() < 0:
+        # type(), not isinstance(): a proxy object (torch has some) may warn when its
+        # __class__ is read
+        if not issubclass(type(obj), socket.socket) or obj.fileno() < 0:
             continue
         with contextlib.suppress(OSError):
             if obj.family not in (socket.AF_INET, socket.AF_INET6) or \
