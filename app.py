@@ -24,7 +24,9 @@ PAGES = [
             icon=":material/content_copy:"),
     st.Page("searchapp/ui/pages/clusters.py", title="Clusters", icon=":material/bubble_chart:"),
     st.Page("searchapp/ui/pages/models.py", title="Models", icon=":material/model_training:"),
+    st.Page("searchapp/ui/pages/documents.py", title="Documents", icon=":material/description:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
+    st.Page("searchapp/ui/pages/settings.py", title="Settings", icon=":material/settings:"),
 ]
 
 logout_button()

@@ -1,23 +1,36 @@
 """The web server's entry: ``make run`` starts ``streamlit run serve.py``.
 
 Streamlit finds ``app = st.App(...)`` below and serves it as an ASGI app: the
-pages of ``app.py`` behind the door (``searchapp.web``), which checks every
-HTTP request and websocket before Streamlit sees it, with the login form,
-logout and ``/healthz`` as the door's own routes, and one line instead of a
-traceback when a page fails. Files this process writes are private (umask 077), and
+pages of ``app.py`` and the JSON API (``searchapp.api``, mounted at ``/api/v1``)
+on one port, in one process, sharing one App (``searchapp.web.shared``: the
+models and indexes are loaded once), behind the door (``searchapp.web``), which
+checks every HTTP request and websocket before Streamlit or the API sees it:
+a login cookie, or an API key for the API. The login form, logout and
+``/healthz`` are the door's own routes; a page that fails shows one line
+instead of a traceback. Files this process writes are private (umask 077), and
 the worker it started is stopped when it shuts down (``lifespan``).
+
+Listening beyond 127.0.0.1 (``--server.address 0.0.0.0``, or no address at all:
+Streamlit's default is every interface) without a password or an API key is
+refused here, at start, with a message saying how to set one.
 
 Running ``streamlit run app.py`` instead serves the pages without the door:
 with a password set, they then refuse to open and say to use this file.
 """
 
+import contextlib
+import sys
+
 import streamlit as st
 from starlette.middleware import Middleware
+from streamlit import config as streamlit_config
 
+from searchapp.api.app import ApiDispatch, build_api
 from searchapp.private_files import restrict_umask
 from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
 from searchapp.web.middleware import DoorMiddleware
+from searchapp.web.nodelay import set_nodelay_on_listeners
 from searchapp.web.routes import door_routes
 from searchapp.web.shared import lifespan
 
@@ -26,6 +39,22 @@ door = install()
 if door.settings is not None:
     door.settings.ensure_dirs()
     install_app_log(door.settings.data_dir)
+refusal = door.listen_on(streamlit_config.get_option("server.address"))
+if refusal is not None:
+    print(f"searchapp: {refusal}", file=sys.stderr, flush=True)
+    raise SystemExit(2)
 
-app = st.App("app.py", routes=door_routes(door), middleware=[Middleware(DoorMiddleware, door=door)],
-             on_script_error=on_script_error, lifespan=lifespan)
+
+@contextlib.asynccontextmanager
+async def lifespan_with_nodelay(server):
+    """Nagle's algorithm off on the port Streamlit bound (``web/nodelay.py``: 40 ms less per
+    response on a kept-alive connection), then the shared lifespan (stops our worker)."""
+    set_nodelay_on_listeners(int(streamlit_config.get_option("server.port")))
+    async with lifespan(server):
+        yield
+
+
+app = st.App("app.py", routes=door_routes(door),
+             middleware=[Middleware(DoorMiddleware, door=door),
+                         Middleware(ApiDispatch, api=build_api())],
+             on_script_error=on_script_error, lifespan=lifespan_with_nodelay)

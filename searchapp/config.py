@@ -127,6 +127,12 @@ class Settings:
         return self.data_dir / "indexes"
 
     @property
+    def backup_dir(self) -> Path:
+        """Backups: ``searchapp backup`` and the API's snapshots, and the copy a schema
+        upgrade takes first."""
+        return self.data_dir / "backups"
+
+    @property
     def work_dir(self) -> Path:
         """Scratch space for jobs (checkpoints, uploads waiting for a job)."""
         return self.data_dir / "work"
@@ -134,7 +140,7 @@ class Settings:
     def ensure_dirs(self) -> None:
         """Create the data folders (idempotent); the data folder is made private (0700)."""
         private_dir(self.data_dir)
-        for d in (self.models_dir, self.index_dir, self.work_dir):
+        for d in (self.models_dir, self.index_dir, self.work_dir, self.backup_dir):
             d.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 

@@ -39,7 +39,8 @@ class App:
             error = os_error(exc, self.settings.data_dir)
             if not isinstance(error, ReadOnlyError):
                 raise (error or exc) from exc
-        self.db = Database(self.settings.database_url, self.settings.busy_timeout)
+        self.db = Database(self.settings.database_url, self.settings.busy_timeout,
+                           backup_dir=self.settings.backup_dir)
         self.indexes = IndexCache(self.db, self.settings.index_dir)
         self.passage_indexes = PassageIndexCache(self.db, self.settings.index_dir)
         self.memo = GenerationMemo()

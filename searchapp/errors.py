@@ -203,7 +203,34 @@ def _listing(names: Iterable[str]) -> str:
     return ", ".join(names) if names else "(none yet)"
 
 
-class CorpusNotFoundError(SearchAppError):
+class NotFoundError(SearchAppError):
+    """Something asked for by name or id does not exist (the API answers 404)."""
+
+
+class AlreadyExistsError(SearchAppError):
+    """The request clashes with what is stored: a name taken, a state that forbids it (409)."""
+
+
+class PermissionDeniedError(SearchAppError):
+    """The credential may not do this: a read-only API key asked to change something (403)."""
+
+
+class BackupError(SearchAppError):
+    """A backup cannot be written, or an archive is refused by restore (nothing was changed)."""
+
+
+class JobNotFoundError(JobError, NotFoundError):
+    """No job with that id."""
+
+
+class DocumentNotFoundError(NotFoundError):
+    """No document with that id in the corpus."""
+
+    def __init__(self, corpus: str, external_id: str):
+        super().__init__(f"Corpus {corpus!r} has no document with id {external_id!r}.")
+
+
+class CorpusNotFoundError(NotFoundError):
     """No corpus of that name; the message lists the ones that exist."""
 
     def __init__(self, name: str, existing: Iterable[str] = ()):

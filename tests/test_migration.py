@@ -104,3 +104,50 @@ def test_version_3_indexes_the_stored_texts_and_their_metadata_columns(tmp_path)
     with db.reader() as conn:
         assert fulltext.lexical_search(conn, faq.id, "zebra", 10) == []
         assert [i for i, _ in fulltext.lexical_search(conn, faq.id, "giraffe", 10)] == [5]
+
+
+def v3_database(path: Path) -> None:
+    """A version-3 database: the version-1 file brought to 3 by the frozen SQL of 2 and 3."""
+    from searchapp.store.upgrades import UPGRADES
+
+    v1_database(path)
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA foreign_keys=OFF")
+    for version in (2, 3):
+        for sql in UPGRADES[version]["sqlite"]:
+            con.execute(sql)
+    con.execute("UPDATE schema_info SET version = 3")
+    con.commit()
+    con.close()
+
+
+def test_version_4_adds_api_keys_after_a_backup_of_the_version_3_file(tmp_path):
+    from searchapp.backups.service import restore
+    from searchapp.store import archive
+    from searchapp.store.api_keys import add_key, list_keys
+
+    path = tmp_path / "data" / "searchapp.db"
+    path.parent.mkdir()
+    v3_database(path)
+    before = sqlite3.connect(path).execute("select count(*) from documents").fetchone()
+    db = Database(f"sqlite:///{path}", backup_dir=tmp_path / "data" / "backups")
+    with db.session() as s:
+        assert list_keys(s) == []
+        add_key(s, "k", "sa_x", "0" * 64, read_only=False)
+        assert s.execute(text("select version from schema_info")).scalar() == SCHEMA_VERSION
+    [taken] = list((tmp_path / "data" / "backups").glob("before-schema-4-*.tar"))
+    manifest = archive.verify(taken, SCHEMA_VERSION)
+    assert (manifest["kind"], manifest["schema_version"]) == ("before-upgrade", 3)
+    assert {c["name"]: c["documents"] for c in manifest["corpora"]} == {"faq": 3, "tickets": 1}
+    restored = restore(taken, tmp_path / "restored").data_dir / "searchapp.db"
+    con = sqlite3.connect(restored)
+    assert con.execute("select version from schema_info").fetchone() == (3,)
+    assert con.execute("select count(*) from documents").fetchone() == before
+    con.close()
+    db.dispose()
+
+
+def test_an_up_to_date_database_takes_no_backup(tmp_path):
+    Database(f"sqlite:///{tmp_path / 'new.db'}").dispose()
+    Database(f"sqlite:///{tmp_path / 'new.db'}").dispose()
+    assert not (tmp_path / "backups").exists()

@@ -22,14 +22,26 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from searchapp.cli import clusters, corpora, duplicates, jobs, models, passwords, search
+from searchapp.cli import (
+    backups,
+    clusters,
+    corpora,
+    documents,
+    duplicates,
+    jobs,
+    keys,
+    models,
+    passwords,
+    search,
+)
 from searchapp.cli.output import escaped_output
 from searchapp.errors import SearchAppError
 from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, search, jobs, clusters, duplicates, models, passwords)
+GROUPS = (corpora, documents, search, jobs, clusters, duplicates, models, keys, backups,
+          passwords)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

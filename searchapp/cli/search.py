@@ -30,7 +30,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    from searchapp.search.service import DEFAULT_MODE, check_mode
+    from searchapp.search.service import DEFAULT_MODE, check_mode, hit_json
     from searchapp.search.service import search as run_search
 
     mode = check_mode(args.mode or DEFAULT_MODE)
@@ -46,16 +46,6 @@ def search(args: argparse.Namespace) -> int:
         if mode == "hybrid" or h.passage is not None:
             print(" " * 7 + hit_detail(h))
     return 0
-
-
-def hit_json(h) -> dict:
-    """One hit as the JSON of ``searchapp search --json``."""
-    return {"id": h.id, "text": h.text, "score": h.score,
-            "semantic": {"rank": h.semantic_rank, "score": h.semantic_score},
-            "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
-            "passage": None if h.span is None else
-            {"number": h.passage, "start": h.span[0], "end": h.span[1]},
-            "snippet": h.marked_snippet, "meta": h.meta}
 
 
 def hit_detail(h) -> str:

@@ -262,3 +262,58 @@ def request_model_switch(app: App, corpus: str, model: str) -> int:
         raise JobError(f"Corpus {corpus!r} is being embedded right now; try again when the "
                        "job has ended.")
     return _enqueue_embed(app, corpus, model=model, switch=True)
+
+
+@dataclass(frozen=True)
+class CorpusStatus:
+    """A corpus as the API and the CLI report it: counts, generation, model, active jobs."""
+
+    name: str
+    model: str
+    documents: int
+    embedded: int
+    generation: int
+    meta_columns: list
+    active_jobs: list[int]
+
+    @property
+    def ready(self) -> bool:
+        """Every document has a vector for the corpus' model."""
+        return self.embedded >= self.documents
+
+
+def create_corpus(app: App, name: str, model: str | None = None) -> CorpusStatus:
+    """An empty corpus called ``name`` (the API's ``POST /corpora``; ``ingest`` and the
+    Upload page create one with their first file). AlreadyExistsError when the name is taken.
+
+    Example:
+        >>> create_corpus(app, "tickets").documents               # doctest: +SKIP
+        0
+    """
+    from searchapp.errors import AlreadyExistsError
+
+    name = validate_corpus_name(name)
+    model_name = model or app.settings.model
+    model_path(model_name, app.settings)  # raises with the known models listed
+    with app.db.session() as s:
+        if repo.find_corpus(s, name) is not None:
+            raise AlreadyExistsError(f"A corpus named {name!r} exists already; choose another name "
+                                "or add documents to it.")
+        repo.get_or_create_corpus(s, name, model_name)
+    return corpus_status(app, name)
+
+
+def corpus_status(app: App, name: str) -> CorpusStatus:
+    """Counts, generation and active jobs of one corpus (O(1) reads: the kept counters).
+
+    Example:
+        >>> corpus_status(app, "demo").generation > 0             # doctest: +SKIP
+        True
+    """
+    with app.db.session() as s:
+        state = repo.corpus_state(s, name)
+        model = repo.find_model(s, state.model_name)
+        embedded = repo.count_embedded(s, state.id, model.id) if model is not None else 0
+    return CorpusStatus(state.name, state.model_name, state.documents, embedded,
+                        state.generation, list(state.meta_columns),
+                        [j.id for j in active_jobs(app, state.name)])

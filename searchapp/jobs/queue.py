@@ -34,7 +34,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select, update
 
-from searchapp.errors import JobError
+from searchapp.errors import JobError, JobNotFoundError
 from searchapp.jobs.processes import is_zombie
 from searchapp.reporting import one_line
 from searchapp.store import job_rows
@@ -137,7 +137,7 @@ def enqueue(db: Database, kind: str, payload: dict) -> int:
 
 
 def _no_job(job_id: int) -> JobError:
-    return JobError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
+    return JobNotFoundError(f"No job with id {job_id}. `searchapp jobs` lists the jobs.")
 
 
 def get(db: Database, job_id: int) -> JobView:

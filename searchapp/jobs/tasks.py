@@ -6,8 +6,8 @@ on from what the database holds. Kinds map to "module:function" and are
 imported on first use, so the worker only loads what it runs.
 
 Example:
-    >>> sorted(TASKS)[:2]
-    ['calibrate', 'clusters']
+    >>> sorted(TASKS)[:3]
+    ['backup', 'calibrate', 'clusters']
 """
 
 from __future__ import annotations
@@ -32,10 +32,11 @@ TASKS: dict[str, str] = {
     "duplicates": "searchapp.duplicates.service:duplicates_task",
     "calibrate": "searchapp.duplicates.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
+    "backup": "searchapp.backups.service:backup_task",
 }
 # What each kind counts, for its rate ("412 documents/s").
 UNITS: dict[str, str] = {"embed": "documents", "finetune": "steps", "duplicates": "documents",
-                         "calibrate": "pairs", "clusters": "documents"}
+                         "calibrate": "pairs", "clusters": "documents", "backup": "steps"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process

@@ -145,13 +145,24 @@ def run_until_done(app: App, job_id: int, on_progress=None, poll_seconds: float 
 
 # ---- the background process ---------------------------------------------------
 def worker_pid(settings) -> int | None:
-    """The pid of a live background worker for this data folder, if any.
+    """The pid of a live background worker for ``settings.data_dir``, if any (see
+    ``worker_pid_in``)."""
+    return worker_pid_in(Path(settings.data_dir))
+
+
+def worker_pid_in(data_dir: Path) -> int | None:
+    """The pid of a live background worker for the data folder ``data_dir``, if any.
 
     Alive means: some process holds the lock on ``worker.pid`` (probed with a
     shared, non-blocking ``flock``); the pid is what that worker wrote in it.
+
+    Example:
+        >>> import tempfile
+        >>> worker_pid_in(Path(tempfile.mkdtemp())) is None
+        True
     """
     try:
-        handle = open(Path(settings.data_dir) / PID_FILE, "rb")  # noqa: SIM115 - closed below
+        handle = open(data_dir / PID_FILE, "rb")  # noqa: SIM115 - closed below
     except OSError:
         return None
     with handle:

@@ -87,6 +87,21 @@ class SearchHit:
         return Snippet(self.snippet, self.highlights).marked()
 
 
+def hit_json(h: SearchHit) -> dict:
+    """One hit as JSON: what ``searchapp search --json`` prints and the API returns.
+
+    Example:
+        >>> hit_json(SearchHit("q1", "Reset it", 0.9, {"lang": "en"}))["semantic"]
+        {'rank': None, 'score': None}
+    """
+    return {"id": h.id, "text": h.text, "score": h.score,
+            "semantic": {"rank": h.semantic_rank, "score": h.semantic_score},
+            "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
+            "passage": None if h.span is None else
+            {"number": h.passage, "start": h.span[0], "end": h.span[1]},
+            "snippet": h.marked_snippet, "meta": h.meta}
+
+
 @dataclass
 class _Candidate:
     doc: int

@@ -150,11 +150,13 @@ class Database:
     ``busy_seconds`` (``Settings.busy_timeout``, SEARCHAPP_BUSY_TIMEOUT; default 30) is how
     long a write waits for a lock another process holds before DatabaseBusyError.
     ``read_only`` None: a SQLite file is opened read-only when this process cannot write
-    it or its folder (``is_read_only``); True or False forces it.
+    it or its folder (``is_read_only``); True or False forces it. ``backup_dir``: where a
+    schema upgrade of a SQLite file writes its backup first (the App gives
+    ``DATA_DIR/backups``; default ``backups/`` beside the file).
     """
 
     def __init__(self, url: str | URL, busy_seconds: float | None = None,
-                 read_only: bool | None = None):
+                 read_only: bool | None = None, backup_dir: Path | None = None):
         self.url = url
         self.busy_seconds = DEFAULT_BUSY_TIMEOUT if busy_seconds is None else busy_seconds
         try:
@@ -173,7 +175,7 @@ class Database:
         self.engine = make_engine(url, self.busy_seconds, read_only)
         event.listen(self.engine, "handle_error", self._classify)
         with self.engine.connect() as conn:
-            migrate(conn, read_only=read_only)
+            migrate(conn, read_only=read_only, backup_dir=backup_dir)
         self._factory = sessionmaker(self.engine, expire_on_commit=False)
 
     def _classify(self, context) -> None:

@@ -12,9 +12,16 @@ keys), so its upgrades rebuild tables; that needs foreign keys off (or dropping
 a parent table would cascade into its children) and an explicit transaction
 (Python's sqlite3 commits DDL on its own otherwise). ``PRAGMA
 foreign_key_check`` must come back clean before the commit.
+
+Before a SQLite file is upgraded in place, a backup of it as it is goes to
+``backup_dir/before-schema-N-TIME.tar`` (``store/snapshot.py``; ``searchapp
+restore`` reads it): taken inside the upgrade's write lock, so no other
+process changes the file between the copy and the upgrade.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from sqlalchemy import Connection, inspect, select, text
 from sqlalchemy.exc import DBAPIError
@@ -61,7 +68,7 @@ def _statements(dialect: str, version: int) -> list[str]:
     return out
 
 
-def migrate(conn: Connection, read_only: bool = False) -> int:
+def migrate(conn: Connection, read_only: bool = False, backup_dir: Path | None = None) -> int:
     """Bring the database to SCHEMA_VERSION; return the version it ends at.
 
     ``conn`` must not be inside a transaction: this manages its own. Several
@@ -69,7 +76,8 @@ def migrate(conn: Connection, read_only: bool = False) -> int:
     upgraded) under the database's write lock (SQLite ``BEGIN IMMEDIATE``,
     PostgreSQL an advisory lock), so the others wait, then find it made.
     ``read_only``: nothing is created or upgraded; a database that would need it
-    is refused with a message saying so.
+    is refused with a message saying so. A SQLite file is backed up to ``backup_dir``
+    (default: ``backups/`` beside it) before an upgrade.
     """
     version = current_version(conn)
     conn.rollback()  # end the read's transaction: the change below takes the lock first
@@ -85,7 +93,7 @@ def migrate(conn: Connection, read_only: bool = False) -> int:
             ", which a read-only data folder cannot take. Run searchapp once with write access "
             "to the folder.")
     if conn.dialect.name == "sqlite":
-        _migrate_sqlite(conn)
+        _migrate_sqlite(conn, backup_dir)
         return SCHEMA_VERSION
     with conn.begin():
         if conn.dialect.name == "postgresql":  # one migrating process at a time
@@ -107,7 +115,7 @@ def _create(conn: Connection) -> None:
     conn.execute(SchemaInfo.__table__.insert().values(id=1, version=SCHEMA_VERSION))
 
 
-def _migrate_sqlite(conn: Connection) -> None:
+def _migrate_sqlite(conn: Connection, backup_dir: Path | None) -> None:
     """Create or upgrade a SQLite database inside one ``BEGIN IMMEDIATE`` transaction."""
     raw = conn.connection.dbapi_connection
     saved_level = raw.isolation_level
@@ -124,6 +132,8 @@ def _migrate_sqlite(conn: Connection) -> None:
             else:
                 version = cur.execute("SELECT version FROM schema_info").fetchone()[0]
                 _refuse_newer(version)
+                if version < SCHEMA_VERSION:
+                    _backup_first(conn, backup_dir, version)
                 for sql in _statements("sqlite", version):
                     cur.execute(sql)
                 cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
@@ -144,3 +154,13 @@ def _migrate_sqlite(conn: Connection) -> None:
         cur.execute("PRAGMA foreign_keys=ON")
         cur.close()
         raw.isolation_level = saved_level
+
+
+def _backup_first(conn: Connection, backup_dir: Path | None, version: int) -> None:
+    """The pre-upgrade backup of a SQLite file (an in-memory database has nothing to keep)."""
+    from searchapp.store.snapshot import before_upgrade, sqlite_path
+
+    path = sqlite_path(conn.engine.url.render_as_string(hide_password=False))
+    if path is None:
+        return
+    before_upgrade(path, backup_dir or path.parent / "backups", version, SCHEMA_VERSION)

@@ -2,6 +2,7 @@
 
 - ``catalog``: corpora and models, their counts, listing and deleting.
 - ``documents``: batched upload with change detection; reads by id and keyset page.
+- ``document_edits``: one document's metadata replaced, documents deleted by external id.
 - ``embeddings``: saving vectors with generation and counts; reading some back.
 - ``changes``: the per-corpus generation, tombstones, what changed since a generation.
 - ``analyses``: stored duplicate / cluster results, keyed on the generation.
@@ -49,6 +50,7 @@ from searchapp.store.changes import (
     removed_since,
 )
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
+from searchapp.store.document_edits import delete_by_external_id, replace_meta
 from searchapp.store.documents import (
     AddResult,
     DocumentRow,
@@ -84,6 +86,7 @@ __all__ = [
     "count_embedded",
     "current_analyses",
     "current_generation",
+    "delete_by_external_id",
     "delete_corpus",
     "document_by_external_id",
     "document_texts",
@@ -106,6 +109,7 @@ __all__ = [
     "passages_since",
     "removed_since",
     "renew_documents",
+    "replace_meta",
     "save_analysis",
     "save_embeddings",
     "summaries",

@@ -5,6 +5,7 @@
        │ ─< document_tombstones          (documents removed, for incremental index sync)
     jobs                                  (the queue, see searchapp.jobs.queue)
     analyses                              (stored duplicate / cluster results)
+    api_keys                              (the API's keys, as SHA-256 hashes only)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -41,7 +42,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -198,3 +199,20 @@ class Analysis(Base):
     arrays: Mapped[bytes | None] = mapped_column(LargeBinary)
     seconds: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class ApiKey(Base):
+    """A key of the JSON API (``searchapp keys create``): only its SHA-256 is stored.
+
+    ``prefix`` is the key's first characters, shown in listings so a person can
+    tell keys apart; the key itself is shown once, when it is created.
+    """
+
+    __tablename__ = "api_keys"
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True, nullable=False)
+    prefix: Mapped[str] = mapped_column(String(20), nullable=False)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True, nullable=False)
+    read_only: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    last_used_at: Mapped[datetime | None] = mapped_column(DateTime)

@@ -18,6 +18,9 @@ index); ``embeddings.passages`` and ``embeddings.passage_spans`` for documents
 longer than the model's window (NULL for the existing rows: they were embedded
 truncated, and stay searchable as before until re-embedded); ``corpora.meta_columns``,
 the metadata keys a corpus' documents use, filled from the documents.
+
+Version 4 (the JSON API): ``api_keys``, each key's name, shown prefix, SHA-256
+hash (never the key), read-only flag and times.
 """
 
 from __future__ import annotations
@@ -168,7 +171,30 @@ _V3_POSTGRESQL = [
             WHERE d.corpus_id = corpora.id AND json_typeof(d.meta) = 'object') keys)""",
 ]
 
+_V4_API_KEYS_SQLITE = [
+    """CREATE TABLE api_keys (
+        id INTEGER NOT NULL PRIMARY KEY,
+        name VARCHAR(100) NOT NULL UNIQUE,
+        prefix VARCHAR(20) NOT NULL,
+        key_hash VARCHAR(64) NOT NULL UNIQUE,
+        read_only BOOLEAN NOT NULL,
+        created_at DATETIME NOT NULL,
+        last_used_at DATETIME)""",
+]
+
+_V4_API_KEYS_POSTGRESQL = [
+    """CREATE TABLE api_keys (
+        id SERIAL PRIMARY KEY,
+        name VARCHAR(100) NOT NULL UNIQUE,
+        prefix VARCHAR(20) NOT NULL,
+        key_hash VARCHAR(64) NOT NULL UNIQUE,
+        read_only BOOLEAN NOT NULL,
+        created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+        last_used_at TIMESTAMP WITHOUT TIME ZONE)""",
+]
+
 UPGRADES: dict[int, dict[str, list[str]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
+    4: {"sqlite": _V4_API_KEYS_SQLITE, "postgresql": _V4_API_KEYS_POSTGRESQL},
 }

@@ -17,89 +17,10 @@ def get_app() -> App:
     return shared.app()
 
 
-STARTUP_SECONDS = 120.0  # a worker this process started may take this long to take its lock
-
-
-class _WorkerKeeper:
-    """Starts the background worker for this process's data folder, and again if it dies.
-
-    One per server process (kept in ``searchapp.web.shared``); the lock keeps two
-    sessions that load a page at the same moment from starting two workers. A worker is
-    alive while it holds its lock on ``worker.pid`` (``worker.worker_pid``); one this
-    process has just started counts as alive while it starts (imports, opens the
-    database) and before it takes that lock. A worker this process started is asked to
-    stop (SIGTERM: it finishes its current job first) when the server shuts down
-    (``searchapp.web.shared.lifespan``) or the process exits; one started by someone
-    else is left alone. A read-only data folder gets no worker (it could not write
-    anything): 0 is returned.
-    """
-
-    def __init__(self) -> None:
-        import threading
-
-        self._lock = threading.Lock()
-        self.pid: int | None = None
-        self.started: set[int] = set()
-        self.started_at = 0.0
-        self.settings = None
-
-    def ensure(self, app: App) -> int:
-        import time
-
-        from searchapp.jobs import worker
-        from searchapp.jobs.processes import pid_alive
-
-        with self._lock:
-            if app.db.read_only:
-                return 0
-            alive = worker.worker_pid(app.settings)
-            if alive is None and self.pid in self.started and pid_alive(self.pid) \
-                    and time.monotonic() - self.started_at < STARTUP_SECONDS:
-                alive = self.pid  # ours, still starting
-            if alive is not None:
-                self.pid = alive
-            else:
-                self.pid = worker.ensure_worker(app.settings)
-                self.started_at = time.monotonic()
-                if not self.started:
-                    import atexit
-
-                    atexit.register(self.stop_started)
-                self.started.add(self.pid)
-                self.settings = app.settings
-            return self.pid
-
-    def stop_started(self) -> None:
-        """SIGTERM the worker holding the worker lock, if this process started it."""
-        import contextlib
-        import os
-        import signal
-
-        from searchapp.jobs import worker
-
-        pid = worker.worker_pid(self.settings) if self.settings else None
-        if pid is None and self.pid in self.started:  # ours, still starting: never a recycled
-            from searchapp.jobs.processes import pid_alive  # pid, as it is our unreaped child
-
-            pid = self.pid if pid_alive(self.pid) else None
-        if pid in self.started:  # never a recycled pid, never someone else's worker
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGTERM)
-
-
-def _worker_keeper() -> _WorkerKeeper:
-    return shared.once("worker-keeper", _WorkerKeeper)
-
-
-def ensure_background_worker(app: App) -> int:
-    """The pid of the worker serving ``app``'s data folder, starting one when none is alive.
-
-    Cheap enough to call on every rerun: it reads the pid file and signals the pid.
-
-    Example:
-        >>> pid = ensure_background_worker(get_app())   # doctest: +SKIP
-    """
-    return _worker_keeper().ensure(app)
+# The keeper lives with the App in ``searchapp.web.shared``: the API starts the worker too.
+_WorkerKeeper = shared.WorkerKeeper
+_worker_keeper = shared.worker_keeper
+ensure_background_worker = shared.ensure_background_worker
 
 
 PRELOAD_DOCUMENTS = 2_000_000  # indexes opened at start-up, smallest corpora first (~3.4 GB)

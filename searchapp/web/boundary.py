@@ -18,55 +18,16 @@ Example:
 
 from __future__ import annotations
 
-import logging
 import re
-import threading
-from pathlib import Path
 
-from searchapp.config import Settings
 from searchapp.errors import SearchAppError
 from searchapp.reporting import log_exception
+from searchapp.web.applog import (  # noqa: F401 - re-exported: the pages' and serve.py's import
+    LOG_NAME,
+    install_app_log,
+)
 
-LOG_NAME = "app.log"
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _MARKDOWN = re.compile(r"([\\`*_\[\]<>~$|#])")
-log = logging.getLogger("searchapp.web.errors")
-
-_lock = threading.Lock()
-_log_path: Path | None = None
-
-
-def install_app_log(data_dir: Path | None = None) -> Path:
-    """Send the ``searchapp`` loggers of this process (INFO and up) to ``DATA_DIR/app.log``;
-    idempotent. The file is created under the process' umask (0600 with ``serve.py``).
-
-    Example:
-        >>> install_app_log()                                   # doctest: +SKIP
-        PosixPath('/srv/searchapp/data/app.log')
-    """
-    global _log_path
-    with _lock:
-        if _log_path is not None:
-            return _log_path
-        folder = Path(data_dir) if data_dir is not None else _data_dir()
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / LOG_NAME
-        handler = logging.FileHandler(path, encoding="utf-8")
-        handler.setFormatter(logging.Formatter(LOG_FORMAT))
-        root = logging.getLogger("searchapp")
-        root.addHandler(handler)
-        if root.level == logging.NOTSET or root.level > logging.INFO:
-            root.setLevel(logging.INFO)
-        _log_path = path
-        return path
-
-
-def _data_dir() -> Path:
-    try:
-        return Settings.from_env().data_dir
-    except SearchAppError:
-        return Path("data").resolve()
-
 
 def on_script_error(exc: Exception) -> bool:
     """Show ``exc`` as one line in the page and log its traceback; True: Streamlit shows

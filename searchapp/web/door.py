@@ -4,9 +4,13 @@
 login routes; the pages find the same one with ``installed()`` (to show
 "Log out" with its token, and to refuse to run behind no door at all).
 Without SEARCHAPP_PASSWORD or SEARCHAPP_PASSWORD_HASH the door is open
-(``enabled`` is False) and lets everything through, as before. With a setting
-it cannot read (a malformed hash) it answers every request with the message
-(``error``), never the pages.
+(``enabled`` is False) and lets everything through, as before, as long as the
+server listens on the loopback interface only (``listen_on``): listening
+elsewhere needs a password or an API key, else the server refuses to start.
+The JSON API (``/api/v1/``) asks for a credential as soon as a password or any
+API key exists (``api_locked``); a key opens the API only, a login both. With
+a setting it cannot read (a malformed hash) the door answers every request
+with the message (``error``), never the pages.
 
 Example:
     >>> door = Door.from_env({"SEARCHAPP_PASSWORD": "pw"})
@@ -30,7 +34,15 @@ from typing import TYPE_CHECKING
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
 from searchapp.web import cookies, shared
-from searchapp.web.identity import CredentialReader, Principal, Scope, header_values, identify
+from searchapp.web.identity import (
+    API_PREFIX,
+    CredentialReader,
+    Principal,
+    Scope,
+    bearer_token,
+    header_values,
+    identify,
+)
 from searchapp.web.sessions import BrowserSession, SessionLimits, SessionRegistry
 from searchapp.web.throttle import LoginThrottle
 
@@ -42,6 +54,7 @@ log = logging.getLogger(__name__)
 HASH_CONCURRENCY = 2  # password checks at once (scrypt: 32 MiB each)
 LOGOUT_PATH = "/logout"
 LOGIN_PATH = "/login"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1", "ip6-localhost")
 
 
 class Door:
@@ -61,7 +74,9 @@ class Door:
         self.throttle = throttle or LoginThrottle()
         self.hash_concurrency = hash_concurrency
         self._hash_limiter: CapacityLimiter | None = None
-        self.readers: list[CredentialReader] = [self.cookie_reader]
+        self.beyond_loopback = False  # listening on more than 127.0.0.1 (``listen_on``)
+        self.db = None  # the keys' database; the process' App's when None
+        self.readers: list[CredentialReader] = [self.cookie_reader, self.key_reader]
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Door:
@@ -90,6 +105,66 @@ class Door:
             session = self.session_for_cookie(value)
             if session is not None:
                 return Principal("browser", f"session {public_name(session)}", session)
+        return None
+
+    def key_reader(self, scope: Scope) -> Principal | None:
+        """The API key behind ``Authorization: Bearer KEY``, if it is live; it opens the
+        API only (``paths``), read-only keys read only."""
+        token = bearer_token(scope)
+        if token is None or self.error is not None:
+            return None
+        from searchapp.access import keys
+
+        row = keys.check(self.keys_db(), token)
+        if row is None:
+            return None
+        return Principal("api-key", f"key {row.name}", paths=(API_PREFIX,),
+                         read_only=row.read_only)
+
+    @property
+    def has_password(self) -> bool:
+        """Whether a password is set (else the door may be closed to pages by keys alone)."""
+        return bool(self.settings and self.settings.password_required)
+
+    def keys_db(self):
+        """The database the API keys live in: the process' one App's."""
+        return self.db if self.db is not None else shared.app().db
+
+    def api_locked(self) -> bool:
+        """Whether an API request needs a credential: a password or a key exists, or the
+        server listens beyond the loopback interface."""
+        if self.enabled:
+            return True
+        from searchapp.access import keys
+
+        return keys.any_keys(self.keys_db())
+
+    def listen_on(self, address: str | None) -> str | None:
+        """Note where the server listens; the reason to refuse to start, or None.
+
+        Beyond the loopback interface (``0.0.0.0``, a LAN address; Streamlit's
+        default when ``--server.address`` is not given) the pages and the API
+        need a credential: with neither a password nor an API key the server
+        must not start. With keys but no password, the pages stay closed there
+        (nobody can log in) and the API takes keys.
+
+        Example:
+            >>> Door.from_env({}).listen_on("127.0.0.1") is None
+            True
+        """
+        if is_loopback(address):
+            return None
+        if self.error is not None:
+            return None  # every request gets the error already
+        if not (self.settings and self.settings.password_required) and not self.api_locked():
+            return (f"Refusing to listen on {address or 'every interface (0.0.0.0)'} without a "
+                    "password or an API key: anyone on the network could use the app. Set "
+                    "SEARCHAPP_PASSWORD (or SEARCHAPP_PASSWORD_HASH from `searchapp "
+                    "hash-password`) for the pages and the API, or create an API key "
+                    "(`searchapp keys create --name NAME`) for the API alone; or listen on "
+                    "127.0.0.1 only (`make run`, --server.address 127.0.0.1).")
+        self.beyond_loopback = True
+        self.enabled = True
         return None
 
     def session_for_cookie(self, value: str) -> BrowserSession | None:
@@ -139,6 +214,19 @@ class Door:
     def check_password(self, attempt: str) -> bool:
         """The settings' constant-time check (slow on purpose with a hash)."""
         return bool(self.settings and self.settings.check_password(attempt))
+
+
+def is_loopback(address: str | None) -> bool:
+    """Whether a listening address is the loopback interface only.
+
+    Example:
+        >>> [is_loopback(a) for a in ("127.0.0.1", "::1", "localhost", "0.0.0.0", "", None)]
+        [True, True, True, False, False, False]
+    """
+    if not address:
+        return False  # Streamlit listens on every interface when no address is given
+    address = address.strip().strip("[]").lower()
+    return address in LOOPBACK_NAMES or address.startswith("127.")
 
 
 def public_name(session: BrowserSession) -> str:

@@ -1,11 +1,10 @@
 """Who a request is: one function, ``identify``, asks each credential reader in turn.
 
 A reader looks at an ASGI scope (headers, path) and returns a ``Principal``
-or None. Today there is one reader, the login cookie (``Door.cookie_reader``).
-A second credential kind is one more reader: issue 24's API keys will read
-``Authorization: Bearer KEY`` and return a Principal whose ``paths`` is
-``("/api/v1/",)``, so a key opens the API and nothing else, while the
-middleware, its refusals and its tests stay as they are.
+or None. There are two readers: the login cookie (``Door.cookie_reader``) and
+the JSON API's keys (``Door.key_reader``), which reads ``Authorization: Bearer
+KEY`` and returns a Principal whose ``paths`` is ``("/api/v1/",)``: a key opens
+the API and nothing else, while a login cookie opens the pages and the API.
 
 Example:
     >>> browser = Principal(kind="browser", name="session 1a2b")
@@ -25,6 +24,8 @@ if TYPE_CHECKING:
     from searchapp.web.sessions import BrowserSession
 
 Scope = dict[str, Any]
+API_PREFIX = "/api/v1/"  # the JSON API (searchapp.api), mounted on the same server
+PRINCIPAL_KEY = "searchapp.principal"  # where the door leaves who is asking, for the API
 CredentialReader = Callable[[Scope], "Principal | None"]
 
 
@@ -33,13 +34,15 @@ class Principal:
     """Someone the door let in: the kind of credential, a name for logs, what it may reach.
 
     ``session`` is the login behind a browser cookie (None for other kinds);
-    ``paths`` are the path prefixes this credential opens.
+    ``paths`` are the path prefixes this credential opens; ``read_only`` credentials
+    (a read-only API key) may search and read but change nothing.
     """
 
     kind: str
     name: str
     session: BrowserSession | None = None
     paths: tuple[str, ...] = ("/",)
+    read_only: bool = False
 
     def allows(self, path: str) -> bool:
         """Whether this credential opens ``path``.
@@ -73,3 +76,33 @@ def header_values(scope: Scope, name: bytes) -> list[str]:
         ['a=1']
     """
     return [value.decode("latin-1") for key, value in scope.get("headers", ()) if key == name]
+
+
+def bearer_token(scope: Scope) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header, or None when there is none.
+
+    Example:
+        >>> bearer_token({"headers": [(b"authorization", b"Bearer sa_abc")]})
+        'sa_abc'
+        >>> bearer_token({"headers": [(b"authorization", b"Basic eDp5")]}) is None
+        True
+    """
+    for value in header_values(scope, b"authorization"):
+        scheme, _, token = value.strip().partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+    return None
+
+
+def is_api(scope: Scope) -> bool:
+    """Whether a request is for the JSON API.
+
+    Example:
+        >>> is_api({"path": "/api/v1/corpora"}), is_api({"path": "/search"})
+        (True, False)
+    """
+    return scope.get("path", "").startswith(API_PREFIX)
+
+
+# Who uses the API of an open server (no password, no key, loopback only): everyone local.
+LOCAL = Principal("local", "local user (open server)")

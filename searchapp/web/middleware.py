@@ -17,9 +17,17 @@ For a login it also:
 - closes the login's websockets when it ends (logout, idle or absolute
   expiry), so an open tab or a copied cookie loses the app at once.
 
+The JSON API (``/api/v1/``) is asked the same question, with API keys
+(``Authorization: Bearer KEY``) as a second credential: a refusal there is a
+401 problem (``application/problem+json``, ``WWW-Authenticate: Bearer``), a
+key presented but not known is refused even on an open server, and the
+Principal (login, key, or the open server's local user) travels on in
+``scope["searchapp.principal"]`` so the API can tell a read-only key.
+
 Every HTTP answer gets security headers (``nosniff``, no framing by other
 sites, same-origin referrers). Without a password the door is open: requests
-pass untouched except for those headers.
+pass untouched except for those headers (the API still asks for a key once
+any exists).
 
 Example (``serve.py``):
     >>> Middleware(DoorMiddleware, door=install())           # doctest: +SKIP
@@ -35,7 +43,16 @@ from urllib.parse import quote
 
 from searchapp.web import streamlit_sessions as st_ids
 from searchapp.web.door import LOGIN_PATH, LOGOUT_PATH, Door
-from searchapp.web.identity import Principal, Scope, header_values
+from searchapp.web.identity import (
+    LOCAL,
+    PRINCIPAL_KEY,
+    Principal,
+    Scope,
+    bearer_token,
+    header_values,
+    is_api,
+)
+from searchapp.web.problems import MEDIA_TYPE, problem_bytes
 from searchapp.web.sessions import BrowserSession
 
 log = logging.getLogger(__name__)
@@ -47,6 +64,7 @@ PUBLIC = {LOGIN_PATH: {"GET", "HEAD", "POST"}, LOGOUT_PATH: {"GET", "HEAD", "POS
           HEALTH_PATH: {"GET", "HEAD"}}
 WEBSOCKET_CHECK_SECONDS = 30.0  # an open websocket re-checks its login at least this often
 POLICY_VIOLATION = 1008
+
 SECURITY_HEADERS = (
     (b"x-content-type-options", b"nosniff"),
     (b"x-frame-options", b"SAMEORIGIN"),
@@ -75,6 +93,9 @@ class DoorMiddleware:
         if self.door.error is not None:
             await _refuse(scope, receive, send, 503, self.door.error)
             return
+        if is_api(scope):
+            await self._api(scope, receive, send)
+            return
         if not self.door.enabled or is_public(scope):
             await self.app(scope, receive, send)
             return
@@ -98,6 +119,29 @@ class DoorMiddleware:
                               "This upload belongs to another session.")
                 return
         self.door.sessions.touch(session)
+        await self.app(scope, receive, send)
+
+    async def _api(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The JSON API: a login cookie or a live API key, or nobody on an open server."""
+        if scope["type"] != "http":
+            await _refuse(scope, receive, send, 403, "The API speaks HTTP only.")
+            return
+        principal = self.door.identify(scope)
+        if principal is None or not principal.allows(scope["path"]):
+            if bearer_token(scope) is not None:
+                await _problem(send, 401, "unauthorized",
+                               "This API key is not valid: it was revoked or mistyped. "
+                               "`searchapp keys list` shows the live keys.")
+                return
+            if self.door.api_locked():
+                await _problem(send, 401, "unauthorized",
+                               "Send an API key: Authorization: Bearer KEY (create one with "
+                               "`searchapp keys create --name NAME` or on the Settings page).")
+                return
+            principal = LOCAL
+        if principal.session is not None:
+            self.door.sessions.touch(principal.session)
+        scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send,
@@ -257,10 +301,17 @@ async def _refuse(scope: Scope, receive: Receive, send: Send, status: int, text:
     await _answer(send, status, f"{text}\n".encode())
 
 
+async def _problem(send: Send, status: int, slug: str, detail: str) -> None:
+    """An RFC 9457 problem from the door, for the API's clients."""
+    await _answer(send, status, problem_bytes(status, slug, detail),
+                  [(b"www-authenticate", b'Bearer realm="searchapp"')], MEDIA_TYPE)
+
+
 async def _answer(send: Send, status: int, body: bytes,
-                  headers: list[tuple[bytes, bytes]] | None = None) -> None:
+                  headers: list[tuple[bytes, bytes]] | None = None,
+                  media_type: str = "text/plain; charset=utf-8") -> None:
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"text/plain; charset=utf-8"),
+        (b"content-type", media_type.encode()),
         (b"content-length", str(len(body)).encode()),
         (b"cache-control", b"no-store"),
         *(headers or []),

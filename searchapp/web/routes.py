@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 4096
 MAX_WAITING_CHECKS = 8  # password checks queued behind the limiter before "busy"
 NO_STORE = {"cache-control": "no-store"}
+NO_PASSWORD = ("This server takes API keys only: no password is set, so the pages stay closed. "
+               "Set SEARCHAPP_PASSWORD (or SEARCHAPP_PASSWORD_HASH) to open them.")
 
 
 def door_routes(door: Door) -> list[Route]:
@@ -47,11 +49,15 @@ def door_routes(door: Door) -> list[Route]:
         if door.cookie_reader(request.scope) is not None:
             return RedirectResponse(next_path, 303, headers=NO_STORE)
         note = "You are logged out." if "logged_out" in request.query_params else None
+        if not door.has_password:
+            note = NO_PASSWORD
         return page(200, next_path=next_path, note=note)
 
     async def login(request: Request) -> Response:
         if not door.enabled:
             return RedirectResponse("/", 303)
+        if not door.has_password:
+            return page(403, message=NO_PASSWORD)
         if not same_site(request):
             log.warning("refused a login form sent from another site (%s)", client_of(request))
             return PlainTextResponse("Log in from this site's own login page.\n", 403,

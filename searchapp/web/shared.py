@@ -105,6 +105,94 @@ def _new_app() -> App:
     return made
 
 
+STARTUP_SECONDS = 120.0  # a worker this process started may take this long to take its lock
+
+
+class WorkerKeeper:
+    """Starts the background worker for this process's data folder, and again if it dies.
+
+    One per server process (``worker_keeper()``); the lock keeps two sessions (or
+    API requests) that arrive at the same moment from starting two workers. A worker
+    is alive while it holds its lock on ``worker.pid`` (``worker.worker_pid``); one
+    this process has just started counts as alive while it starts (imports, opens
+    the database) and before it takes that lock. A worker this process started is
+    asked to stop (SIGTERM: it finishes its current job first) when the server
+    shuts down (``lifespan``) or the process exits; one started by someone else is
+    left alone. A read-only data folder gets no worker (it could not write
+    anything): 0 is returned. The pages and the JSON API share it.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.pid: int | None = None
+        self.started: set[int] = set()
+        self.started_at = 0.0
+        self.settings = None
+
+    def ensure(self, app: App) -> int:
+        import time
+
+        from searchapp.jobs import worker
+        from searchapp.jobs.processes import pid_alive
+
+        with self._lock:
+            if app.db.read_only:
+                return 0
+            alive = worker.worker_pid(app.settings)
+            if alive is None and self.pid in self.started and pid_alive(self.pid) \
+                    and time.monotonic() - self.started_at < STARTUP_SECONDS:
+                alive = self.pid  # ours, still starting
+            if alive is not None:
+                self.pid = alive
+            else:
+                self.pid = worker.ensure_worker(app.settings)
+                self.started_at = time.monotonic()
+                if not self.started:
+                    import atexit
+
+                    atexit.register(self.stop_started)
+                self.started.add(self.pid)
+                self.settings = app.settings
+            return self.pid
+
+    def stop_started(self) -> None:
+        """SIGTERM the worker holding the worker lock, if this process started it."""
+        import os
+        import signal
+
+        from searchapp.jobs import worker
+        from searchapp.jobs.processes import pid_alive
+
+        pid = worker.worker_pid(self.settings) if self.settings else None
+        if pid is None and self.pid in self.started:  # ours, still starting: never a recycled
+            pid = self.pid if pid_alive(self.pid) else None  # pid, as it is our unreaped child
+        if pid in self.started:  # never a recycled pid, never someone else's worker
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def worker_keeper() -> WorkerKeeper:
+    """This process' one WorkerKeeper.
+
+    Example:
+        >>> worker_keeper() is worker_keeper()
+        True
+        >>> reset()
+    """
+    return once("worker-keeper", WorkerKeeper)
+
+
+def ensure_background_worker(app: App) -> int:
+    """The pid of the worker serving ``app``'s data folder, starting one when none is alive.
+
+    Cheap enough to call on every rerun or request: it reads the pid file and signals the pid.
+
+    Example:
+        >>> pid = ensure_background_worker(app())              # doctest: +SKIP
+    """
+    return worker_keeper().ensure(app)
+
+
 @contextlib.asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[None]:
     """``st.App(lifespan=...)``: when the server shuts down, stop the worker it started.

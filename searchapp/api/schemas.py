@@ -1,0 +1,220 @@
+"""The API's request and response bodies; FastAPI makes the OpenAPI document from them.
+
+Limits are part of the schema (a request outside them is a 422 before any work):
+ids of 1-500 characters, texts up to 1,000,000, at most 1,000 documents or ids
+per call, k from 1 to 1,000. Search hits have the shape of ``searchapp search
+--json`` (``searchapp.search.service.hit_json``).
+
+Example:
+    >>> DocumentIn(id="q1", text="How do I reset my password?").meta
+    {}
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from searchapp.corpora.documents import MAX_BATCH, MAX_ID_CHARS, MAX_TEXT_CHARS
+from searchapp.search.service import MAX_K, MAX_QUERY_CHARS, MODES
+
+DocId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, examples=["q1"])]
+MetaValue = str | int | float | bool | None
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+# ---- problems -------------------------------------------------------------------------------
+class FieldError(BaseModel):
+    field: str
+    message: str
+
+
+class Problem(BaseModel):
+    """RFC 9457 problem details: every error of the API."""
+
+    type: str = Field(examples=["urn:searchapp:problem:not-found"])
+    title: str = Field(examples=["Not Found"])
+    status: int = Field(examples=[404])
+    detail: str = Field(examples=["No corpus named 'faq'. Existing corpora: docs."])
+    errors: list[FieldError] | None = None
+
+
+# ---- corpora --------------------------------------------------------------------------------
+class CorpusCreate(Strict):
+    name: str = Field(min_length=1, max_length=200, examples=["faq"])
+    model: str | None = Field(default=None, max_length=500,
+                              description="default: the server's SEARCHAPP_MODEL")
+
+
+class CorpusOut(BaseModel):
+    name: str
+    model: str
+    documents: int
+    embedded: int
+    generation: int = Field(description="bumped by every change of its documents or vectors")
+    meta_columns: list[str]
+    active_jobs: list[int]
+    ready: bool = Field(description="every document has a vector")
+
+
+class CorpusList(BaseModel):
+    corpora: list[CorpusOut]
+
+
+class Deleted(BaseModel):
+    deleted: str
+
+
+# ---- documents -----------------------------------------------------------------------------
+class DocumentIn(Strict):
+    id: DocId
+    text: str = Field(min_length=1, max_length=MAX_TEXT_CHARS,
+                      examples=["How do I reset my password?"])
+    meta: dict[str, MetaValue] = Field(default_factory=dict, max_length=100,
+                                       examples=[{"product": "billing", "year": 2024}])
+
+
+class UpsertIn(Strict):
+    documents: list[DocumentIn] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class UpsertOut(BaseModel):
+    corpus: str
+    added: int
+    updated: int = Field(description="texts replaced (embedded again)")
+    metadata_updated: int = Field(description="metadata replaced, text unchanged")
+    unchanged: int
+    generation: int
+    job_id: int | None = Field(description="the embed job for new and changed texts")
+
+
+class DocumentOut(BaseModel):
+    id: str
+    text: str
+    meta: dict[str, Any]
+    embedded: bool
+
+
+class IdsIn(Strict):
+    ids: list[DocId] = Field(min_length=1, max_length=MAX_BATCH)
+
+
+class DocumentsOut(BaseModel):
+    documents: list[DocumentOut]
+    missing: list[str]
+
+
+class DeleteOut(BaseModel):
+    corpus: str
+    deleted: int
+    missing: list[str]
+    generation: int
+
+
+# ---- search and duplicates -----------------------------------------------------------------
+class SearchIn(Strict):
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       examples=["a dog running on the beach"])
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Literal[MODES] = "hybrid"  # type: ignore[valid-type]
+    where: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list, max_length=20, examples=[["product=billing", "year>=2024"]],
+        description="metadata conditions COL OP VALUE (= != < <= > >=), all must hold")
+    min_score: float | None = Field(default=None, ge=-1.0, le=1.0,
+                                    description="minimum cosine (semantic and hybrid)")
+
+
+class RankScore(BaseModel):
+    rank: int | None
+    score: float | None
+
+
+class PassageOut(BaseModel):
+    number: int
+    start: int
+    end: int
+
+
+class Hit(BaseModel):
+    id: str
+    text: str
+    score: float
+    semantic: RankScore
+    lexical: RankScore
+    passage: PassageOut | None
+    snippet: str
+    meta: dict[str, Any]
+
+
+class SearchOut(BaseModel):
+    mode: str
+    results: list[Hit]
+
+
+class DuplicateCheckIn(Strict):
+    text: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                      examples=["How can I change my password?"])
+    threshold: float | None = Field(default=None, ge=0.0, le=1.0,
+                                    description="default: the model's threshold")
+
+
+class MatchOut(BaseModel):
+    id: str
+    text: str
+    score: float
+
+
+class DuplicateCheckOut(BaseModel):
+    matches: list[MatchOut]
+
+
+# ---- jobs, models, snapshots ---------------------------------------------------------------
+class JobOut(BaseModel):
+    id: int
+    kind: str
+    status: Literal["queued", "running", "succeeded", "failed", "cancelled"]
+    progress_done: int
+    progress_total: int
+    message: str | None
+    error: str | None
+    cancel_requested: bool
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    payload: dict[str, Any]
+    result: dict[str, Any] | None
+
+
+class JobList(BaseModel):
+    jobs: list[JobOut]
+
+
+class ModelOut(BaseModel):
+    name: str
+    source: str
+    status: str
+    base: str
+    objective: str
+    metrics: dict[str, Any]
+
+
+class ModelList(BaseModel):
+    models: list[ModelOut]
+
+
+class SnapshotOut(BaseModel):
+    name: str
+    size: int
+    created_at: str
+    kind: str = Field(description="backup, or before-upgrade (taken by a schema upgrade)")
+    schema_version: int | None
+    corpora: list[dict[str, Any]]
+
+
+class SnapshotList(BaseModel):
+    snapshots: list[SnapshotOut]

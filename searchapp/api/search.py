@@ -1,0 +1,50 @@
+"""Search a corpus and check a new text for duplicates, as the CLI and the pages do.
+
+    POST /corpora/{name}/search             query, k, mode, filters, minimum score
+    POST /corpora/{name}/duplicates/check   likely duplicates of a new text
+
+A search is a POST (as Qdrant's and Chroma's queries are): the query and filters
+travel in the body, not in logs of URLs. Read-only keys may use both.
+
+Example:
+    >>> sorted(r.path for r in router.routes)
+    ['/corpora/{name}/duplicates/check', '/corpora/{name}/search']
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Path
+
+from searchapp.api import schemas as s
+from searchapp.api.deps import AppDep, principal
+from searchapp.api.problems import ProblemRoute
+from searchapp.corpora.documents import check_text_value
+
+router = APIRouter(tags=["search"], route_class=ProblemRoute, dependencies=[Depends(principal)])
+Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]
+
+
+@router.post("/corpora/{name}/search", response_model=s.SearchOut, summary="Search a corpus")
+def search(body: s.SearchIn, name: Name, app: AppDep) -> s.SearchOut:
+    from searchapp.search.service import hit_json
+    from searchapp.search.service import search as run_search
+
+    check_text_value(body.query, "query")
+    for condition in body.where:
+        check_text_value(condition, "filter")
+    hits = run_search(app, name, body.query, k=body.k, min_score=body.min_score,
+                      mode=body.mode, where=body.where)
+    return s.SearchOut(mode=body.mode, results=[s.Hit(**hit_json(h)) for h in hits])
+
+
+@router.post("/corpora/{name}/duplicates/check", response_model=s.DuplicateCheckOut,
+             summary="Likely duplicates of a new text")
+def duplicates_check(body: s.DuplicateCheckIn, name: Name, app: AppDep
+                     ) -> s.DuplicateCheckOut:
+    from searchapp.duplicates import check
+
+    check_text_value(body.text, "text")
+    matches = check(app, name, body.text, body.threshold)
+    return s.DuplicateCheckOut(matches=[s.MatchOut(**m.as_dict()) for m in matches])

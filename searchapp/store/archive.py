@@ -1,0 +1,249 @@
+"""Backup archives: a tar of files and a manifest that lists each one with its SHA-256.
+
+The format (``searchapp-backup``, version 1): an uncompressed tar whose last
+member is ``manifest.json``::
+
+    {"format": "searchapp-backup", "format_version": 1, "kind": "backup",
+     "created_at": "2026-11-24T10:15:02Z", "schema_version": 4,
+     "source": {"database": "sqlite", "url": "...", "data_dir": "...", "host": "..."},
+     "corpora": [{"name": "faq", "model": "...", "documents": 13, "embedded": 13,
+                  "generation": 7}],
+     "members": {"database/searchapp.db": {"size": 69632, "sha256": "9f2c..."}, ...}}
+
+``verify`` reads the whole archive before anything is restored and refuses, with
+one line saying why: a file that is not a tar or ends early (truncated), a tar
+without our manifest (foreign), a member whose size or SHA-256 differs from
+the manifest (altered), a member the manifest does not list or one it lists
+that is missing, a name that would land outside the target folder or is a
+link, and an archive of a newer format or schema than this searchapp reads.
+``extract`` then writes the members, hashing again as it writes.
+
+Example:
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> _ = (folder / "a.txt").write_text("hello")
+    >>> m = write(folder / "b.tar", [("notes/a.txt", folder / "a.txt")], {"schema_version": 4})
+    >>> verify(folder / "b.tar", newest_schema=4)["members"]["notes/a.txt"]["size"]
+    5
+    >>> _ = (folder / "b.tar").write_bytes((folder / "b.tar").read_bytes()[:700])
+    >>> verify(folder / "b.tar", newest_schema=4)
+    Traceback (most recent call last):
+    ...
+    searchapp.errors.BackupError: b.tar is damaged (truncated or not a tar archive): ...
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tarfile
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+
+from searchapp.errors import BackupError
+
+FORMAT = "searchapp-backup"
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+CHUNK = 1 << 20
+
+
+class _Hashing(io.RawIOBase):
+    """A file read through SHA-256 (for tarfile.addfile): the file is read once."""
+
+    def __init__(self, raw) -> None:
+        self.raw, self.sha, self.size = raw, hashlib.sha256(), 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        n = self.raw.readinto(buffer)
+        if n:
+            self.sha.update(memoryview(buffer)[:n])
+            self.size += n
+        return n or 0
+
+
+def utc_stamp(when: datetime | None = None) -> str:
+    """ISO time in UTC, to the second: ``2026-11-24T10:15:02Z``.
+
+    Example:
+        >>> utc_stamp(datetime(2026, 11, 24, 10, 15, 2, tzinfo=UTC))
+        '2026-11-24T10:15:02Z'
+    """
+    return (when or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def write(dest: Path, files: Sequence[tuple[str, Path]], manifest: dict,
+          progress: Callable[[str], None] | None = None) -> dict:
+    """Write ``files`` (archive name, path) and the manifest to ``dest``, atomically (a
+    temporary name, then a rename): a failure leaves no half archive. Returns the manifest
+    with ``format``, ``created_at`` and every member's size and SHA-256 filled in."""
+    dest = Path(dest)
+    tmp = dest.with_name(f".{dest.name}.{os.getpid()}.tmp")
+    members: dict[str, dict] = {}
+    try:
+        with tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+            for name, path in files:
+                _check_name(name)
+                if progress:
+                    progress(name)
+                info = tar.gettarinfo(str(path), arcname=name)
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                with open(path, "rb") as raw:
+                    hashing = _Hashing(raw)
+                    tar.addfile(info, io.BufferedReader(hashing, CHUNK))
+                if hashing.size != info.size:
+                    raise BackupError(f"{path} changed size while it was archived; try again.")
+                members[name] = {"size": hashing.size, "sha256": hashing.sha.hexdigest()}
+            full = {"format": FORMAT, "format_version": FORMAT_VERSION,
+                    "created_at": utc_stamp(), **manifest, "members": members}
+            body = json.dumps(full, indent=2, ensure_ascii=False).encode()
+            info = tarfile.TarInfo(MANIFEST)
+            info.size, info.mtime, info.mode = len(body), int(datetime.now(UTC).timestamp()), 0o600
+            tar.addfile(info, io.BytesIO(body))
+        os.replace(tmp, dest)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise BackupError(f"Cannot write {dest}: {exc.strerror or exc}.") from exc
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return full
+
+
+def _check_name(name: str) -> str:
+    """An archive member name that stays inside the folder it is extracted to."""
+    path = PurePosixPath(name)
+    if not name or path.is_absolute() or ".." in path.parts or "\\" in name or \
+            any(ord(c) < 32 for c in name):
+        raise BackupError(f"Unsafe name in the archive: {name!r}.")
+    return name
+
+
+def _open(path: Path) -> tarfile.TarFile:
+    try:
+        return tarfile.open(path, "r:")
+    except FileNotFoundError:
+        raise BackupError(f"No such file: {path}.") from None
+    except (tarfile.TarError, EOFError, OSError) as exc:
+        raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): {exc}."
+                          ) from None
+
+
+def read_manifest(path: Path) -> dict:
+    """The manifest of an archive, unchecked (for listings); BackupError when there is none.
+
+    Example:
+        >>> read_manifest(Path("/nonexistent.tar"))
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.BackupError: No such file: /nonexistent.tar.
+    """
+    path = Path(path)
+    with _open(path) as tar:
+        try:
+            member = tar.getmember(MANIFEST)
+            data = tar.extractfile(member).read()  # type: ignore[union-attr]
+        except (KeyError, AttributeError):
+            raise BackupError(f"{path.name} is not a searchapp backup: it has no "
+                              f"{MANIFEST}.") from None
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): "
+                              f"{exc}.") from None
+    try:
+        manifest = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        raise BackupError(f"{path.name} is not a searchapp backup: its {MANIFEST} is not "
+                          "JSON.") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT or \
+            not isinstance(manifest.get("members"), dict):
+        raise BackupError(f"{path.name} is not a searchapp backup (its {MANIFEST} is "
+                          "another program's).")
+    return manifest
+
+
+def verify(path: Path, newest_schema: int) -> dict:
+    """Check every member of an archive against its manifest; the manifest, or BackupError
+    saying what is wrong (see the module docstring). Reads the whole archive once."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    version = manifest.get("format_version")
+    if not isinstance(version, int) or version > FORMAT_VERSION:
+        raise BackupError(f"{path.name} was written in backup format {version}, newer than "
+                          f"this searchapp reads ({FORMAT_VERSION}); upgrade searchapp.")
+    schema = manifest.get("schema_version")
+    if not isinstance(schema, int) or schema > newest_schema:
+        raise BackupError(f"{path.name} holds a database at schema version {schema}, newer "
+                          f"than this searchapp ({newest_schema}); upgrade searchapp to "
+                          "restore it.")
+    listed: dict[str, dict] = manifest["members"]
+    seen: set[str] = set()
+    with _open(path) as tar:
+        try:
+            for member in tar:
+                if member.name == MANIFEST:
+                    continue
+                _check_member(path, member, listed)
+                digest = hashlib.sha256()
+                size = 0
+                source = tar.extractfile(member)
+                while chunk := source.read(CHUNK):  # type: ignore[union-attr]
+                    digest.update(chunk)
+                    size += len(chunk)
+                expected = listed[member.name]
+                if size != expected.get("size") or digest.hexdigest() != expected.get("sha256"):
+                    raise BackupError(f"{path.name}: {member.name} does not match its checksum "
+                                      "in the manifest (altered or damaged); nothing was "
+                                      "restored.")
+                seen.add(member.name)
+        except (tarfile.TarError, EOFError, OSError) as exc:
+            raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): "
+                              f"{exc}.") from None
+    missing = sorted(set(listed) - seen)
+    if missing:
+        raise BackupError(f"{path.name} lacks {missing[0]}, which its manifest lists "
+                          "(truncated or altered); nothing was restored.")
+    return manifest
+
+
+def _check_member(path: Path, member: tarfile.TarInfo, listed: dict) -> None:
+    _check_name(member.name)
+    if not member.isfile():
+        raise BackupError(f"{path.name}: {member.name} is not a plain file (a link or a "
+                          "device); refused.")
+    if member.name not in listed:
+        raise BackupError(f"{path.name}: {member.name} is not in the manifest (added or "
+                          "renamed after the backup); refused.")
+
+
+def extract(path: Path, manifest: dict, place: Callable[[str], Path | None]) -> list[Path]:
+    """Write each member to ``place(name)`` (None: skip it), checking its SHA-256 again as it
+    is written; returns the files written. Call ``verify`` first."""
+    written: list[Path] = []
+    listed = manifest["members"]
+    with _open(Path(path)) as tar:
+        for member in tar:
+            if member.name == MANIFEST:
+                continue
+            _check_member(Path(path), member, listed)
+            target = place(member.name)
+            if target is None:
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            digest = hashlib.sha256()
+            source = tar.extractfile(member)
+            with open(target, "wb") as out:
+                while chunk := source.read(CHUNK):  # type: ignore[union-attr]
+                    digest.update(chunk)
+                    out.write(chunk)
+            if digest.hexdigest() != listed[member.name]["sha256"]:
+                raise BackupError(f"{Path(path).name}: {member.name} changed while it was "
+                                  "restored; nothing was restored.")
+            written.append(target)
+    return written

@@ -1,0 +1,98 @@
+"""Single documents changed in place: metadata replaced, documents deleted by external id.
+
+Beside ``documents.add_documents`` (new and changed texts) and on the same
+machinery: each change takes the corpus' next generation first (which locks
+the corpus row), a deleted document leaves a tombstone so every index drops
+it at its next query, the counts are kept in the same transaction, and the
+full-text index follows by the database's own triggers (FTS5) or generated
+column (PostgreSQL).
+
+Example:
+    >>> db = Database("sqlite://")
+    >>> with db.session() as s:
+    ...     c = get_or_create_corpus(s, "faq", "m")
+    ...     _ = add_documents(s, c, [NewDocument("q1", "Reset?", {"lang": "en"})])
+    ...     replace_meta(s, c, [NewDocument("q1", "Reset?", {"lang": "de"})])
+    ...     delete_by_external_id(s, c, ["q1", "q9"])
+    1
+    ([1], ['q9'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.orm import Session
+
+from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
+from searchapp.store.changes import LazyGeneration
+from searchapp.store.db import Database  # noqa: F401 - used in the doctest
+from searchapp.store.documents import (  # noqa: F401 - NewDocument, add_documents: doctest
+    IN_LIMIT,
+    NewDocument,
+    add_documents,
+    chunks,
+    content_hash,
+    remove_documents,
+)
+from searchapp.store.schema import Corpus, Document
+
+
+def _stored(s: Session, corpus_id: int, external_ids: Sequence[str]
+            ) -> dict[str, tuple[int, str, dict]]:
+    """{external_id: (id, content_hash, meta)} for those stored."""
+    out: dict[str, tuple[int, str, dict]] = {}
+    for part in chunks(list(external_ids), IN_LIMIT):
+        rows = s.execute(select(Document.external_id, Document.id, Document.content_hash,
+                                Document.meta).where(Document.corpus_id == corpus_id,
+                                                     Document.external_id.in_(part))).all()
+        out.update({e: (i, h, m or {}) for e, i, h, m in rows})
+    return out
+
+
+def replace_meta(s: Session, corpus: Corpus, docs: Sequence[NewDocument]) -> int:
+    """Give stored documents whose text is unchanged the metadata in ``docs``; returns how
+    many changed. A changed text is ``add_documents``' work (a new row, embedded again);
+    those and unknown ids are left alone here. One generation for the batch, only if
+    something changed; new metadata keys join the corpus' ``meta_columns``."""
+    stored = _stored(s, corpus.id, [d.external_id for d in docs])
+    changes = []
+    for doc in docs:
+        old = stored.get(doc.external_id)
+        if old is not None and old[1] == content_hash(doc.text) and old[2] != doc.meta:
+            changes.append({"doc_id": old[0], "new_meta": doc.meta})
+    if not changes:
+        return 0
+    LazyGeneration(s, corpus.id).value  # noqa: B018 - first: it locks the corpus row
+    s.connection().execute(update(Document.__table__).where(
+        Document.__table__.c.id == bindparam("doc_id")).values(meta=bindparam("new_meta")),
+        changes)
+    known = list(corpus.meta_columns or [])
+    new_keys = sorted({str(k) for c in changes for k in c["new_meta"]} - set(known))
+    if new_keys:
+        s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
+            meta_columns=known + new_keys))
+    s.expire(corpus, ["generation", "updated_at", "meta_columns"])
+    return len(changes)
+
+
+def delete_by_external_id(s: Session, corpus: Corpus, external_ids: Sequence[str]
+                          ) -> tuple[list[int], list[str]]:
+    """Delete these documents of ``corpus`` with their vectors, leaving tombstones.
+
+    Returns (the deleted documents' primary keys, the ids that were not stored).
+    One generation for the batch, none when nothing was stored.
+    """
+    wanted = list(dict.fromkeys(external_ids))
+    stored = _stored(s, corpus.id, wanted)
+    missing = [e for e in wanted if e not in stored]
+    ids = [stored[e][0] for e in wanted if e in stored]
+    if not ids:
+        return [], missing
+    generation = LazyGeneration(s, corpus.id).value  # first: it locks the corpus row
+    remove_documents(s, corpus.id, ids, generation)
+    s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
+        document_count=Corpus.document_count - len(ids)))
+    s.expire(corpus, ["document_count", "generation", "updated_at"])
+    return ids, missing
