@@ -137,3 +137,15 @@ def test_a_tiny_corpus_gives_what_it_has_and_a_bad_kind_is_refused(faq):
     from searchapp.errors import InvalidParameterError
     with pytest.raises(InvalidParameterError, match="query, pair"):
         proposals.propose(faq, "faq", 3, kind="pairs")
+
+
+def test_a_page_that_cannot_wait_for_the_model_gets_proposals_and_an_estimate_without_it(
+        faq, monkeypatch):
+    from searchapp.judgements.estimate import estimate
+
+    service.add(faq, "faq", query="kitten food", doc="m1", label=1, source="search")
+    monkeypatch.setattr(faq, "encoder", lambda name: pytest.fail("the model was run"))
+    batch = proposals.propose(faq, "faq", 5, kind="query", encode=False)
+    assert batch and "kitten food" not in {p.query for p in batch}
+    now = estimate(faq, "faq", encode=False)
+    assert now.waiting and now.queries == 1 and now.query_results == 0

@@ -46,6 +46,7 @@ class Estimate:
     queries: int  # judged queries
     query_results: int  # judged documents in their query's top 10
     query_precision: float | None  # of those, the share judged relevant
+    waiting: bool = False  # judged queries not searched: the model was not loaded yet
 
 
 def pair_cosines(app: App, handle: CorpusHandle, pairs: Sequence[tuple[str, str]]
@@ -70,11 +71,16 @@ class _TopCache:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-def _top_ids(app: App, handle: CorpusHandle, query: str) -> list[str]:
+def _top_ids(app: App, handle: CorpusHandle, query: str, encode: bool = True
+             ) -> list[str] | None:
+    """The query's top 10 ids (searched once per generation); None when not searched yet
+    and ``encode`` is False."""
     cache = app.memo.get_or_make(handle.corpus_id, handle.generation,
                                  ("estimate", "top", handle.model.id), _TopCache)
     with cache.lock:
         found = cache.tops.get(query)
+    if found is None and not encode:
+        return None
     if found is None:
         found = [h.id for h in search(app, handle, query, k=TOP_K)]
         with cache.lock:
@@ -82,8 +88,14 @@ def _top_ids(app: App, handle: CorpusHandle, query: str) -> list[str]:
     return found
 
 
-def estimate(app: App, corpus: str | CorpusHandle, threshold: float | None = None) -> Estimate:
-    """Pair precision at the threshold and query precision@10, from the judgements so far."""
+def estimate(app: App, corpus: str | CorpusHandle, threshold: float | None = None,
+             encode: bool = True) -> Estimate:
+    """Pair precision at the threshold and query precision@10, from the judgements so far.
+
+    ``encode=False`` searches no query the model would have to encode: queries
+    not searched before are left out and ``waiting`` says so (a page answering
+    while the model loads).
+    """
     handle = as_handle(app, corpus)
     threshold = resolve_threshold(app, handle.model.name, threshold)
     judged = service.list_judgements(app, handle.name)
@@ -97,10 +109,13 @@ def estimate(app: App, corpus: str | CorpusHandle, threshold: float | None = Non
         if j.kind == "query":
             by_query.setdefault(j.query, {})[j.a] = j.label
     hits = relevant = 0
+    waiting = False
     for query, labelled in by_query.items():
-        for doc in _top_ids(app, handle, query):
+        top = _top_ids(app, handle, query, encode)
+        waiting |= top is None
+        for doc in top or []:
             if doc in labelled:
                 hits += 1
                 relevant += labelled[doc] >= 1
     return Estimate(threshold, len(pairs), len(above), pair_precision, len(by_query), hits,
-                    relevant / hits if hits else None)
+                    relevant / hits if hits else None, waiting)

@@ -245,12 +245,16 @@ def _disagreements(handle: CorpusHandle, conn, query: str, vector: np.ndarray,
     return sorted(out, key=lambda x: -x[1])
 
 
-def _query_sources(app: App, handle: CorpusHandle, cache: _QueryCache
+def _query_sources(app: App, handle: CorpusHandle, cache: _QueryCache, encode: bool
                    ) -> Iterator[tuple[str, np.ndarray | None, int | None]]:
     """(query, its vector, the document it came from or None): judged queries, then
-    documents. The vector is None for a query whose disagreements are cached already."""
+    documents. The vector is None for a query whose disagreements are cached already.
+    Without ``encode``, judged queries not searched before wait for a later call."""
     with app.db.session() as s:
         judged = sorted({r.query for r in rows.judgement_rows(s, handle.corpus_id, "query")})
+    if not encode:
+        with cache.lock:
+            judged = [q for q in judged if q in cache.found]
     for start in range(0, len(judged), 64):
         part = judged[start:start + 64]
         with cache.lock:
@@ -273,7 +277,7 @@ def _query_sources(app: App, handle: CorpusHandle, cache: _QueryCache
                     yield text, vector, doc
 
 
-def _query_stream(app: App, handle: CorpusHandle
+def _query_stream(app: App, handle: CorpusHandle, encode: bool = True
                   ) -> Iterator[tuple[str, int, float, str, float]]:
     """(query, document, score, reason, cosine) of the disagreement strategy.
 
@@ -284,7 +288,7 @@ def _query_stream(app: App, handle: CorpusHandle
                                  ("proposals", "queries", handle.model.id), _QueryCache)
     budget = NEW_QUERIES
     with app.db.reader() as conn:
-        for query, vector, itself in _query_sources(app, handle, cache):
+        for query, vector, itself in _query_sources(app, handle, cache, encode):
             with cache.lock:
                 found = cache.found.get(query)
             if found is None:
@@ -302,27 +306,30 @@ def _query_stream(app: App, handle: CorpusHandle
 
 
 # ---- the mix -----------------------------------------------------------------------------
-def _streams(app: App, handle: CorpusHandle, kind: str | None, threshold: float
-             ) -> list[tuple[str, Iterator]]:
+def _streams(app: App, handle: CorpusHandle, kind: str | None, threshold: float,
+             encode: bool) -> list[tuple[str, Iterator]]:
     streams = []
     if kind in (None, "pair"):
         streams.append(("threshold", _pair_stream(app, handle, "threshold", threshold)))
     if kind in (None, "query"):
-        streams.append(("disagreement", _query_stream(app, handle)))
+        streams.append(("disagreement", _query_stream(app, handle, encode)))
     if kind in (None, "pair"):
         streams.append(("border", _pair_stream(app, handle, "border", threshold)))
     return streams
 
 
 def propose(app: App, corpus: str | CorpusHandle, n: int, kind: str | None = None,
-            exclude: Iterable = (), threshold: float | None = None) -> list[Proposal]:
+            exclude: Iterable = (), threshold: float | None = None, encode: bool = True
+            ) -> list[Proposal]:
     """Up to ``n`` items to ask about next, the strategies taking turns.
 
     ``kind``: 'pair' or 'query' for one kind only. ``exclude``: proposals or
     (kind, query, a, b) keys not to propose (skipped ones, those on screen).
     ``threshold``: the duplicate threshold pairs are chosen around (default: the
     model's). Never an item the corpus has a judgement of. Fewer than ``n`` when
-    the strategies run out (a tiny corpus).
+    the strategies run out (a tiny corpus). ``encode=False`` never runs the model
+    (judged queries it has not searched yet wait; documents used as queries have
+    their vectors): for a page that must answer while the model still loads.
 
     Example:
         >>> batch = propose(app, "faq", 20, kind="pair")              # doctest: +SKIP
@@ -333,7 +340,7 @@ def propose(app: App, corpus: str | CorpusHandle, n: int, kind: str | None = Non
     handle = as_handle(app, corpus)
     threshold = resolve_threshold(app, handle.model.name, threshold)
     skip = judged_keys(app, handle.corpus_id) | _exclusions(exclude)
-    streams = _streams(app, handle, kind, threshold)
+    streams = _streams(app, handle, kind, threshold, encode)
     docs = documents(app, handle)
     picked: list[tuple] = []  # (strategy, key, (a id, b id), cosine, reason, score)
     used_docs: set[int] = set()

@@ -67,10 +67,15 @@ def show_item(item: Proposal, number: int) -> None:
         st.caption(f"Asked because: {md_escape(item.reason)}.")
 
 
+def model_ready(corpus: str) -> bool:
+    """Whether the corpus' model is loaded: until it is, nothing here waits for it."""
+    return corpus_model.get(corpus) in app.loaded_models
+
+
 def show_estimate(corpus: str) -> None:
     try:
         counts = service.counts(app, corpus)
-        now = estimate(app, corpus)
+        now = estimate(app, corpus, encode=model_ready(corpus))
     except SearchAppError as exc:
         st.caption(md_inline(str(exc)))
         return
@@ -87,7 +92,8 @@ def show_estimate(corpus: str) -> None:
                  "–" if now.query_precision is None else f"{now.query_precision:.0%}",
                  help="Of the judged documents that hybrid search puts in their query's "
                       "top 10, the share judged relevant.")
-    right.caption(f"from {now.query_results:,} results of {now.queries:,} queries")
+    right.caption(f"from {now.query_results:,} results of {now.queries:,} queries"
+                  + (" (more once the model has loaded)" if now.waiting else ""))
 
 
 @st.fragment
@@ -95,7 +101,8 @@ def labelling(corpus: str, kind: str | None) -> None:
     session = labelling_session(f"label-{corpus}-{kind}")
     if not session.queue:
         try:
-            session.queue = propose(app, corpus, BATCH, kind=kind, exclude=session.skipped)
+            session.queue = propose(app, corpus, BATCH, kind=kind, exclude=session.skipped,
+                                    encode=model_ready(corpus))
         except SearchAppError as exc:
             st.error(md_inline(str(exc)), icon=":material/error:")
             return
@@ -127,6 +134,7 @@ st.caption("Answer the questions whose answers teach the most: pairs near the du
            "used to evaluate search, calibrate the duplicate threshold and fine-tune the model.")
 summaries = corpus_summaries_or_stop(app)
 chosen = corpus_picker(summaries)
+corpus_model = {c.name: c.model_name for c in summaries}
 kind_name = st.segmented_control("Ask about", list(KINDS), default="Everything",
                                  key="label-kind") or "Everything"
 labelling(chosen.name, KINDS[kind_name])
