@@ -63,6 +63,8 @@ def test_pairs_nearest_the_threshold_come_first_and_exact_copies_never(faq):
     assert len(docs) == len(set(docs))  # a document once per batch
     assert all(p.a < p.b and p.a_text and p.b_text for p in batch)
     assert "threshold 0.850" in batch[0].reason
+    near_copies = proposals.propose(faq, "faq", 3, kind="pair", threshold=0.99)
+    assert near_copies and {"p1", "p2"} not in [{p.a, p.b} for p in near_copies]  # 0.994
 
 
 def test_a_judged_or_excluded_item_is_never_proposed_again(faq):

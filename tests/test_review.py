@@ -82,6 +82,8 @@ def test_the_threshold_for_a_precision_rests_on_the_judgements_and_the_mined_pai
     low = result.row_at(0.6)
     assert low.pairs > chosen.pairs and low.precision < chosen.precision
     assert result.row_at(0.55).pairs is None  # below what was mined: not guessed
+    top = result.row_at(1.0)  # the exact copies (cosine 0.994) are pairs at any threshold
+    assert top.pairs == dup.find_duplicates(faq, "faq", threshold=1.0, k=10).pair_count == 1
 
 
 def test_a_file_far_more_balanced_than_the_corpus_gets_a_warning(faq):
@@ -163,3 +165,14 @@ def test_the_command_line_calibrates_on_judgements_and_warns_about_a_balanced_fi
     out = capsys.readouterr().out
     result = jt.calibrate_on_judgements(faq, "faq")
     assert ("Warning: The file is 50% duplicates" in out) == (abs(result.share - 0.5) > 0.15)
+
+
+def test_a_file_threshold_below_the_mined_pairs_is_not_given_their_count(faq):
+    judge_everything_by_rule(faq, 0.85)
+    dup.find_duplicates(faq, "faq", threshold=0.5, k=10)  # the grid's lowest row has pairs
+    result = jt.calibrate_on_judgements(faq, "faq")
+    far = 1.0 if result.share < 0.5 else 0.0
+    words = jt.share_warning(far, result, file_threshold=0.274)
+    lowest = result.row_at(0.5).pairs
+    assert f"at 0.274 this corpus would have more pairs than the {lowest:,} it has down to " \
+           "cosine 0.50" in words

@@ -218,9 +218,15 @@ def share_warning(file_share: float, calibration: JudgedCalibration | None,
             f"(estimated from {calibration.judged} judged pairs). A threshold chosen for the "
             "best F1 on the file assumes duplicates are as common as there")
     row = calibration.row_at(file_threshold) if file_threshold is not None else None
-    if row is not None and row.pairs is not None and row.precision is not None:
+    if row is not None and abs(row.threshold - file_threshold) <= GRID_STEP / 2 and \
+            row.pairs is not None and row.precision is not None:
         text += (f": at {file_threshold:.3f} this corpus would have {row.pairs:,} pairs, "
                  f"an estimated {row.precision:.0%} of them duplicates")
+    elif file_threshold is not None and calibration.floor is not None and \
+            file_threshold < calibration.floor:
+        lowest = calibration.row_at(calibration.floor)
+        text += (f": at {file_threshold:.3f} this corpus would have more pairs than the "
+                 f"{lowest.pairs:,} it has down to cosine {calibration.floor:.2f}")
     return text + ". Calibrate on this corpus' judgements for the precision you want instead."
 
 

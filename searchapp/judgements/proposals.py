@@ -6,7 +6,8 @@ A person's time is the scarce thing, so the Label page, the review queue and
 - ``threshold`` (pairs): neighbouring documents whose cosine lies closest to the
   model's duplicate threshold. Far above or below it the answer is already
   known; near it, it decides where the threshold belongs (uncertainty sampling).
-  Exact copies are never asked: nobody needs to review them.
+  Exact copies (the same text once normalised, as the duplicates page defines
+  them) are never asked: nobody needs to review them.
 - ``disagreement`` (query → document): a document that search by meaning ranks
   near the top for a query and search by words ranks low or not at all, or the
   reverse. One of the two is wrong about it; the answer says which. Queries
@@ -40,6 +41,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from searchapp.duplicates.calibration import resolve_threshold
+from searchapp.duplicates.text_keys import normalise
 from searchapp.judgements.items import check_kind, normalise_query
 from searchapp.search.service import semantic_candidates
 from searchapp.store import fulltext, repo
@@ -51,7 +53,7 @@ if TYPE_CHECKING:
 
 POOL_DOCS = 20_000  # documents whose neighbours form the pair pool (a fixed sample above it)
 POOL_K = 10  # neighbours per document in the pool
-EXACT_COSINE = 0.9999  # at or above: the same text, never worth a question
+EXACT_COSINE = 0.9999  # at or above: the same text (a quick first filter; texts decide)
 RANK_DEPTH = 30  # results of each search compared for a disagreement
 TOP = 5  # a document in one search's top TOP ...
 QUERY_DOCS = 2_000  # documents used as queries, at most (a fixed sample of them)
@@ -385,6 +387,11 @@ class _Documents:
     def text(self, doc: int) -> str:
         return self.known[doc][1]
 
+    def same_text(self, a: int, b: int) -> bool:
+        """Whether two documents are the same text once normalised (an exact copy, which
+        the duplicates page lists without asking anyone)."""
+        return normalise(self.text(a)) == normalise(self.text(b))
+
 
 def documents(app: App, handle: CorpusHandle) -> _Documents:
     return app.memo.get_or_make(handle.corpus_id, handle.generation, ("proposals", "docs"),
@@ -407,7 +414,7 @@ def _next_new(stream: Iterator, strategy: str, docs: _Documents, skip: set,
             if a in used_docs or b in used_docs:
                 continue
             name_a, name_b = docs.external(a), docs.external(b)
-            if name_a is None or name_b is None:
+            if name_a is None or name_b is None or docs.same_text(a, b):
                 continue
             ids = (a, b) if name_a < name_b else (b, a)
             key = ("pair", None, *sorted((name_a, name_b)))
