@@ -176,3 +176,19 @@ def test_a_file_threshold_below_the_mined_pairs_is_not_given_their_count(faq):
     lowest = result.row_at(0.5).pairs
     assert f"at 0.274 this corpus would have more pairs than the {lowest:,} it has down to " \
            "cosine 0.50" in words
+
+
+def test_the_estimate_searches_a_few_new_queries_per_call_and_says_more_are_waiting(faq):
+    from searchapp.judgements import estimate as est
+
+    for n, query in enumerate(["reset my password", "capital of France", "cook pasta",
+                               "restart my router", "weather tomorrow"]):
+        service.add(faq, "faq", query=query, doc=IDS[n], label=1, source="search")
+    first = estimate(faq, "faq")
+    assert first.waiting and first.queries == 5
+    searched = len(faq.memo.get(open_corpus(faq, "faq").corpus_id,
+                                open_corpus(faq, "faq").generation,
+                                ("estimate", "top", open_corpus(faq, "faq").model.id)).tops)
+    assert searched == est.NEW_SEARCHES
+    second = estimate(faq, "faq")
+    assert not second.waiting and second.query_results >= first.query_results

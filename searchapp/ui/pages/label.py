@@ -93,7 +93,7 @@ def show_estimate(corpus: str) -> None:
                  help="Of the judged documents that hybrid search puts in their query's "
                       "top 10, the share judged relevant.")
     right.caption(f"from {now.query_results:,} results of {now.queries:,} queries"
-                  + (" (more once the model has loaded)" if now.waiting else ""))
+                  + (" (more queries as you go)" if now.waiting else ""))
 
 
 @st.fragment
