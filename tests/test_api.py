@@ -213,3 +213,35 @@ def test_an_unexpected_error_is_a_500_problem_with_a_reference_and_no_traceback(
     body = problem_of(client.get("/api/v1/corpora/faq"), 500)
     assert "reference" in body["detail"] and "secret" not in body["detail"]
     assert "Traceback" not in body["detail"]
+
+
+def test_another_app_sends_judgements_that_count_like_the_pages_and_can_take_them_back(
+        stack, app):
+    from searchapp.judgements import service as judgements
+
+    make, _ = stack
+    client, _door = make()
+    client.post("/api/v1/corpora", json={"name": "faq"})
+    client.put("/api/v1/corpora/faq/documents", json={"documents": DOCS})
+    made = client.post("/api/v1/corpora/faq/judgements",
+                       json={"query": "reset  password", "doc": "t1", "label": 2})
+    assert made.status_code == 201, made.text
+    pair = client.post("/api/v1/corpora/faq/judgements",
+                       json={"a": "t2", "b": "t1", "label": 0}).json()
+    assert (pair["kind"], pair["a"], pair["b"], pair["source"]) == ("pair", "t1", "t2", "api")
+    counted = judgements.counts(app, "faq")
+    assert (counted["query"], counted["pair"], counted["total"]) == (1, 1, 2)
+    listed = client.get("/api/v1/corpora/faq/judgements", params={"kind": "query"}).json()
+    assert [(j["query"], j["a"], j["label"]) for j in listed["judgements"]] == [
+        ("reset password", "t1", 2)]
+    assert "No document 'zz'" in problem_of(client.post(
+        "/api/v1/corpora/faq/judgements", json={"a": "t1", "b": "zz", "label": 1}), 422)["detail"]
+    problem_of(client.post("/api/v1/corpora/faq/judgements",
+                           json={"query": "x", "doc": "t1", "a": "t2", "label": 1}), 422)
+    problem_of(client.post("/api/v1/corpora/faq/judgements",
+                           json={"a": "t1", "b": "t2", "label": 4}), 422)
+    taken = client.delete(f"/api/v1/corpora/faq/judgements/{pair['id']}").json()
+    assert taken["id"] == pair["id"] and len(judgements.list_judgements(app, "faq")) == 1
+    problem_of(client.delete(f"/api/v1/corpora/faq/judgements/{pair['id']}"), 404)
+    problem_of(client.post("/api/v1/corpora/nope/judgements",
+                           json={"a": "t1", "b": "t2", "label": 1}), 404)

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from searchapp.search.filters import parse_condition, where_sql
 from searchapp.store import fulltext, repo
 from searchapp.store.db import Database
+from searchapp.store.schema import SCHEMA_VERSION
 
 DOCS = [
     ("a", "Error ERR-40417 appears when the XR-7 firmware updates.",
@@ -73,10 +74,11 @@ def test_passages_are_stored_and_read_back(pg_url):
     db.dispose()
 
 
-def test_version_2_database_is_upgraded_to_3(pg_url):
+def test_version_2_database_is_upgraded_to_the_current_version(pg_url):
     db, corpus, ids = stored(pg_url)
     with db.engine.begin() as conn:  # take it back to what version 2 had
-        for sql in ("ALTER TABLE documents DROP COLUMN text_search",
+        for sql in ("DROP TABLE api_keys", "DROP TABLE judgements", "DROP TABLE evaluation_runs",
+                    "ALTER TABLE documents DROP COLUMN text_search",
                     "ALTER TABLE embeddings DROP COLUMN passages",
                     "ALTER TABLE embeddings DROP COLUMN passage_spans",
                     "ALTER TABLE corpora DROP COLUMN meta_columns",
@@ -85,7 +87,7 @@ def test_version_2_database_is_upgraded_to_3(pg_url):
     db.dispose()
     db = Database(pg_url)
     with db.session() as s:
-        assert s.execute(text("SELECT version FROM schema_info")).scalar() == 3
+        assert s.execute(text("SELECT version FROM schema_info")).scalar() == SCHEMA_VERSION
         assert repo.corpus_state(s, "t").meta_columns == ["opened", "product", "year"]
     with db.reader() as conn:
         assert [i for i, _ in fulltext.lexical_search(conn, corpus, "subscription", 10)] == \

@@ -35,9 +35,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from sqlalchemy.exc import IntegrityError
-
-from searchapp.errors import AlreadyExistsError, InvalidParameterError, NotFoundError
+from searchapp.errors import AlreadyExistsError, ConflictError, InvalidParameterError, NotFoundError
 from searchapp.store import api_keys
 from searchapp.store.api_keys import KeyRow
 from searchapp.store.db import Database
@@ -101,7 +99,7 @@ def create(db: Database, name: str, read_only: bool = False) -> NewKey:
                                          f"name or revoke it first (searchapp keys revoke "
                                          f"{name}).")
             row = api_keys.add_key(s, name, key[:SHOWN_CHARS], hash_key(key), read_only)
-    except IntegrityError:  # another process took the name at the same moment
+    except ConflictError:  # another process took the name at the same moment
         raise AlreadyExistsError(f"A key named {name!r} exists already; choose another name.") \
             from None
     log.info("API key %r created (%s)", name, "read-only" if read_only else "read-write")

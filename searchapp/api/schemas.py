@@ -173,6 +173,35 @@ class DuplicateCheckOut(BaseModel):
     matches: list[MatchOut]
 
 
+# ---- judgements ----------------------------------------------------------------------------
+class JudgementIn(Strict):
+    """A query and a document (relevance 0-3) or two documents (duplicate 0/1)."""
+
+    query: str | None = Field(None, max_length=2_000, examples=["reset my password"])
+    doc: DocId | None = None
+    a: DocId | None = None
+    b: DocId | None = None
+    label: int = Field(ge=0, le=3, description="query: 0 not relevant .. 3 perfectly; "
+                                                "pair: 1 duplicate, 0 not")
+
+
+class JudgementOut(BaseModel):
+    id: int
+    corpus: str
+    kind: Literal["query", "pair"]
+    query: str | None
+    a: str
+    b: str | None
+    label: int
+    source: str
+    created_at: datetime
+    updated_at: datetime | None
+
+
+class JudgementList(BaseModel):
+    judgements: list[JudgementOut]
+
+
 # ---- jobs, models, snapshots ---------------------------------------------------------------
 class JobOut(BaseModel):
     id: int

@@ -29,6 +29,7 @@ from searchapp.cli import (
     documents,
     duplicates,
     jobs,
+    judge,
     keys,
     models,
     passwords,
@@ -40,8 +41,8 @@ from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, documents, search, jobs, clusters, duplicates, models, keys, backups,
-          passwords)
+GROUPS = (corpora, documents, search, jobs, clusters, duplicates, judge, models, keys,
+          backups, passwords)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

@@ -100,11 +100,12 @@ def details_text(hit: SearchHit) -> str:
 
 
 def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
-               extra: str = "") -> None:
+               extra: str = "", mark: Callable[[], None] | None = None) -> None:
     """One result row: rank and title, snippet, details, score, then the action buttons.
 
-    ``extra`` is one more caption line (e.g. the ranks in both lists). The row
-    is a container keyed ``hit-{rank}``, so tests and scripts can find it.
+    ``extra`` is one more caption line (e.g. the ranks in both lists); ``mark``
+    draws the judgement switch among the actions (``searchapp.ui.judging``). The
+    row is a container keyed ``hit-{rank}``, so tests and scripts can find it.
     """
     score, weak = shown_score(hit)
     snippet = snippet_markdown(hit)
@@ -126,6 +127,8 @@ def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
                           key=f"hit-{rank}-{action.label}", on_click=action.run, args=(hit,))
             with st.popover("Document", icon=":material/article:", type="tertiary"):
                 whole_document(hit)
+            if mark is not None:
+                mark()
 
 
 def whole_document(hit: SearchHit) -> None:

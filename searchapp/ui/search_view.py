@@ -15,6 +15,8 @@ Example (inside the Search page):
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 
@@ -23,6 +25,7 @@ from searchapp.duplicates.calibration import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import MAX_K, SearchHit, search
 from searchapp.ui.common import md_escape, user_errors
+from searchapp.ui.judging import judgement_marks
 from searchapp.ui.results import HitAction, render_hit
 from searchapp.ui.search_controls import (
     KEPT,
@@ -148,8 +151,9 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         n = word_matches(app, corpus, request.query, request.conditions())
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
         matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
+    marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
     _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {SCORE_NOTES[request.mode]}",
-          request.mode)
+          request.mode, lambda hit, key: marks(doc=hit.id, key=key))
 
 
 def _related(app: App, corpus: str, like: str | None, dups: str | None,
@@ -170,15 +174,19 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
         left.markdown(f"**Likely duplicates of** `{md_escape(dups)}` (cosine ≥ "
                       f"{threshold:.3f}, the {source} threshold of {md_escape(model)})")
         hits = more_like(app, corpus, dups, k=min(page * k, MAX_K), min_score=threshold)
-        note = "Score: cosine similarity to that document."
+        note = "Score: cosine similarity to that document. Mark each: duplicate or not."
     if not hits:
         st.info("No document is that close.", icon=":material/search_off:")
         return
-    _list(hits, page, k, note, "semantic")
+    mark = None if like else \
+        (lambda hit, key: judgement_marks(app, corpus, a=dups, b=hit.id, key=key))
+    _list(hits, page, k, note, "semantic", mark)
 
 
-def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str) -> None:
-    """One page of hits (the ``page``-th k of them) with its caption and page buttons."""
+def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
+          mark: Callable[[SearchHit, str], None] | None = None) -> None:
+    """One page of hits (the ``page``-th k of them) with its caption and page buttons;
+    ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate)."""
     first = (page - 1) * k
     shown = hits[first:first + k]
     if not shown:
@@ -187,7 +195,8 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str) -> Non
     else:
         st.caption(f"Results {first + 1:,}–{first + len(shown):,}. {note}")
     for rank, hit in enumerate(shown, start=first + 1):
-        render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "")
+        render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "",
+                   mark=None if mark is None else partial(mark, hit, f"hit-{rank}"))
     more = len(hits) >= page * k and page * k < MAX_K
     if page > 1 or more:
         with st.container(horizontal=True, gap="small", key="search-pages"):
