@@ -51,6 +51,7 @@ from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.documents import (
     AddResult,
     DocumentRow,
+    DocumentWriter,
     NewDocument,
     add_documents,
     content_hash,
@@ -73,6 +74,7 @@ __all__ = [
     "CorpusState",
     "CorpusSummary",
     "DocumentRow",
+    "DocumentWriter",
     "NewDocument",
     "add_documents",
     "content_hash",
