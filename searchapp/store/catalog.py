@@ -20,6 +20,7 @@ from sqlalchemy import and_, delete, select
 from sqlalchemy.orm import Session
 
 from searchapp.errors import CorpusNotFoundError, InvalidParameterError, ModelError
+from searchapp.store import fulltext
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.schema import (
     Analysis,
@@ -98,14 +99,17 @@ def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:
         corpus = Corpus(name=name, model_name=model_name, generation=0, document_count=0)
         s.add(corpus)
         s.flush()
+        fulltext.create_corpus_index(s.connection(), corpus.id)  # after the row: one transaction
     return corpus
 
 
 def delete_corpus(s: Session, name: str) -> Corpus:
     """Delete a corpus with everything that hangs off it (index files: the caller)."""
     corpus = get_corpus(s, name)
-    for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis, Document):
+    for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis):
         s.execute(delete(table).where(table.corpus_id == corpus.id))
+    fulltext.drop_corpus_index(s.connection(), corpus.id)  # after a write: in the transaction
+    s.execute(delete(Document).where(Document.corpus_id == corpus.id))
     s.delete(corpus)
     s.flush()
     return corpus

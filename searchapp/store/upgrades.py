@@ -18,9 +18,25 @@ index); ``embeddings.passages`` and ``embeddings.passage_spans`` for documents
 longer than the model's window (NULL for the existing rows: they were embedded
 truncated, and stay searchable as before until re-embedded); ``corpora.meta_columns``,
 the metadata keys a corpus' documents use, filled from the documents.
+
+Version 4 (per-corpus BM25): on SQLite the one FTS5 table over every corpus
+pooled BM25's statistics, so adding a corpus changed the scores of the others;
+each corpus gets its own FTS5 table ``documents_fts_{id}`` with its own three
+triggers, filled from its stored documents, and the shared table and its
+triggers go. A statement wrapped in ``PerCorpus`` runs once per existing
+corpus with ``{corpus}`` its id. PostgreSQL ranks with ``ts_rank_cd``, which
+reads one document and the query only: nothing changes there.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class PerCorpus(NamedTuple):
+    """SQL run once for each corpus stored at upgrade time, ``{corpus}`` being its id."""
+
+    sql: str
 
 _V2_COUNTS_AND_TOMBSTONES = [
     """CREATE TABLE embedded_counts (
@@ -168,7 +184,37 @@ _V3_POSTGRESQL = [
             WHERE d.corpus_id = corpora.id AND json_typeof(d.meta) = 'object') keys)""",
 ]
 
-UPGRADES: dict[int, dict[str, list[str]]] = {
+_V4_FTS_PER_CORPUS_SQLITE = [
+    "DROP TRIGGER documents_fts_insert",
+    "DROP TRIGGER documents_fts_delete",
+    "DROP TRIGGER documents_fts_update",
+    "DROP TABLE documents_fts",
+    PerCorpus("""CREATE VIRTUAL TABLE documents_fts_{corpus} USING fts5(
+        text, content='documents', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2')"""),
+    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_insert AFTER INSERT ON documents
+        WHEN new.corpus_id = {corpus} BEGIN
+        INSERT INTO documents_fts_{corpus} (rowid, text) VALUES (new.id, new.text);
+    END"""),
+    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_delete AFTER DELETE ON documents
+        WHEN old.corpus_id = {corpus} BEGIN
+        INSERT INTO documents_fts_{corpus} (documents_fts_{corpus}, rowid, text)
+            VALUES ('delete', old.id, old.text);
+    END"""),
+    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_update AFTER UPDATE OF text ON documents
+        WHEN old.corpus_id = {corpus} BEGIN
+        INSERT INTO documents_fts_{corpus} (documents_fts_{corpus}, rowid, text)
+            VALUES ('delete', old.id, old.text);
+        INSERT INTO documents_fts_{corpus} (rowid, text) VALUES (new.id, new.text);
+    END"""),
+    PerCorpus("""INSERT INTO documents_fts_{corpus} (rowid, text)
+        SELECT id, text FROM documents WHERE corpus_id = {corpus} ORDER BY id"""),
+]
+
+_V4_FTS_PER_CORPUS_POSTGRESQL: list = []  # ts_rank_cd pools nothing across corpora
+
+UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
+    4: {"sqlite": _V4_FTS_PER_CORPUS_SQLITE, "postgresql": _V4_FTS_PER_CORPUS_POSTGRESQL},
 }
