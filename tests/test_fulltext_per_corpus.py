@@ -78,6 +78,21 @@ def test_each_corpus_has_its_own_table_which_goes_with_it(tmp_path):
     db.dispose()
 
 
+def test_a_version_3_postgresql_database_is_stamped_4_and_ranks_as_before(postgres_url):
+    """Nothing was pooled on PostgreSQL: the upgrade changes no table and no score."""
+    db = Database(postgres_url)
+    faq = add(db, "faq", FAQ)
+    before = ranking(db, faq, "password reset")
+    with db.engine.begin() as conn:
+        conn.execute(text("UPDATE schema_info SET version = 3"))
+    db.dispose()
+    db = Database(postgres_url)
+    with db.reader() as conn:
+        assert conn.execute(text("SELECT version FROM schema_info")).scalar() == SCHEMA_VERSION
+    assert before and ranking(db, faq, "password reset") == before
+    db.dispose()
+
+
 # ---- the upgrade from version 3 --------------------------------------------------------------
 def v3_database(path: Path) -> None:
     """A version-3 database (the DDL as the version-3 ORM wrote it, shared FTS5 table and

@@ -13,6 +13,7 @@ from sqlalchemy import text
 from searchapp.search.filters import parse_condition, where_sql
 from searchapp.store import fulltext, repo
 from searchapp.store.db import Database
+from searchapp.store.schema import SCHEMA_VERSION
 
 DOCS = [
     ("a", "Error ERR-40417 appears when the XR-7 firmware updates.",
@@ -85,7 +86,7 @@ def test_version_2_database_is_upgraded_to_3(pg_url):
     db.dispose()
     db = Database(pg_url)
     with db.session() as s:
-        assert s.execute(text("SELECT version FROM schema_info")).scalar() == 3
+        assert s.execute(text("SELECT version FROM schema_info")).scalar() == SCHEMA_VERSION
         assert repo.corpus_state(s, "t").meta_columns == ["opened", "product", "year"]
     with db.reader() as conn:
         assert [i for i, _ in fulltext.lexical_search(conn, corpus, "subscription", 10)] == \
