@@ -342,3 +342,15 @@ def test_reading_twice_from_an_open_file_leaves_it_usable():
     table = read_table(f, "a.csv")
     assert [n for n, _ in table.rows()] == [2, 3, 4] == [n for n, _ in table.rows()]
     assert not f.closed
+
+
+def test_a_lone_surrogate_in_json_is_a_message_on_the_page_not_a_traceback(app, ui_resources):
+    """Valid JSON (an escape), no character: refused while opening, before the preview
+    table (whose Arrow strings cannot hold it) is drawn."""
+    from tests.test_ui_pages import page, texts
+
+    at = page("upload").run()
+    at.file_uploader[0].upload("a.jsonl", b'{"text": "ok"}\n{"text": "bad \\ud800"}\n',
+                               "application/json").run()
+    assert not at.exception
+    assert any("line 2 has an unpaired surrogate" in e for e in texts(at.error)), texts(at.error)
