@@ -98,8 +98,9 @@ def guess_id_column(frame: pd.DataFrame) -> str | None:
 
 def _check_column(columns: list[str], column: str, role: str) -> None:
     if column not in columns:
-        raise IngestError(f"No {role} column {column!r}. "
-                          f"Columns in the file: {', '.join(map(str, columns))}.")
+        shown = [c if c and c.isprintable() and c == c.strip() else repr(c) for c in columns]
+        raise IngestError(f"No {role} column {column!r}. Columns in the file: "
+                          f"{', '.join(shown)}.")
 
 
 def plan_columns(table: Table, text_column: str | None = None, id_column: str | None = None,

@@ -147,11 +147,16 @@ def check_columns(conditions: Sequence[Condition], known: Sequence[str], corpus:
     """InvalidParameterError for a column the corpus' documents never had."""
     for c in conditions:
         if c.column not in known:
-            listing = ", ".join(sorted(known)) if known else "none (the upload had only text " \
-                "and id columns)"
+            listing = ", ".join(_shown(k) for k in sorted(known)) if known else \
+                "none (the upload had only text and id columns)"
             raise InvalidParameterError(
                 f"Corpus {corpus!r} has no metadata column {c.column!r}; its columns: "
                 f"{listing}.")
+
+
+def _shown(name: str) -> str:
+    """A column name for a one-line message: as it is, or quoted when it would not read so."""
+    return name if name and name.isprintable() and name == name.strip() else repr(name)
 
 
 # ---- SQL -----------------------------------------------------------------------------------

@@ -108,7 +108,8 @@ def delete_corpus(s: Session, name: str) -> Corpus:
     corpus = get_corpus(s, name)
     for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis):
         s.execute(delete(table).where(table.corpus_id == corpus.id))
-    fulltext.drop_corpus_index(s.connection(), corpus.id)  # after a write: in the transaction
+    fulltext.drop_corpus_index(s.connection(), corpus.id)  # after a write: in the transaction;
+    # the documents then go without touching an index
     s.execute(delete(Document).where(Document.corpus_id == corpus.id))
     s.delete(corpus)
     s.flush()

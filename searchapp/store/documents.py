@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select
 from sqlalchemy.orm import Session
 
+from searchapp.store import fulltext
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
 from searchapp.store.changes import LazyGeneration, next_generation, record_removed
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
@@ -132,7 +133,9 @@ class DocumentWriter:
         if replaced:
             remove_documents(s, corpus.id, replaced, self.generation.value)
         if rows:
+            after = fulltext.last_document_id(s.connection())
             s.execute(insert(Document), rows)
+            fulltext.index_new(s.connection(), corpus.id, after)
         if relabelled:
             s.connection().execute(_SET_META, relabelled)
         self.added += len(rows) - len(replaced)
@@ -180,6 +183,7 @@ def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation:
                 EmbeddedCount.corpus_id == corpus_id, EmbeddedCount.model_id == model_id
             ).values(count=EmbeddedCount.count - n))
         s.execute(delete(Embedding).where(Embedding.document_id.in_(part)))
+        fulltext.unindex(s.connection(), corpus_id, part)
         s.execute(delete(Document).where(Document.id.in_(part)))
     record_removed(s, corpus_id, doc_ids, generation)
 
@@ -200,9 +204,11 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
         return 0
     generation = next_generation(s, corpus_id)  # first: it locks the corpus row
     remove_documents(s, corpus_id, [r.id for r in rows], generation)
+    after = fulltext.last_document_id(s.connection())
     s.execute(insert(Document), [
         {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
          "content_hash": r.content_hash, "created_at": r.created_at} for r in rows])
+    fulltext.index_new(s.connection(), corpus_id, after)
     return len(rows)
 
 

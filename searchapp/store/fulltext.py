@@ -3,9 +3,13 @@
 SQLite: one FTS5 table per corpus, ``documents_fts_{corpus id}`` (external
 content: the text lives only in ``documents``; porter stemming over unicode61,
 accents folded), created and dropped with its corpus (``create_corpus_index``,
-``drop_corpus_index``). Three triggers per corpus on ``documents`` write it in
-the same transaction as every insert, update and delete of that corpus'
-documents, so a deleted document can never be found. Ranking is BM25
+``drop_corpus_index``). The store's three writes of documents keep it in the
+same transaction (``index_new`` after an insert, ``unindex`` before a delete;
+metadata updates leave the text alone), so a deleted document can never be
+found. Not triggers: a trigger cannot choose its table by the row's corpus, so
+each corpus would need its own, and every insert runs every corpus' triggers
+(measured: 20,000 inserts 1.5x slower beside 100 corpora, 36x beside 1,000).
+Ranking is BM25
 (``bm25()``, lower is better; we return its negation so that higher is better,
 like cosine), and BM25's statistics (how many documents hold a word, their
 average length) are those of the corpus' own table: a corpus ranks the same
@@ -60,28 +64,17 @@ STOPWORDS = frozenset([
 ])
 
 # ---- DDL (the current schema; upgrades.py keeps its own frozen copy) -------------------
-# SQLite, per corpus: {fts} is the corpus' table, {corpus} its id (an integer from the store)
-SQLITE_CORPUS_DDL = [
-    """CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
+# SQLite, per corpus: {fts} is the corpus' table (its name from the corpus id, an integer)
+SQLITE_CORPUS_DDL = """CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
         text, content='documents', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2')""",
-    """CREATE TRIGGER IF NOT EXISTS {fts}_insert AFTER INSERT ON documents
-        WHEN new.corpus_id = {corpus} BEGIN
-        INSERT INTO {fts} (rowid, text) VALUES (new.id, new.text);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS {fts}_delete AFTER DELETE ON documents
-        WHEN old.corpus_id = {corpus} BEGIN
-        INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.id, old.text);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS {fts}_update AFTER UPDATE OF text ON documents
-        WHEN old.corpus_id = {corpus} BEGIN
-        INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', old.id, old.text);
-        INSERT INTO {fts} (rowid, text) VALUES (new.id, new.text);
-    END""",
-]
-# the triggers first: deleting the corpus' documents afterwards costs the index nothing
-SQLITE_CORPUS_DROP = ["DROP TRIGGER IF EXISTS {fts}_insert", "DROP TRIGGER IF EXISTS {fts}_delete",
-                      "DROP TRIGGER IF EXISTS {fts}_update", "DROP TABLE IF EXISTS {fts}"]
+        tokenize='porter unicode61 remove_diacritics 2')"""
+SQLITE_CORPUS_DROP = "DROP TABLE IF EXISTS {fts}"
+# the rows written after id {after}: the documents an insert just added (ids only grow)
+_SQLITE_INDEX_NEW = """INSERT INTO {fts} (rowid, text)
+    SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after"""
+# external content: a row leaves the index by the text it was indexed with, read before it goes
+_SQLITE_UNINDEX = """INSERT INTO {fts} ({fts}, rowid, text)
+    SELECT 'delete', id, text FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"""
 POSTGRESQL_DDL = [
     "ALTER TABLE documents ADD COLUMN text_search tsvector "
     "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
@@ -95,8 +88,8 @@ def _install(target, conn: Connection, **_kw) -> None:
             conn.execute(DDL(sql))
 
 
-# A new PostgreSQL database gets the full-text column with the documents table; SQLite gets
-# a table per corpus as each corpus is made.
+# A new PostgreSQL database gets the full-text column with the documents table (the
+# database keeps it); SQLite gets a table per corpus as each corpus is made.
 event.listen(Document.__table__, "after_create", _install)
 
 
@@ -111,21 +104,42 @@ def fts_table(corpus_id: int) -> str:
 
 
 def create_corpus_index(conn: Connection, corpus_id: int) -> None:
-    """Make a new corpus' full-text table and triggers (SQLite), in the caller's transaction.
+    """Make a new corpus' full-text table (SQLite), in the caller's transaction.
 
     Call it after the corpus row was written in that transaction: pysqlite opens the
     transaction at the first write, and DDL before it would commit on its own.
     """
     if conn.dialect.name == "sqlite":
-        for sql in SQLITE_CORPUS_DDL:
-            conn.exec_driver_sql(sql.format(fts=fts_table(corpus_id), corpus=int(corpus_id)))
+        conn.exec_driver_sql(SQLITE_CORPUS_DDL.format(fts=fts_table(corpus_id)))
 
 
 def drop_corpus_index(conn: Connection, corpus_id: int) -> None:
-    """Drop a corpus' full-text table and triggers (SQLite), in the caller's transaction."""
+    """Drop a corpus' full-text table (SQLite), in the caller's transaction: its documents
+    can then be deleted without touching an index."""
     if conn.dialect.name == "sqlite":
-        for sql in SQLITE_CORPUS_DROP:
-            conn.exec_driver_sql(sql.format(fts=fts_table(corpus_id)))
+        conn.exec_driver_sql(SQLITE_CORPUS_DROP.format(fts=fts_table(corpus_id)))
+
+
+def last_document_id(conn: Connection) -> int:
+    """The highest document id so far: what ``index_new`` is given before an insert."""
+    if conn.dialect.name != "sqlite":
+        return 0
+    return int(conn.execute(text("SELECT max(id) FROM documents")).scalar() or 0)
+
+
+def index_new(conn: Connection, corpus_id: int, after: int) -> None:
+    """Index the corpus' documents with an id above ``after`` (those just inserted: ids only
+    grow, and the transaction holds SQLite's write lock). PostgreSQL: nothing to do."""
+    if conn.dialect.name == "sqlite":
+        conn.execute(text(_SQLITE_INDEX_NEW.format(fts=fts_table(corpus_id))),
+                     {"corpus": int(corpus_id), "after": int(after)})
+
+
+def unindex(conn: Connection, corpus_id: int, doc_ids: Sequence[int]) -> None:
+    """Take documents out of their corpus' index; call before deleting them."""
+    if conn.dialect.name == "sqlite" and len(doc_ids):
+        conn.execute(text(_SQLITE_UNINDEX.format(fts=fts_table(corpus_id))),
+                     {"ids": json.dumps([int(i) for i in doc_ids])})
 
 
 # ---- queries -----------------------------------------------------------------------

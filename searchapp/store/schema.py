@@ -18,9 +18,10 @@ text.
 Vectors are float32 blobs (``numpy.ndarray.tobytes()``), ``dimension`` floats each.
 
 Full text: ``documents`` carries a full-text index kept by the database in the
-same transaction as every write (on SQLite an FTS5 table and triggers per
-corpus, made with the corpus, so BM25 counts that corpus only; on PostgreSQL a
-generated ``tsvector`` column with a GIN index; see ``store/fulltext.py``).
+same transaction as every write (on SQLite an FTS5 table per corpus, made with
+the corpus and written by the store's document writes, so BM25 counts that
+corpus only; on PostgreSQL a generated ``tsvector`` column with a GIN index; see
+``store/fulltext.py``).
 """
 
 from __future__ import annotations

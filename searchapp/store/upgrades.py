@@ -21,11 +21,12 @@ the metadata keys a corpus' documents use, filled from the documents.
 
 Version 4 (per-corpus BM25): on SQLite the one FTS5 table over every corpus
 pooled BM25's statistics, so adding a corpus changed the scores of the others;
-each corpus gets its own FTS5 table ``documents_fts_{id}`` with its own three
-triggers, filled from its stored documents, and the shared table and its
-triggers go. A statement wrapped in ``PerCorpus`` runs once per existing
-corpus with ``{corpus}`` its id. PostgreSQL ranks with ``ts_rank_cd``, which
-reads one document and the query only: nothing changes there.
+each corpus gets its own FTS5 table ``documents_fts_{id}``, filled from its
+stored documents, and the shared table and its triggers go (the store writes
+the corpus tables itself: per-corpus triggers would all run on every insert).
+A statement wrapped in ``PerCorpus`` runs once per existing corpus with
+``{corpus}`` its id. PostgreSQL ranks with ``ts_rank_cd``, which reads one
+document and the query only: nothing changes there.
 """
 
 from __future__ import annotations
@@ -192,21 +193,6 @@ _V4_FTS_PER_CORPUS_SQLITE = [
     PerCorpus("""CREATE VIRTUAL TABLE documents_fts_{corpus} USING fts5(
         text, content='documents', content_rowid='id',
         tokenize='porter unicode61 remove_diacritics 2')"""),
-    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_insert AFTER INSERT ON documents
-        WHEN new.corpus_id = {corpus} BEGIN
-        INSERT INTO documents_fts_{corpus} (rowid, text) VALUES (new.id, new.text);
-    END"""),
-    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_delete AFTER DELETE ON documents
-        WHEN old.corpus_id = {corpus} BEGIN
-        INSERT INTO documents_fts_{corpus} (documents_fts_{corpus}, rowid, text)
-            VALUES ('delete', old.id, old.text);
-    END"""),
-    PerCorpus("""CREATE TRIGGER documents_fts_{corpus}_update AFTER UPDATE OF text ON documents
-        WHEN old.corpus_id = {corpus} BEGIN
-        INSERT INTO documents_fts_{corpus} (documents_fts_{corpus}, rowid, text)
-            VALUES ('delete', old.id, old.text);
-        INSERT INTO documents_fts_{corpus} (rowid, text) VALUES (new.id, new.text);
-    END"""),
     PerCorpus("""INSERT INTO documents_fts_{corpus} (rowid, text)
         SELECT id, text FROM documents WHERE corpus_id = {corpus} ORDER BY id"""),
 ]
