@@ -275,6 +275,9 @@ def test_a_guessed_id_column_that_repeats_late_falls_back_to_ids_from_the_text(a
     summary = up(app, f"id,text\n{rows}7,text 7 again\n".encode(), "a.csv")
     assert summary.added == 1_501
     assert all(len(e) >= 16 for e in stored(app))  # ids made from the text, id kept as metadata
+    assert summary.describe() == ("Corpus 'c': 1501 added. Column 'id' has an empty or repeated "
+                                  "value further down, so it is not used as the id: ids were "
+                                  "made from the text (the column is kept as metadata).")
 
 
 # ---- memory: a constant plus a batch, not a multiple of the file ---------------------------

@@ -121,11 +121,15 @@ def upload(app: App, table: Table, corpus: str, text_column: str | None = None,
     try:
         return _store(app, table, corpus, plan, model)
     except GuessedIdFailed:
-        return _store(app, table, corpus, replace(plan, id=None, id_guessed=False), model)
+        note = (f"Column {plan.id!r} has an empty or repeated value further down, so it is "
+                "not used as the id: ids were made from the text (the column is kept as "
+                "metadata).")
+        return _store(app, table, corpus, replace(plan, id=None, id_guessed=False), model,
+                      (note,))
 
 
-def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | None
-           ) -> UploadSummary:
+def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | None,
+           notes: tuple[str, ...] = ()) -> UploadSummary:
     counts = Counts()
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)
@@ -145,7 +149,7 @@ def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | N
         name = c.name
     job_id = request_embed(app, name, new_rows=bool(result.added or result.updated))
     return UploadSummary(name, result.added, result.updated, result.unchanged,
-                         counts.skipped_empty, job_id, result.meta_updated, table.notes)
+                         counts.skipped_empty, job_id, result.meta_updated, table.notes + notes)
 
 
 def _needs_embedding(app: App, name: str) -> bool:
