@@ -184,6 +184,16 @@ def test_a_binary_column_is_text_when_it_is_utf8_and_left_out_with_a_note_when_n
         "Column 'thumb' holds binary data (not text) and was not kept.")
 
 
+def test_a_nul_in_a_parquet_string_is_refused_naming_the_row_and_column(app):
+    """Arrow strings may hold NUL (no text file can): the one reader whose cells the builder
+    checks character by character."""
+    table = pa.table({"text": ["fine", "also fine"], "note": ["ok", "bad\x00byte"]})
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    with pytest.raises(IngestError, match=r"row 2, column 'note', contains a NUL character"):
+        up(app, buf.getvalue().to_pybytes(), "a.parquet")
+
+
 # ---- TSV: no quoting ------------------------------------------------------------------------
 def test_tsv_keeps_quotes_and_never_merges_rows(app):
     raw = (b'id\ttext\n1\t"Quoted" at the start\n2\tAn unbalanced " quote\n'

@@ -29,7 +29,13 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from searchapp.corpora.cells import check_cell, check_name
+from searchapp.corpora.cells import (
+    MAX_ID_CHARS,
+    MAX_META_CHARS,
+    MAX_TEXT_CHARS,
+    check_cell,
+    check_name,
+)
 from searchapp.corpora.seen_ids import SeenIds
 from searchapp.corpora.table import Table
 from searchapp.errors import IngestError
@@ -137,6 +143,7 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
     names: set[str] = set()
     pending: list[tuple[int, str, str, dict]] = []  # (row number, id, text, metadata)
     size = 0
+    check_all = not table.clean  # else only lengths: the reader refused NUL and surrogates
     with SeenIds() as seen:
         for number, cells in table.rows(wanted):
             counts.rows += 1
@@ -144,17 +151,18 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
             if not text:
                 counts.skipped_empty += 1
                 continue
-            where = table.label(number)
-            check_cell(text, "text", plan.text, where)
-            doc_id = _row_id(cells, plan, where)
+            if check_all or len(text) > MAX_TEXT_CHARS:  # (check_cell says what is wrong)
+                check_cell(text, "text", plan.text, table.label(number))
+            doc_id = _row_id(cells, plan, table, number, check_all)
             if plan.meta is None:
                 meta = {k: v for k, v in cells.items() if k != plan.text and k != plan.id}
             else:
                 meta = {k: cells[k] for k in plan.meta if k in cells}
             for key, value in meta.items():
-                check_cell(value, "metadata", key, where)
+                if check_all or len(value) > MAX_META_CHARS:
+                    check_cell(value, "metadata", key, table.label(number))
                 if key not in names:
-                    _new_column(key, names, where)
+                    _new_column(key, names, table.label(number))
             pending.append((number, doc_id, text, meta))
             size += len(text) + sum(len(v) for v in meta.values())
             if len(pending) >= BATCH_DOCS or size >= BATCH_CHARS:
@@ -168,7 +176,8 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
         raise IngestError(f"Every row has an empty {plan.text!r}: nothing to upload.")
 
 
-def _row_id(cells: dict[str, str], plan: ColumnPlan, where: str) -> str:
+def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,
+            check_all: bool) -> str:
     """The row's id from the id column ("" when ids are made from the text)."""
     if not plan.id:
         return ""
@@ -176,8 +185,9 @@ def _row_id(cells: dict[str, str], plan: ColumnPlan, where: str) -> str:
     if not doc_id:
         if plan.id_guessed:
             raise GuessedIdFailed()
-        raise IngestError(f"{where}: the id column {plan.id!r} is empty.")
-    check_cell(doc_id, "id", plan.id, where)
+        raise IngestError(f"{table.label(number)}: the id column {plan.id!r} is empty.")
+    if check_all or len(doc_id) > MAX_ID_CHARS:
+        check_cell(doc_id, "id", plan.id, table.label(number))
     return doc_id
 
 

@@ -48,6 +48,7 @@ class Table:
         if hasattr(reading.rows, "close"):
             reading.rows.close()  # the file is closed; rows() opens it again
         self.notes = reading.notes  # for the upload's summary (a column left out, ...)
+        self.clean = reading.clean  # no NUL or lone surrogate can be in a cell
         self.columns = reading.columns if reading.columns is not None else \
             list(dict.fromkeys(k for _, cells in self.head for k in cells))
         self._frame: pd.DataFrame | None = None
@@ -63,8 +64,8 @@ class Table:
                      fmt: str = "txt") -> Table:
         """A table of rows already in memory (one question typed on a page)."""
         columns = list(dict.fromkeys(k for r in records for k in r))
-        return cls("input", fmt, lambda wanted: Reading(columns, iter(enumerate(records, 1))),
-                   label)
+        return cls("input", fmt, lambda wanted: Reading(columns, iter(enumerate(records, 1)),
+                                                         clean=False), label)
 
     def rows(self, wanted: Collection[str] | None = None) -> Iterator[Row]:
         """Every row, read from the start of the file (``wanted``: the columns needed, a hint

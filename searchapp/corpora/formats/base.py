@@ -12,11 +12,14 @@ Row = tuple[int, dict[str, str]]  # (line, item or row number; {column: cell tex
 
 class Reading(NamedTuple):
     """A file being read: its columns (None where rows name their own, as JSON objects do),
-    its rows as they are read, and notes for the upload's summary."""
+    its rows as they are read, notes for the upload's summary, and whether the reader has
+    already refused NUL and lone surrogates (text decoded as UTF-8 and checked line by line,
+    JSON checked by value) so that only sizes are left to check."""
 
     columns: list[str] | None
     rows: Iterator[Row]
     notes: tuple[str, ...] = ()
+    clean: bool = True
 
 
 def header_names(fields: list[str], filename: str, where: str, strip: bool = True) -> list[str]:

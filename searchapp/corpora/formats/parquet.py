@@ -50,7 +50,7 @@ def read_parquet(source: Source, _fmt: str, wanted: Collection[str] | None = Non
                   for name in left_out)
     columns = [n for n in names if n not in left_out]
     read = [c for c in columns if wanted is None or c in wanted]
-    return Reading(columns, _rows(source, read), notes)
+    return Reading(columns, _rows(source, read), notes, clean=False)  # Arrow strings may hold NUL
 
 
 def _rows(source: Source, columns: list[str]) -> Iterator[Row]:
