@@ -91,7 +91,13 @@ def guess_text_column(frame: pd.DataFrame) -> str:
 
 
 def guess_id_column(frame: pd.DataFrame) -> str | None:
-    """A column named like an id whose values (in ``frame``) are all present and unique."""
+    """A column named like an id whose values (in ``frame``) are all present and unique.
+
+    Example:
+        >>> (guess_id_column(pd.DataFrame({"ID": ["a", "b"]})),
+        ...  guess_id_column(pd.DataFrame({"id": ["a", "a"]})))
+        ('ID', None)
+    """
     by_lower = {str(c).lower(): c for c in frame.columns}
     for name in ID_COLUMN_GUESSES:
         col = by_lower.get(name)
@@ -113,7 +119,13 @@ def plan_columns(table: Table, text_column: str | None = None, id_column: str | 
                  meta_columns: list[str] | None = None) -> ColumnPlan:
     """The columns to use, checked against the file's; guessed from its first rows when not
     given. ``id_column=None`` guesses one (``ID_COLUMN_GUESSES`` with present, unique
-    values); ``id_column=""`` means none: ids are made from the text."""
+    values); ``id_column=""`` means none: ids are made from the text.
+
+    Example:
+        >>> from searchapp.corpora.ingest import read_table
+        >>> plan_columns(read_table(b"qid,question,topic\\n1,Hi?,x\\n", "a.csv"))
+        ColumnPlan(text='question', id='qid', meta=None, id_guessed=True)
+    """
     preview = table.preview()
     text = text_column or guess_text_column(preview)
     _check_column(table.columns, text, "text")
@@ -137,6 +149,13 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
 
     Raises IngestError naming the row for the first problem, and GuessedIdFailed
     when ``plan.id`` was guessed and proves not to be an id column.
+
+    Example:
+        >>> from searchapp.corpora.ingest import read_table
+        >>> table, counts = read_table(b"id,text\\n1,hello\\n2,\\n", "a.csv"), Counts()
+        >>> [[d.external_id for d in batch] for batch in
+        ...  document_batches(table, ColumnPlan("text", "id"), counts)], counts
+        ([['1']], Counts(rows=2, skipped_empty=1, documents=1))
     """
     wanted = None if plan.meta is None else {plan.text, *plan.meta} | (
         {plan.id} if plan.id else set())
@@ -229,6 +248,12 @@ def to_documents(table: Table, text_column: str | None = None, id_column: str | 
 
     The upload streams (``document_batches``); this is for tests and one-off rows.
     A guessed id column that fails falls back to generated ids, as an upload does.
+
+    Example:
+        >>> from searchapp.corpora.ingest import read_table
+        >>> docs, skipped = to_documents(read_table(b"same\\nsame\\n\\n", "a.txt"))
+        >>> [d.external_id for d in docs], skipped
+        (['0967115f2813a354', '0967115f2813a354-2'], 1)
     """
     plan = plan_columns(table, text_column, id_column, meta_columns)
     try:

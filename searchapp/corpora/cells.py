@@ -69,7 +69,12 @@ def cell_text(value) -> str:
 
 def json_text(value, depth: int = 0) -> str:
     """A nested value as JSON (``", "`` and ``": "`` as separators, non-ASCII kept), with its
-    numbers as the file wrote them; deeper than ``MAX_DEPTH`` is an error."""
+    numbers as the file wrote them; deeper than ``MAX_DEPTH`` is an error.
+
+    Example:
+        >>> json_text({"prix": [number("1.50"), "é", None]})
+        '{"prix": [1.50, "é", null]}'
+    """
     if depth > MAX_DEPTH:
         raise NestingError()
     if isinstance(value, number):
@@ -133,7 +138,14 @@ def check_cell(value: str, role: str, column: str, where: str) -> None:
 
 
 def check_name(name: str, where: str) -> None:
-    """Refuse a column name that is too long or holds a character no database stores."""
+    """Refuse a column name that is too long or holds a character no database stores.
+
+    Example:
+        >>> check_name("k" * 1001, "line 1")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.IngestError: line 1: a column name has 1,001 characters; names may ...
+    """
     if len(name) > MAX_NAME_CHARS:
         raise IngestError(f"{where}: a column name has {len(name):,} characters; names may "
                           f"have at most {MAX_NAME_CHARS:,}.")

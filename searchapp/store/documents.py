@@ -101,6 +101,16 @@ class DocumentWriter:
     nothing. The first change bumps the corpus' generation (once for the whole
     upload), so every cache keyed on it sees the new rows and values;
     ``finish`` counts the new documents and registers new metadata columns.
+
+    Example:
+        >>> db = Database("sqlite://")
+        >>> with db.session() as s:
+        ...     c = get_or_create_corpus(s, "faq", "m")
+        ...     _ = add_documents(s, c, [NewDocument("q1", "Hi?", {"topic": "a"})])
+        ...     writer = DocumentWriter(s, c)
+        ...     writer.add([NewDocument("q1", "Hi?", {"topic": "b"})])
+        ...     writer.finish().meta_updated, c.meta_columns
+        (1, ['topic'])
     """
 
     def __init__(self, s: Session, corpus: Corpus):

@@ -129,7 +129,13 @@ def last_document_id(conn: Connection) -> int:
 
 def index_new(conn: Connection, corpus_id: int, after: int) -> None:
     """Index the corpus' documents with an id above ``after`` (those just inserted: ids only
-    grow, and the transaction holds SQLite's write lock). PostgreSQL: nothing to do."""
+    grow, and the transaction holds SQLite's write lock). PostgreSQL: nothing to do.
+
+    Example:
+        >>> after = last_document_id(conn)                      # doctest: +SKIP
+        >>> conn.execute(insert(Document), rows)                # doctest: +SKIP
+        >>> index_new(conn, corpus_id, after)                   # doctest: +SKIP
+    """
     if conn.dialect.name == "sqlite":
         conn.execute(text(_SQLITE_INDEX_NEW.format(fts=fts_table(corpus_id))),
                      {"corpus": int(corpus_id), "after": int(after)})
