@@ -162,6 +162,8 @@ def main() -> None:
     parser.add_argument("--work", help="folder for the files (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the files afterwards")
     parser.add_argument("--out", default=str(RESULTS / "ingest_memory.json"))
+    parser.add_argument("--merge", action="store_true",
+                        help="keep the other files' entries already in --out (re-run some)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="ingest-memory-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -178,11 +180,13 @@ def main() -> None:
               "long_row": ("long_row.csv", write_long_row)}
     from scale import machine
 
-    result = {"mb": args.mb, "machine": machine(), "ours": ours_commit + (" (+ changes)" if dirty
-                                                                       else ""),
-              "peer": peer_commit, "parquet_compression": args.parquet_compression,
+    ours = ours_commit + (" (+ changes)" if dirty else "")
+    result = {"mb": args.mb, "machine": machine(), "peer": peer_commit,
+              "parquet_compression": args.parquet_compression,
               "command": "python -m searchapp ingest FILE --corpus bench (no --wait)",
               "files": {}}
+    if args.merge and Path(args.out).exists():
+        result["files"] = json.loads(Path(args.out).read_text())["files"]
     try:
         for kind in args.files.split(","):
             name, make = makers[kind]
@@ -192,7 +196,8 @@ def main() -> None:
             size = path.stat().st_size
             log(f"{name}: {size / 1e6:.1f} MB, {n:,} rows, written in "
                 f"{time.perf_counter() - started:.0f} s")
-            entry = {"bytes": size, "rows": n, "load_before": os.getloadavg()}
+            entry = {"bytes": size, "rows": n, "ours_commit": ours,
+                     "load_before": os.getloadavg()}
             for who, src in (("ours", ROOT), ("peer", peer_src)):
                 entry[who] = measured(src, path, work / f"data-{who}")
                 log(f"  {who}: {entry[who]}")

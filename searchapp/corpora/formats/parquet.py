@@ -30,6 +30,7 @@ from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
 
 BATCH_ROWS = 2_048  # rows per Arrow batch: memory holds one batch of every column read
+READ_BUFFER = 1 << 20  # bytes of a column chunk read at a time (0 would read whole chunks)
 
 
 def read_parquet(source: Source, _fmt: str, wanted: Collection[str] | None = None) -> Reading:
@@ -58,7 +59,7 @@ def _rows(source: Source, columns: list[str]) -> Iterator[Row]:
 
     number = 0
     with source.seekable() as file:
-        batches = pq.ParquetFile(file, pre_buffer=False).iter_batches(
+        batches = pq.ParquetFile(file, pre_buffer=False, buffer_size=READ_BUFFER).iter_batches(
             batch_size=BATCH_ROWS, columns=columns, use_threads=False)
         for batch in batches:
             cells = [_texts(batch.column(name), name, number) for name in columns]
