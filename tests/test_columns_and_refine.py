@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.columns import column_stats, combine_columns, with_combined_text
+from searchapp.corpora.builder import ColumnPlan, plan_columns
+from searchapp.corpora.columns import column_stats
 from searchapp.corpora.ingest import read_table
 from searchapp.corpora.service import upload
 from searchapp.errors import IngestError, InvalidParameterError
@@ -22,11 +23,10 @@ cells = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=1
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.tuples(cells, cells, cells), min_size=1, max_size=20))
 def test_combined_text_is_the_non_empty_parts_in_order(rows):
-    frame = pd.DataFrame(rows, columns=["title", "body", "tag"])
-    combined = combine_columns(frame, ["title", "body"]).tolist()
-    for (title, body, _tag), text in zip(rows, combined, strict=True):
+    plan = ColumnPlan("title + body", joined=("title", "body"))
+    for title, body, tag in rows:
         parts = [p.strip() for p in (title, body) if p.strip()]
-        assert text == "\n\n".join(parts)
+        assert plan.text_of({"title": title, "body": body, "tag": tag}) == "\n\n".join(parts)
 
 
 @settings(max_examples=60, deadline=None)
@@ -52,8 +52,12 @@ def test_a_label_or_an_id_column_is_warned_about_and_text_is_not():
 
 
 def test_an_unknown_column_is_an_error_naming_the_columns():
-    with pytest.raises(IngestError, match="No column 'titel'; the file's columns: title, body"):
-        combine_columns(pd.DataFrame({"title": ["a"], "body": ["b"]}), ["titel", "body"])
+    table = read_table(b"title,body\na,b\n", "t.csv")
+    with pytest.raises(IngestError, match=r"No text column .titel.\. Columns in the file: title, "
+                                          "body"):
+        plan_columns(table, ["titel", "body"])
+    with pytest.raises(IngestError, match="Choose at least one text column"):
+        plan_columns(table, [])
 
 
 def test_an_upload_joins_title_and_body_and_keeps_the_rest_as_metadata(app):
@@ -66,8 +70,8 @@ def test_an_upload_joins_title_and_body_and_keeps_the_rest_as_metadata(app):
     assert texts == {"a": ("Refund late\n\nWhere is my money?", {"tag": "billing"}),
                      "b": ("Login", {"tag": "account"})}
     assert list(corpus.meta_columns) == ["tag"]
-    frame, name, meta = with_combined_text(pd.DataFrame({"t": ["x"]}), ["t"])
-    assert (name, meta) == ("t", []) and frame["t"].tolist() == ["x"]
+    one = plan_columns(read_table(b"t,u\nx,y\n", "o.csv"), ["t"], "")
+    assert (one.text, one.joined, one.text_of({"t": " x ", "u": "y"})) == ("t", (), "x")
 
 
 def test_facets_count_values_and_follow_the_corpus_generation(app):

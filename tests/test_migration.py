@@ -121,7 +121,7 @@ def v3_database(path: Path) -> None:
     con.close()
 
 
-def test_version_4_adds_api_keys_after_a_backup_of_the_version_3_file(tmp_path):
+def test_a_version_3_file_is_backed_up_then_upgraded_and_gains_api_keys(tmp_path):
     from searchapp.backups.service import restore
     from searchapp.store import archive
     from searchapp.store.api_keys import add_key, list_keys
@@ -135,7 +135,7 @@ def test_version_4_adds_api_keys_after_a_backup_of_the_version_3_file(tmp_path):
         assert list_keys(s) == []
         add_key(s, "k", "sa_x", "0" * 64, read_only=False)
         assert s.execute(text("select version from schema_info")).scalar() == SCHEMA_VERSION
-    [taken] = list((tmp_path / "data" / "backups").glob("before-schema-4-*.tar"))
+    [taken] = list((tmp_path / "data" / "backups").glob(f"before-schema-{SCHEMA_VERSION}-*.tar"))
     manifest = archive.verify(taken, SCHEMA_VERSION)
     assert (manifest["kind"], manifest["schema_version"]) == ("before-upgrade", 3)
     assert {c["name"]: c["documents"] for c in manifest["corpora"]} == {"faq": 3, "tickets": 1}

@@ -15,6 +15,7 @@ from searchapp.errors import InvalidParameterError, JobError
 from searchapp.jobs.worker import run_until_done
 from searchapp.search import service as search_module
 from searchapp.search.service import search
+from searchapp.store import repo
 from tests.helpers import run_cli
 
 AGENDA = " ".join(f"The committee reviewed item number {i} of the quarterly budget agenda "
@@ -184,11 +185,19 @@ def test_common_words_rank_what_rare_words_find(app, monkeypatch):
     assert [h.id for h in hits] == ["both", "short", "far"]
 
 
-def fts_matches(app, word: str) -> int:
-    """Rows of the full-text index itself (no join with documents) holding ``word``."""
+def fts_name(app, corpus: str) -> str:
+    from searchapp.store.fulltext import fts_table
+
+    with app.db.session() as s:
+        return fts_table(repo.corpus_state(s, corpus).id)
+
+
+def fts_matches(app, corpus: str, word: str) -> int:
+    """Rows of the corpus' full-text table itself (no join with documents) holding ``word``."""
+    fts = fts_name(app, corpus)
     with app.db.reader() as conn:
-        return conn.execute(text("SELECT count(*) FROM documents_fts WHERE documents_fts "
-                                 "MATCH :w"), {"w": word}).scalar()
+        return conn.execute(text(f"SELECT count(*) FROM {fts} WHERE {fts} MATCH :w"),
+                            {"w": word}).scalar()
 
 
 def test_replaced_and_deleted_documents_are_never_found_by_any_mode(app):
@@ -200,14 +209,17 @@ def test_replaced_and_deleted_documents_are_never_found_by_any_mode(app):
         hits = search(app, "docs", "zebra crossing school", k=5, mode=mode)
         assert all("zebra" not in h.text for h in hits), mode
     assert [h.id for h in search(app, "docs", "library Thursdays", k=1, mode="lexical")] == ["a"]
-    assert fts_matches(app, "zebra") == 0 and fts_matches(app, "library") == 1
+    assert fts_matches(app, "docs", "zebra") == 0 and fts_matches(app, "docs", "library") == 1
+    fts = fts_name(app, "docs")
     with app.db.session() as s:  # the full-text index agrees with the stored documents
-        s.execute(text("INSERT INTO documents_fts (documents_fts, rank) "
-                       "VALUES ('integrity-check', 1)"))
+        s.execute(text(f"INSERT INTO {fts} ({fts}, rank) VALUES ('integrity-check', 1)"))
 
     run_cli("corpora", "delete", "docs")
     ingest(app, "again", [{"id": "x", "text": "Parking permits are renewed every spring."}])
-    assert fts_matches(app, "parking") == 1  # the deleted corpus' rows left the index
+    assert fts_matches(app, "again", "parking") == 1
+    with app.db.reader() as conn:  # the deleted corpus' table and triggers went with it
+        assert conn.execute(text("SELECT count(*) FROM sqlite_master WHERE name LIKE :n"),
+                            {"n": fts + "%"}).scalar() == 0
     for mode in ("semantic", "lexical", "hybrid"):
         assert [h.id for h in search(app, "again", "parking permits", k=5, mode=mode)] == ["x"]
 

@@ -65,7 +65,7 @@ def ingest(args: argparse.Namespace) -> int:
     table = read_table(args.path)
     text = args.text_column[0] if args.text_column and len(args.text_column) == 1 \
         else args.text_column
-    for stats in column_stats(table.frame, [text] if isinstance(text, str) else text or []):
+    for stats in column_stats(table.preview(), [text] if isinstance(text, str) else text or []):
         if stats.warning:
             print(f"warning: {stats.warning}.", file=sys.stderr)
     summary = upload(app, table, args.corpus, text, args.id_column, model=args.model)

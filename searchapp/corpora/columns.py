@@ -5,8 +5,8 @@ Upload page) or a script (``searchapp ingest``) sees, per column, how many
 distinct values it has, how long they are and how many are empty, and is
 warned when the column chosen as the text looks like a label (``0``/``1``, a
 few repeated values) or an id (unique short codes). Several columns can make
-the text together (a title and a body): ``combine_columns`` joins them row by
-row into one new column, leaving the table as the reader made it.
+the text together (a title and a body): the builder joins their cells row by
+row with ``SEPARATOR`` into a text named by ``combined_name``.
 
 These take the reader's rows and never read a file, so they work with any reader.
 
@@ -17,8 +17,8 @@ Example:
     ...                       "is_duplicate": ["0", "1", "0"]})
     >>> [s.warning for s in column_stats(frame, ["body", "is_duplicate"])][1]
     "'is_duplicate' looks like a label (2 distinct values, 1 character long on average), not text"
-    >>> combine_columns(frame, ["title", "body"]).tolist()
-    ['Refund\\n\\nWhere is it?', 'Login', 'Fees\\n\\nWhy?']
+    >>> combined_name(["title", "body"])
+    'title + body'
 """
 
 from __future__ import annotations
@@ -115,43 +115,3 @@ def combined_name(columns: Sequence[str]) -> str:
     """
     return " + ".join(columns)
 
-
-def combine_columns(frame: pd.DataFrame, columns: Sequence[str], separator: str = SEPARATOR
-                    ) -> pd.Series:
-    """The text of each row made of several columns, in the order given, empty parts left out.
-
-    Raises IngestError naming an unknown column, or when fewer than one column is given.
-    """
-    if not columns:
-        raise IngestError("Choose at least one text column.")
-    missing = [c for c in columns if c not in frame.columns]
-    if missing:
-        raise IngestError(f"No column {missing[0]!r}; the file's columns: "
-                          f"{', '.join(map(str, frame.columns))}.")
-    parts = [_cells(frame[c]) for c in columns]
-    if len(parts) == 1:
-        return parts[0]
-    stacked = pd.concat(parts, axis=1).to_numpy(dtype=object)  # (rows, columns)
-    return pd.Series([separator.join(p for p in row if p) for row in stacked],
-                     index=frame.index, dtype=object)
-
-
-def with_combined_text(frame: pd.DataFrame, columns: Sequence[str]
-                       ) -> tuple[pd.DataFrame, str, list[str]]:
-    """(a copy of ``frame`` with the combined text column, its name, the metadata columns
-    left: every column but the combined ones). One column: the frame as it is.
-
-    Example:
-        >>> f, name, meta = with_combined_text(pd.DataFrame({"t": ["a"], "b": ["c"],
-        ...                                                  "tag": ["x"]}), ["t", "b"])
-        >>> name, f[name].tolist(), meta
-        ('t + b', ['a\\n\\nc'], ['tag'])
-    """
-    columns = list(dict.fromkeys(columns))
-    text = combine_columns(frame, columns)
-    if len(columns) == 1:
-        return frame, columns[0], [str(c) for c in frame.columns if c != columns[0]]
-    name = combined_name(columns)
-    out = frame.copy()
-    out[name] = text
-    return out, name, [str(c) for c in frame.columns if c not in columns]

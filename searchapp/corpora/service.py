@@ -1,7 +1,10 @@
 """Corpus operations shared by the CLI and the UI: upload, list, delete.
 
-An upload is one transaction: the documents are stored together or not at all,
-then an ``embed`` job is queued for whatever the corpus' model lacks.
+An upload is one transaction: the documents are read, checked and stored a batch
+at a time, together or not at all; then an ``embed`` job is queued for whatever
+the corpus' model lacks. A re-upload is how documents are corrected: a row
+whose id is stored already replaces its text (embedded again) or its metadata
+(updated in place), and the summary says how many of each.
 
 Example:
     >>> app = App(Settings.from_env({"SEARCHAPP_DATABASE_URL": "sqlite://"}))
@@ -18,8 +21,14 @@ from dataclasses import dataclass, replace
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
-from searchapp.corpora.columns import with_combined_text
-from searchapp.corpora.ingest import Table, read_table, to_documents  # noqa: F401 - doctest
+from searchapp.corpora.builder import (
+    ColumnPlan,
+    Counts,
+    GuessedIdFailed,
+    document_batches,
+    plan_columns,
+)
+from searchapp.corpora.ingest import Table, read_table  # noqa: F401 - used in the doctest
 from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
 from searchapp.jobs import queue
@@ -63,40 +72,68 @@ def _name_char(ch: str) -> bool:
 
 @dataclass(frozen=True)
 class UploadSummary:
+    """What an upload did: documents added, updated (a new text, embedded again; or new
+    metadata only, updated in place), already stored, empty rows skipped; the embed job;
+    notes about the file (a column left out)."""
+
     corpus: str
     added: int
     updated: int
     unchanged: int
     skipped_empty: int
     job_id: int | None
+    meta_updated: int = 0
+    notes: tuple[str, ...] = ()
 
     def describe(self) -> str:
+        """One sentence for the CLI and the Upload page.
+
+        Example:
+            >>> UploadSummary("faq", 2, 1, 5, 0, 7, meta_updated=3).describe()
+            "Corpus 'faq': 2 added, 4 updated (1 with a new text, 3 with new metadata only), \
+5 already stored."
+        """
         parts = [f"{self.added} added"]
-        if self.updated:
-            parts.append(f"{self.updated} updated")
+        if self.updated or self.meta_updated:
+            how = [f"{self.updated} with a new text" if self.updated else "",
+                   f"{self.meta_updated} with new metadata only" if self.meta_updated else ""]
+            parts.append(f"{self.updated + self.meta_updated} updated "
+                         f"({', '.join(h for h in how if h)})")
         if self.unchanged:
             parts.append(f"{self.unchanged} already stored")
         if self.skipped_empty:
             rows = "row" if self.skipped_empty == 1 else "rows"
             parts.append(f"{self.skipped_empty} empty {rows} skipped")
-        return f"Corpus {self.corpus!r}: " + ", ".join(parts) + "."
+        return " ".join([f"Corpus {self.corpus!r}: " + ", ".join(parts) + ".", *self.notes])
 
 
 def upload(app: App, table: Table, corpus: str, text_column: str | Sequence[str] | None = None,
            id_column: str | None = None, meta_columns: list[str] | None = None,
            model: str | None = None) -> UploadSummary:
-    """Store a parsed upload in ``corpus`` (created if new) and queue its embedding.
+    """Store an opened upload in ``corpus`` (created if new) and queue its embedding.
 
-    ``text_column`` may name several columns (a title and a body): their cells
-    are joined, row by row, into the searched text (``corpora.columns``), and
-    those columns are not kept again as metadata.
+    The rows are read, checked and written a batch at a time inside one
+    transaction: memory holds a batch, never the file, and a problem anywhere
+    (named by its line) stores nothing. A guessed id column that turns out to
+    have an empty or repeated value further down is dropped, and the file is
+    read again with ids made from the text, as for a file without one.
+    ``text_column`` may name several columns (a title and a body): their cells are
+    joined, row by row, into the searched text and not kept again as metadata.
     """
-    if text_column is not None and not isinstance(text_column, str):
-        frame, text_column, others = with_combined_text(table.frame, list(text_column))
-        if meta_columns is None:
-            meta_columns = [c for c in others if c != id_column]
-        table = replace(table, frame=frame)
-    docs, skipped = to_documents(table, text_column, id_column, meta_columns)
+    plan = plan_columns(table, text_column, id_column, meta_columns)
+    try:
+        return _store(app, table, corpus, plan, model)
+    except GuessedIdFailed:
+        note = (f"Column {plan.id!r} has an empty or repeated value further down, so it is "
+                "not used as the id: ids were made from the text (the column is kept as "
+                "metadata).")
+        return _store(app, table, corpus, replace(plan, id=None, id_guessed=False), model,
+                      (note,))
+
+
+def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | None,
+           notes: tuple[str, ...] = ()) -> UploadSummary:
+    counts = Counts()
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)
         if existing is None:  # names stored before this rule keep working
@@ -108,10 +145,14 @@ def upload(app: App, table: Table, corpus: str, text_column: str | Sequence[str]
         model_name = existing.model_name if existing else (model or app.settings.model)
         model_path(model_name, app.settings)  # fail before storing if the model is unknown
         c = repo.get_or_create_corpus(s, corpus, model_name)
-        result = repo.add_documents(s, c, docs)
+        writer = repo.DocumentWriter(s, c)
+        for batch in document_batches(table, plan, counts):
+            writer.add(batch)
+        result = writer.finish()
         name = c.name
     job_id = request_embed(app, name, new_rows=bool(result.added or result.updated))
-    return UploadSummary(name, result.added, result.updated, result.unchanged, skipped, job_id)
+    return UploadSummary(name, result.added, result.updated, result.unchanged,
+                         counts.skipped_empty, job_id, result.meta_updated, table.notes + notes)
 
 
 def _needs_embedding(app: App, name: str) -> bool:

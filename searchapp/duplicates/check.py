@@ -10,8 +10,6 @@ Example:
 
 from __future__ import annotations
 
-import pandas as pd
-
 from searchapp.context import App
 from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.params import CHECK_K
@@ -49,6 +47,6 @@ def add_question(app: App, corpus: str, question: str, external_id: str | None =
     from searchapp.corpora.service import upload
 
     question = validate_query(question, 1, None)
-    columns = {"text": [question]} | ({"id": [external_id.strip()]} if external_id else {})
-    table = Table(pd.DataFrame(columns), "txt", lambda i: "the new question")
+    row = {"text": question} | ({"id": external_id.strip()} if external_id else {})
+    table = Table.from_records([row], lambda n: "the new question")
     return upload(app, table, corpus, "text", "id" if external_id else None, meta_columns=[])

@@ -22,6 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.orm import Session
 
 from searchapp.errors import CorpusNotFoundError, InvalidParameterError, ModelError
+from searchapp.store import fulltext
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.schema import (
     Analysis,
@@ -127,6 +128,8 @@ def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:
         insert_if_absent(s, Corpus, "name", name=name, model_name=model_name, generation=0,
                          document_count=0, meta_columns=[])
         corpus = s.scalar(select(Corpus).where(Corpus.name == name))
+        # after the row, in its transaction; IF NOT EXISTS: a racing creator made it already
+        fulltext.create_corpus_index(s.connection(), corpus.id)
     return corpus
 
 
@@ -134,8 +137,11 @@ def delete_corpus(s: Session, name: str) -> Corpus:
     """Delete a corpus with everything that hangs off it (index files: the caller)."""
     corpus = get_corpus(s, name)
     for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis, Judgement,
-                  EvaluationRun, Document):
+                  EvaluationRun):
         s.execute(delete(table).where(table.corpus_id == corpus.id))
+    fulltext.drop_corpus_index(s.connection(), corpus.id)  # after a write: in the transaction;
+    # the documents then go without touching an index
+    s.execute(delete(Document).where(Document.corpus_id == corpus.id))
     s.delete(corpus)
     s.flush()
     return corpus

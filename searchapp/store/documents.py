@@ -1,10 +1,11 @@
 """Documents: batched upload with change detection, and reads by id or by keyset page.
 
-An upload compares each document's content hash with the stored one by
-external id, looking up only the ids in the upload (never the whole corpus),
-and inserts in batches. A changed text gets a *new* primary key (the old row,
-its vectors and its place in every index go; a tombstone records it), so a
-label in an index always means one text.
+An upload compares each document's content hash and metadata with the stored
+ones by external id, looking up only the ids in the upload (never the whole
+corpus), and writes in batches. A changed text gets a *new* primary key (the
+old row, its vectors and its place in every index go; a tombstone records it),
+so a label in an index always means one text; changed metadata alone is
+updated in place (a re-upload is how a user corrects it).
 
 Example:
     >>> db = Database("sqlite://")
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select
 from sqlalchemy.orm import Session
 
+from searchapp.store import fulltext
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
 from searchapp.store.changes import LazyGeneration, next_generation, record_removed
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
@@ -48,9 +50,10 @@ class NewDocument:
 @dataclass(frozen=True)
 class AddResult:
     added: int
-    updated: int
+    updated: int  # a new text: a new row, embedded again
     unchanged: int
     generation: int | None = None  # the generation the change was written at, if any
+    meta_updated: int = 0  # the same text with new metadata: updated in place
 
 
 @dataclass(frozen=True)
@@ -68,14 +71,14 @@ def chunks(items: Sequence, size: int) -> Iterator[Sequence]:
         yield items[start:start + size]
 
 
-def _stored_hashes(s: Session, corpus_id: int, external_ids: list[str]
-                   ) -> dict[str, tuple[int, str]]:
-    """{external_id: (id, content_hash)} for those of ``external_ids`` already stored."""
-    out: dict[str, tuple[int, str]] = {}
+def _stored(s: Session, corpus_id: int, external_ids: list[str]
+            ) -> dict[str, tuple[int, str, dict]]:
+    """{external_id: (id, content_hash, meta)} for those of ``external_ids`` already stored."""
+    out: dict[str, tuple[int, str, dict]] = {}
     for part in chunks(external_ids, IN_LIMIT):
-        q = select(Document.external_id, Document.id, Document.content_hash).where(
+        q = select(Document.external_id, Document.id, Document.content_hash, Document.meta).where(
             Document.corpus_id == corpus_id, Document.external_id.in_(part))
-        out.update({e: (i, h) for e, i, h in s.execute(q).all()})
+        out.update({e: (i, h, m or {}) for e, i, h, m in s.execute(q).all()})
     return out
 
 
@@ -84,43 +87,100 @@ def _row(corpus_id: int, doc: NewDocument, digest: str) -> dict:
             "meta": doc.meta, "content_hash": digest, "created_at": utcnow()}
 
 
-def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
-                  batch: int = BATCH) -> AddResult:
-    """Insert new documents; an existing id with new text is replaced (and re-embedded).
+_SET_META = Document.__table__.update().where(Document.id == bindparam("doc_id")).values(
+    meta=bindparam("new_meta", type_=Document.__table__.c.meta.type))
 
-    Same id and same text: nothing happens, so uploading a file twice adds nothing
-    and does not even bump the generation.
+
+class DocumentWriter:
+    """One upload's documents written batch by batch in the caller's transaction.
+
+    Per document, by external id: new → inserted; same text, other metadata →
+    its metadata updated in place (same row, same vectors: nothing is embedded
+    again); other text → a new row (the old one, its vectors and its place in
+    every index go, as ``add_documents`` says); same text and metadata →
+    nothing. The first change bumps the corpus' generation (once for the whole
+    upload), so every cache keyed on it sees the new rows and values;
+    ``finish`` counts the new documents and registers new metadata columns.
+
+    Example:
+        >>> db = Database("sqlite://")
+        >>> with db.session() as s:
+        ...     c = get_or_create_corpus(s, "faq", "m")
+        ...     _ = add_documents(s, c, [NewDocument("q1", "Hi?", {"topic": "a"})])
+        ...     writer = DocumentWriter(s, c)
+        ...     writer.add([NewDocument("q1", "Hi?", {"topic": "b"})])
+        ...     writer.finish().meta_updated, c.meta_columns
+        (1, ['topic'])
     """
-    generation = LazyGeneration(s, corpus.id)
-    empty = corpus.document_count == 0  # nothing to compare against: skip the lookups
-    added = updated = 0
-    for part in chunks(docs, batch):
-        digests = [content_hash(d.text) for d in part]
-        stored = {} if empty else _stored_hashes(s, corpus.id, [d.external_id for d in part])
-        rows, replaced = [], []
-        for doc, digest in zip(part, digests, strict=True):
+
+    def __init__(self, s: Session, corpus: Corpus):
+        self.s, self.corpus = s, corpus
+        self.generation = LazyGeneration(s, corpus.id)
+        self.empty = corpus.document_count == 0  # nothing to compare against: no lookups
+        self.added = self.updated = self.meta_updated = self.seen = 0
+        self.keys: set[str] = set()
+
+    def add(self, docs: Sequence[NewDocument]) -> None:
+        """Write a batch (ids distinct within the upload: the caller checks)."""
+        s, corpus = self.s, self.corpus
+        self.seen += len(docs)
+        for doc in docs:
+            self.keys.update(doc.meta)
+        digests = [content_hash(d.text) for d in docs]
+        stored = {} if self.empty else _stored(s, corpus.id, [d.external_id for d in docs])
+        rows, replaced, relabelled = [], [], []
+        for doc, digest in zip(docs, digests, strict=True):
             old = stored.get(doc.external_id)
             if old is None or old[1] != digest:
                 rows.append(_row(corpus.id, doc, digest))
-            if old is not None and old[1] != digest:
-                replaced.append(old[0])
-        if not rows:
-            continue
-        generation.value  # noqa: B018 - taken before the first write: it locks the corpus row
+                if old is not None:
+                    replaced.append(old[0])
+            elif old[2] != doc.meta:
+                relabelled.append({"doc_id": old[0], "new_meta": doc.meta})
+        if not rows and not relabelled:
+            return
+        self.generation.value  # noqa: B018 - taken before the first write: it locks the corpus row
         if replaced:
-            remove_documents(s, corpus.id, replaced, generation.value)
-        s.execute(insert(Document), rows)
-        added += len(rows) - len(replaced)
-        updated += len(replaced)
-    if generation.taken:
-        known = list(corpus.meta_columns or [])
-        new_keys = sorted({str(key) for d in docs for key in d.meta} - set(known))
-        s.execute(Corpus.__table__.update().where(Corpus.id == corpus.id).values(
-            document_count=Corpus.document_count + added, meta_columns=known + new_keys))
-        s.expire(corpus, ["document_count", "generation", "updated_at", "meta_columns"])
-    s.flush()
-    return AddResult(added, updated, len(docs) - added - updated,
-                     generation.value if generation.taken else None)
+            remove_documents(s, corpus.id, replaced, self.generation.value)
+        if rows:
+            after = fulltext.last_document_id(s.connection())
+            s.execute(insert(Document), rows)
+            fulltext.index_new(s.connection(), corpus.id, after)
+        if relabelled:
+            s.connection().execute(_SET_META, relabelled)
+        self.added += len(rows) - len(replaced)
+        self.updated += len(replaced)
+        self.meta_updated += len(relabelled)
+
+    def finish(self) -> AddResult:
+        """Counters and metadata columns brought up to date; what changed."""
+        s, corpus = self.s, self.corpus
+        if self.generation.taken:
+            known = list(corpus.meta_columns or [])
+            new_keys = sorted({str(key) for key in self.keys} - set(known))
+            s.execute(Corpus.__table__.update().where(Corpus.id == corpus.id).values(
+                document_count=Corpus.document_count + self.added,
+                meta_columns=known + new_keys))
+            s.expire(corpus, ["document_count", "generation", "updated_at", "meta_columns"])
+        s.flush()
+        changed = self.added + self.updated + self.meta_updated
+        return AddResult(self.added, self.updated, self.seen - changed,
+                         self.generation.value if self.generation.taken else None,
+                         self.meta_updated)
+
+
+def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
+                  batch: int = BATCH) -> AddResult:
+    """Insert new documents; an existing id with new text is replaced (and re-embedded), one
+    with new metadata only gets the new metadata (``DocumentWriter``).
+
+    Same id, text and metadata: nothing happens, so uploading a file twice adds
+    nothing and does not even bump the generation.
+    """
+    writer = DocumentWriter(s, corpus)
+    for part in chunks(docs, batch):
+        writer.add(part)
+    return writer.finish()
 
 
 def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation: int) -> None:
@@ -133,6 +193,7 @@ def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation:
                 EmbeddedCount.corpus_id == corpus_id, EmbeddedCount.model_id == model_id
             ).values(count=EmbeddedCount.count - n))
         s.execute(delete(Embedding).where(Embedding.document_id.in_(part)))
+        fulltext.unindex(s.connection(), corpus_id, part)
         s.execute(delete(Document).where(Document.id.in_(part)))
     record_removed(s, corpus_id, doc_ids, generation)
 
@@ -153,9 +214,11 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
         return 0
     generation = next_generation(s, corpus_id)  # first: it locks the corpus row
     remove_documents(s, corpus_id, [r.id for r in rows], generation)
+    after = fulltext.last_document_id(s.connection())
     s.execute(insert(Document), [
         {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
          "content_hash": r.content_hash, "created_at": r.created_at} for r in rows])
+    fulltext.index_new(s.connection(), corpus_id, after)
     return len(rows)
 
 

@@ -29,7 +29,25 @@ from sqlalchemy.exc import DBAPIError
 from searchapp.errors import ConfigError, ForeignDatabaseError, SchemaTooNewError, StorageError
 from searchapp.store import fulltext  # noqa: F401 - registers the full-text DDL with create_all
 from searchapp.store.schema import SCHEMA_VERSION, Base, SchemaInfo
-from searchapp.store.upgrades import UPGRADES
+from searchapp.store.upgrades import UPGRADES, PerCorpus
+
+
+def _expand(statements: list[str | PerCorpus], corpus_ids) -> list[str]:
+    """Plain SQL: each ``PerCorpus`` statement once per corpus id (``corpus_ids()``, read when
+    reached, after the statements before it ran).
+
+    Example:
+        >>> _expand(["A", PerCorpus("B {corpus}")], lambda: [3, 5])
+        ['A', 'B 3', 'B 5']
+    """
+    out: list[str] = []
+    for sql in statements:
+        if isinstance(sql, PerCorpus):
+            out += [sql.sql.format(corpus=int(i)) for i in corpus_ids()]
+        else:
+            out.append(sql)
+    return out
+
 
 SCHEMA_LOCK_KEY = 0x5EA2C4  # PostgreSQL advisory lock taken while the schema changes
 
@@ -56,7 +74,7 @@ def _refuse_newer(version: int) -> None:
         raise SchemaTooNewError(version, SCHEMA_VERSION)
 
 
-def _statements(dialect: str, version: int) -> list[str]:
+def _statements(dialect: str, version: int) -> list[str | PerCorpus]:
     """The SQL that brings a database of ``version`` to SCHEMA_VERSION."""
     out = []
     for step in range(version + 1, SCHEMA_VERSION + 1):
@@ -104,7 +122,9 @@ def migrate(conn: Connection, read_only: bool = False, backup_dir: Path | None =
             return SCHEMA_VERSION
         _refuse_newer(version)
         for sql in _statements(conn.dialect.name, version):
-            conn.exec_driver_sql(sql)
+            for one in _expand([sql], lambda: [r[0] for r in conn.exec_driver_sql(
+                    "SELECT id FROM corpora ORDER BY id")]):  # ids read after what came before
+                conn.exec_driver_sql(one)
         conn.execute(SchemaInfo.__table__.update().values(version=SCHEMA_VERSION))
     return SCHEMA_VERSION
 
@@ -135,7 +155,9 @@ def _migrate_sqlite(conn: Connection, backup_dir: Path | None) -> None:
                 if version < SCHEMA_VERSION:
                     _backup_first(conn, backup_dir, version)
                 for sql in _statements("sqlite", version):
-                    cur.execute(sql)
+                    for one in _expand([sql], lambda: [r[0] for r in cur.execute(
+                            "SELECT id FROM corpora ORDER BY id").fetchall()]):
+                        cur.execute(one)  # ids read after the statements before ran
                 cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
             broken = cur.execute("PRAGMA foreign_key_check").fetchall()
             if broken:

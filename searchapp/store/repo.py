@@ -54,6 +54,7 @@ from searchapp.store.document_edits import delete_by_external_id, replace_meta
 from searchapp.store.documents import (
     AddResult,
     DocumentRow,
+    DocumentWriter,
     NewDocument,
     add_documents,
     content_hash,
@@ -77,6 +78,7 @@ __all__ = [
     "CorpusState",
     "CorpusSummary",
     "DocumentRow",
+    "DocumentWriter",
     "NewDocument",
     "add_documents",
     "content_hash",

@@ -21,8 +21,10 @@ text.
 Vectors are float32 blobs (``numpy.ndarray.tobytes()``), ``dimension`` floats each.
 
 Full text: ``documents`` carries a full-text index kept by the database in the
-same transaction as every write (FTS5 table and triggers on SQLite, a generated
-``tsvector`` column with a GIN index on PostgreSQL; see ``store/fulltext.py``).
+same transaction as every write (on SQLite an FTS5 table per corpus, made with
+the corpus and written by the store's document writes, so BM25 counts that
+corpus only; on PostgreSQL a generated ``tsvector`` column with a GIN index; see
+``store/fulltext.py``).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 

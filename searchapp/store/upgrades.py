@@ -25,9 +25,26 @@ hash (never the key), read-only flag and times.
 Version 5 (judgements): new tables ``judgements`` (a person's labels on query →
 document and document pairs, by external id, one per item via ``item_key``) and
 ``evaluation_runs`` (metrics measured on them, over time). Nothing existing changes.
+
+Version 6 (per-corpus BM25): on SQLite the one FTS5 table over every corpus
+pooled BM25's statistics, so adding a corpus changed the scores of the others;
+each corpus gets its own FTS5 table ``documents_fts_{id}``, filled from its
+stored documents, and the shared table and its triggers go (the store writes
+the corpus tables itself: per-corpus triggers would all run on every insert).
+A statement wrapped in ``PerCorpus`` runs once per existing corpus with
+``{corpus}`` its id. PostgreSQL ranks with ``ts_rank_cd``, which reads one
+document and the query only: nothing changes there.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class PerCorpus(NamedTuple):
+    """SQL run once for each corpus stored at upgrade time, ``{corpus}`` being its id."""
+
+    sql: str
 
 _V2_COUNTS_AND_TOMBSTONES = [
     """CREATE TABLE embedded_counts (
@@ -249,9 +266,27 @@ _V5_JUDGEMENTS_POSTGRESQL = [
     "CREATE INDEX ix_evaluation_runs_corpus ON evaluation_runs (corpus_id, created_at)",
 ]
 
-UPGRADES: dict[int, dict[str, list[str]]] = {
+_V6_FTS_PER_CORPUS_SQLITE = [
+    # IF EXISTS and 'delete-all': a database whose tables were made by a newer create
+    # (then stamped older, as tests do) upgrades the same way
+    "DROP TRIGGER IF EXISTS documents_fts_insert",
+    "DROP TRIGGER IF EXISTS documents_fts_delete",
+    "DROP TRIGGER IF EXISTS documents_fts_update",
+    "DROP TABLE IF EXISTS documents_fts",
+    PerCorpus("""CREATE VIRTUAL TABLE IF NOT EXISTS documents_fts_{corpus} USING fts5(
+        text, content='documents', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2')"""),
+    PerCorpus("INSERT INTO documents_fts_{corpus} (documents_fts_{corpus}) VALUES ('delete-all')"),
+    PerCorpus("""INSERT INTO documents_fts_{corpus} (rowid, text)
+        SELECT id, text FROM documents WHERE corpus_id = {corpus} ORDER BY id"""),
+]
+
+_V6_FTS_PER_CORPUS_POSTGRESQL: list = []  # ts_rank_cd pools nothing across corpora
+
+UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
     4: {"sqlite": _V4_API_KEYS_SQLITE, "postgresql": _V4_API_KEYS_POSTGRESQL},
     5: {"sqlite": _V5_JUDGEMENTS_SQLITE, "postgresql": _V5_JUDGEMENTS_POSTGRESQL},
+    6: {"sqlite": _V6_FTS_PER_CORPUS_SQLITE, "postgresql": _V6_FTS_PER_CORPUS_POSTGRESQL},
 }

@@ -65,7 +65,7 @@ data = None
 if train_file is not None:
     raw, filename = train_file.getvalue(), train_file.name
     try:
-        file_columns = list(read_table(raw, filename).frame.columns)
+        file_columns = list(read_table(raw, filename).columns)
         with st.expander("Map columns (when the names differ)"):
             picks = st.columns(4)
             for i, role in enumerate(ROLES):

@@ -1,9 +1,10 @@
 """Upload page: add a file to a new or existing corpus, load the sample, delete a corpus.
 
-The page parses the file (``searchapp.corpora.ingest``), stores it in one transaction
-(``searchapp.corpora.service.upload``), which queues the embedding job, and then shows
-that job's progress. Every problem with the file appears as a message naming
-the row to fix; nothing is stored then.
+The page opens the file (``searchapp.corpora.ingest``: its columns and first rows, for
+the preview), stores it in one transaction (``searchapp.corpora.service.upload``, which
+streams the rows and queues the embedding job), and then shows that job's progress.
+Every problem with the file appears as a message naming the row to fix; nothing is
+stored then.
 """
 
 from __future__ import annotations
@@ -63,7 +64,6 @@ def remember_upload(summary: corpora.UploadSummary) -> None:
         st.query_params["job"] = str(summary.job_id)
     remember_corpus(summary.corpus)
     state["upload.nonce"] += 1
-    state.pop("upload.parsed", None)
     st.rerun()
 
 
@@ -134,13 +134,9 @@ else:
 
 # ---- a new file ------------------------------------------------------------------
 def parse(uploaded) -> Table:
-    """Parse the uploaded file once per file (reruns reuse the parsed table)."""
-    cached = state.get("upload.parsed")
-    if cached and cached[0] == uploaded.file_id:
-        return cached[1]
-    table = read_table(uploaded.getvalue(), uploaded.name, app.settings.max_upload_bytes)
-    state["upload.parsed"] = (uploaded.file_id, table)
-    return table
+    """Open the uploaded file: its columns and first rows (milliseconds, so each rerun does it
+    again and the session keeps no table; the upload streams the whole file)."""
+    return read_table(uploaded, uploaded.name, app.settings.max_upload_bytes)
 
 
 def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
@@ -151,14 +147,14 @@ def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
     column looks like a label or an id. ("" rather than None for no id:
     ``to_documents`` reads None as "guess one for me".)
     """
-    columns = [str(c) for c in table.frame.columns]
-    guess = guess_text_column(table.frame)
+    columns = [str(c) for c in table.columns]
+    guess = guess_text_column(table.preview())
     left, right = st.columns(2)
     text_columns = left.multiselect(
         "Text column(s): what is searched", columns, default=[guess], key=f"text-{key}",
         help="Choose two or more (a title and a body) to join them, in that order, into the "
              "text of each document.")
-    id_guess = guess_id_column(table.frame.drop(columns=text_columns)) if text_columns else None
+    id_guess = guess_id_column(table.preview().drop(columns=text_columns)) if text_columns else None
     id_options = [NO_ID, *[c for c in columns if c not in text_columns]]
     id_column = right.selectbox(
         "Id column (unique per row)", id_options, key=f"id-{key}-{'+'.join(text_columns)}",
@@ -176,12 +172,9 @@ def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
 
 def column_statistics(table: Table, text_columns: list[str]) -> None:
     """Per column: distinct values, mean length, empty share; a warning for a chosen text
-    column that looks like a label or an id (computed once per file and kept)."""
-    cached = state.get("upload.stats")
-    if not cached or cached[0] is not table:
-        cached = (table, column_stats(table.frame))
-        state["upload.stats"] = cached
-    stats = cached[1]
+    column that looks like a label or an id. Over the rows read on opening (the first
+    1,000): the file itself is read only by the upload."""
+    stats = column_stats(table.preview())
     for s in stats:
         if s.column in text_columns and s.warning:
             st.warning(md_inline(f"{s.warning}: the documents would be made of it. Choose the "
@@ -191,6 +184,8 @@ def column_statistics(table: Table, text_columns: list[str]) -> None:
                              "with a blank line (empty parts left out)."))
     with st.expander("Column statistics", expanded=any(
             s.warning for s in stats if s.column in text_columns)):
+        if not table.complete:
+            st.caption(f"Of the first {len(table.head):,} rows.")
         st.dataframe(pd.DataFrame([s.as_row() for s in stats]), hide_index=True,
                      width="stretch", key="upload.stats-table", column_config={
                          "empty": st.column_config.NumberColumn("empty", format="percent"),
@@ -199,7 +194,7 @@ def column_statistics(table: Table, text_columns: list[str]) -> None:
 
 def format_hint(table: Table) -> None:
     """A CSV read as one column whose name holds tabs or semicolons is probably not a CSV."""
-    columns = [str(c) for c in table.frame.columns]
+    columns = [str(c) for c in table.columns]
     if table.format == "csv" and len(columns) == 1:
         for sep, name, fix in (("\t", "tabs", "rename it to .tsv"),
                                (";", "semicolons", "save it with commas")):
@@ -240,14 +235,14 @@ if uploaded is not None:
     with user_errors():
         table = parse(uploaded)
     if table is not None:
-        frame = table.frame
-        st.caption(md_inline(f"{uploaded.name}: {len(frame):,} rows, columns "
-                             f"{', '.join(map(str, frame.columns))}. First {PREVIEW_ROWS} rows:"))
-        st.dataframe(frame.head(PREVIEW_ROWS), hide_index=True, width="stretch")
+        rows = f"{len(table.head):,}" if table.complete else f"more than {len(table.head):,}"
+        st.caption(md_inline(f"{uploaded.name}: {rows} rows, columns "
+                             f"{', '.join(map(str, table.columns))}. First {PREVIEW_ROWS} rows:"))
+        st.dataframe(table.preview(PREVIEW_ROWS), hide_index=True, width="stretch")
         format_hint(table)
         key = uploaded.file_id
         text_columns, id_column = pick_columns(table, key)
-        others = [str(c) for c in frame.columns if c not in (*text_columns, id_column)]
+        others = [str(c) for c in table.columns if c not in (*text_columns, id_column)]
         if others:
             st.caption(md_inline(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = pick_corpus(uploaded.name, key)

@@ -1,0 +1,150 @@
+"""CSV and TSV, a line at a time.
+
+CSV is read by the csv module in strict mode: a quoted value may hold commas,
+quotes (doubled) and line breaks, and everything else must be well formed; a
+quote left open, text after a closing quote, or a value longer than the
+module's field limit is an error naming the line. TSV has no quoting: a field
+is exactly what lies between two tabs, so a value that starts with a quote
+keeps it, and one line is one row. In both, a row with more or fewer values
+than the header is refused (nothing is merged into a neighbour or padded), and
+blank lines are not rows. A file named .csv whose header line has tabs and no
+comma or quote is read as TSV (a TSV saved as .csv is common), and the upload's
+summary says so.
+
+Example:
+    >>> from searchapp.corpora.source import Source
+    >>> reading = read_delimited(Source(b'id,text\\n1,"a, b"\\n', "a.csv", 100), "csv")
+    >>> reading.columns, list(reading.rows)
+    (['id', 'text'], [(2, {'id': '1', 'text': 'a, b'})])
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterator
+
+from searchapp.corpora.formats.base import Reading, Row, header_names
+from searchapp.corpora.source import Source
+from searchapp.errors import IngestError
+
+
+def read_delimited(source: Source, fmt: str, wanted=None) -> Reading:
+    """The header and the rows of a CSV or TSV file (``wanted`` is for Parquet only)."""
+    lines = source.lines()
+    number, first = next(((n, line) for n, line in lines if line.strip("\r\n")), (0, ""))
+    if not number:
+        raise IngestError(f"{source.filename} is empty: there is nothing to upload.")
+    sniffed = fmt == "csv" and "\t" in first and "," not in first and '"' not in first
+    if fmt == "tsv" or sniffed:
+        columns = header_names(_tsv_fields(first), source.filename, f"line {number}")
+        note = (f"{source.filename} was read as tab-separated (TSV): its header line has tabs "
+                "and no comma.",) if sniffed else ()
+        return Reading(columns, _tsv_rows(lines, columns, source.filename), note)
+    return _csv_reading(number, first, lines, source.filename)
+
+
+# ---- TSV ---------------------------------------------------------------------------
+def _tsv_fields(line: str) -> list[str]:
+    """A TSV line's fields: the line without its "\\n" (and a "\\r" before it), split at tabs."""
+    line = line[:-1] if line.endswith("\n") else line
+    line = line[:-1] if line.endswith("\r") else line
+    return line.split("\t")
+
+
+def _tsv_rows(lines: Iterator[tuple[int, str]], columns: list[str], filename: str
+              ) -> Iterator[Row]:
+    width = len(columns)
+    for number, line in lines:
+        fields = _tsv_fields(line)
+        if fields == [""]:
+            continue  # a blank line
+        if len(fields) != width:
+            raise _width_error(filename, number, len(fields), width, "a tab")
+        yield number, dict(zip(columns, fields, strict=True))
+
+
+# ---- CSV ---------------------------------------------------------------------------
+class _Lines:
+    """The lines handed to the csv module, remembering the number of the last one read."""
+
+    def __init__(self, first: tuple[int, str], rest: Iterator[tuple[int, str]]):
+        self.first, self.rest, self.number = first, rest, first[0] - 1
+
+    def __iter__(self) -> Iterator[str]:
+        self.number, text = self.first
+        yield text
+        for number, text in self.rest:
+            self.number = number
+            yield text
+
+
+def _csv_reading(number: int, first: str, lines: Iterator[tuple[int, str]], filename: str
+                 ) -> Reading:
+    source = _Lines((number, first), lines)
+    reader = csv.reader(source, strict=True)
+    start, header = _next_csv_row(reader, source, filename)
+    if header is None:
+        raise IngestError(f"{filename} is empty: there is nothing to upload.")
+    columns = header_names(header, filename, f"line {start}")
+    return Reading(columns, _csv_rows(reader, source, columns, filename))
+
+
+def _csv_rows(reader, source: _Lines, columns: list[str], filename: str) -> Iterator[Row]:
+    width = len(columns)
+    while True:
+        start, fields = _next_csv_row(reader, source, filename)
+        if fields is None:
+            return
+        if len(fields) != width:
+            raise _width_error(filename, start, len(fields), width, "a comma")
+        yield start, dict(zip(columns, fields, strict=True))
+
+
+def _next_csv_row(reader, source: _Lines, filename: str) -> tuple[int, list[str] | None]:
+    """(the line the next non-blank row starts on, its fields), or (…, None) at the end."""
+    while True:
+        start = source.number + 1
+        try:
+            fields = next(reader)
+        except StopIteration:
+            return start, None
+        except csv.Error as exc:
+            raise _csv_error(filename, start, source.number, str(exc)) from None
+        if fields:  # [] is a blank line
+            return start, fields
+
+
+def _csv_error(filename: str, start: int, line: int, message: str) -> IngestError:
+    """The csv module's complaint in words that say what to fix."""
+    if "field larger than field limit" in message:
+        limit = csv.field_size_limit()
+        return IngestError(
+            f"{filename}: line {start} has a value longer than {limit:,} characters (a text may "
+            "have at most 100,000). Is a quote (\") left open above it?")
+    if "unexpected end of data" in message:
+        return IngestError(
+            f"{filename}: the quoted value that starts on line {start} is never closed: a quote "
+            "(\") is missing. Close it, or double a quote that is part of the text (\"\").")
+    if "expected after" in message:
+        return IngestError(
+            f"{filename}: line {line} has text right after a closing quote. A quote inside a "
+            "quoted value must be doubled (\"\"), and a quoted value ends at a comma or at the "
+            "end of the line.")
+    if "new-line character seen in unquoted field" in message:
+        return IngestError(
+            f"{filename}: line {line} has a carriage return (\\r) inside an unquoted value. "
+            "Quote that value, or save the file with ordinary line endings.")
+    return IngestError(f"{filename}: line {line} is not valid CSV ({message}).")
+
+
+def _width_error(filename: str, line: int, got: int, width: int, separator: str
+                 ) -> IngestError:
+    if got > width:
+        hint = ("a value holding a comma must be quoted (\"a, b\")" if separator == "a comma"
+                else "a value cannot hold a tab in a TSV file")
+        return IngestError(
+            f"{filename}: line {line} has {got} values but the header has {width} columns; "
+            f"{hint}.")
+    return IngestError(
+        f"{filename}: line {line} has {got} value{'s' if got != 1 else ''} but the header has "
+        f"{width} columns: is a value missing, or a row broken over two lines?")

@@ -1,0 +1,52 @@
+"""JSON Lines: one JSON object per line.
+
+Lines end at "\\n" only, so a U+2028 or U+2029 inside a string (valid JSON) is
+part of its value. A line of JSON whitespace only is skipped. Each object's
+values become cells as the file wrote them (``json_values``); the columns are
+the keys the objects use.
+
+Example:
+    >>> from searchapp.corpora.source import Source
+    >>> raw = '{"id": 7, "text": "a\\u2028b"}\\n\\n{"id": 8, "text": "c"}\\n'.encode()
+    >>> list(read_jsonl(Source(raw, "a.jsonl", 100), "jsonl").rows)
+    [(1, {'id': '7', 'text': 'a\\u2028b'}), (3, {'id': '8', 'text': 'c'})]
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+from searchapp.corpora.cells import NestingError
+from searchapp.corpora.formats.base import Reading, Row
+from searchapp.corpora.formats.json_values import DECODER, problem, record
+from searchapp.corpora.source import Source
+from searchapp.errors import IngestError
+
+JSON_SPACE = " \t\r\n"
+
+
+def read_jsonl(source: Source, _fmt: str, wanted=None) -> Reading:
+    """The objects of a JSON Lines file as rows; columns come from the objects' keys."""
+    return Reading(None, _rows(source))
+
+
+def _rows(source: Source) -> Iterator[Row]:
+    name = source.filename
+    for number, line in source.lines():
+        if not line.strip(JSON_SPACE):
+            continue
+        try:
+            obj = DECODER.decode(line)
+            cells = record(obj) if isinstance(obj, dict) else None
+        except json.JSONDecodeError as exc:
+            raise IngestError(f"{name}: line {number} is not valid JSON ({exc.msg}, column "
+                              f"{exc.colno}).") from None
+        except (ValueError, RecursionError, NestingError) as exc:
+            what = problem(exc)
+            if what is None:
+                raise
+            raise IngestError(f"{name}: line {number} {what}.") from None
+        if cells is None:
+            raise IngestError(f"{name}: line {number} is not a JSON object.")
+        yield number, cells
