@@ -42,6 +42,7 @@ from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDat
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
 from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
+from searchapp.training.batching import unique_text_order
 from searchapp.training.data import TrainingData
 from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 
@@ -71,6 +72,7 @@ class TrainConfig:
     max_steps: int | None = None  # stop early (benchmarks, tests)
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
     history_every_seconds: float = 2.0  # how often history.json is rewritten
+    unique_texts: bool = False  # no text twice in a batch (in-batch negatives; see batching)
 
     def check(self) -> TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
@@ -211,8 +213,16 @@ class Trainer:
         return torch.cat(parts)[inverse.to(parts[0].device)]
 
     def _order(self, epoch: int) -> np.ndarray:
-        """The shuffled example order of an epoch; the same again after a resume."""
-        return np.random.default_rng(self.config.seed + epoch).permutation(len(self.train_data))
+        """The shuffled example order of an epoch; the same again after a resume.
+
+        With ``unique_texts`` the order is rearranged so that no batch holds a text
+        twice (``batching.unique_text_order``): with in-batch negatives a repeated
+        text would be another example's negative while being its positive.
+        """
+        order = np.random.default_rng(self.config.seed + epoch).permutation(len(self.train_data))
+        if self.config.unique_texts:
+            order = unique_text_order(order, self.train_data.texts, self.config.batch_size)
+        return order
 
     def _eval_steps(self) -> set[int]:
         per = self.config.evals_per_epoch
