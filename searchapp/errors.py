@@ -146,3 +146,7 @@ def check_range(name: str, value: float, low: float, high: float) -> float:
     if not (low <= value <= high):
         raise InvalidParameterError(f"{name} must be between {low} and {high}; got {value}.")
     return value
+
+
+class JudgementError(SearchAppError):
+    """A judgement names something the corpus does not have, or a file of them is unusable."""

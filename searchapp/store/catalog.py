@@ -28,6 +28,8 @@ from searchapp.store.schema import (
     DocumentTombstone,
     EmbeddedCount,
     Embedding,
+    EvaluationRun,
+    Judgement,
     Model,
 )
 
@@ -104,7 +106,8 @@ def get_or_create_corpus(s: Session, name: str, model_name: str) -> Corpus:
 def delete_corpus(s: Session, name: str) -> Corpus:
     """Delete a corpus with everything that hangs off it (index files: the caller)."""
     corpus = get_corpus(s, name)
-    for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis, Document):
+    for table in (Embedding, EmbeddedCount, DocumentTombstone, Analysis, Judgement,
+                  EvaluationRun, Document):
         s.execute(delete(table).where(table.corpus_id == corpus.id))
     s.delete(corpus)
     s.flush()

@@ -5,6 +5,8 @@
        │ ─< document_tombstones          (documents removed, for incremental index sync)
     jobs                                  (the queue, see searchapp.jobs.queue)
     analyses                              (stored duplicate / cluster results)
+    corpora ─< judgements                 (a person's labels: query → document, pair)
+    corpora ─< evaluation_runs            (metrics measured on those labels, over time)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -41,7 +43,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -198,3 +200,49 @@ class Analysis(Base):
     arrays: Mapped[bytes | None] = mapped_column(LargeBinary)
     seconds: Mapped[float | None] = mapped_column(Float)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class Judgement(Base):
+    """A person's label on one item of a corpus, by the documents' external ids.
+
+    kind 'query': ``query`` → document ``a_id``, label a grade 0–3 (0 = not relevant,
+    1 or more = relevant). kind 'pair': documents ``a_id`` < ``b_id``, label 1
+    (duplicate) or 0 (not). External ids, not row ids, so a judgement survives
+    re-embedding, a model switch and a changed text. ``item_key`` (SHA-256 of kind,
+    query, a, b) is the item's identity: one label per item, a new one replaces it.
+    A hash rather than a unique index over the columns: NULLs never collide in a
+    unique index, and PostgreSQL caps a B-tree key near 2.7 kB, which a query can pass.
+    """
+
+    __tablename__ = "judgements"
+    __table_args__ = (
+        UniqueConstraint("corpus_id", "item_key", name="uq_judgement_item"),
+        Index("ix_judgements_corpus_kind", "corpus_id", "kind", "id"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    kind: Mapped[str] = mapped_column(String(10), nullable=False)  # 'query' | 'pair'
+    query: Mapped[str | None] = mapped_column(Text)
+    a_id: Mapped[str] = mapped_column(String(500), nullable=False)
+    b_id: Mapped[str | None] = mapped_column(String(500))
+    label: Mapped[int] = mapped_column(Integer, nullable=False)
+    source: Mapped[str] = mapped_column(String(20), nullable=False)
+    item_key: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class EvaluationRun(Base):
+    """Metrics of one model measured on a corpus' judgements (the Evaluate page's history)."""
+
+    __tablename__ = "evaluation_runs"
+    __table_args__ = (Index("ix_evaluation_runs_corpus", "corpus_id", "created_at"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    model_name: Mapped[str] = mapped_column(String(200), nullable=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    metrics: Mapped[dict] = mapped_column(JSON, default=dict)
+    judgements: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    note: Mapped[str] = mapped_column(Text, default="", nullable=False)

@@ -18,6 +18,10 @@ index); ``embeddings.passages`` and ``embeddings.passage_spans`` for documents
 longer than the model's window (NULL for the existing rows: they were embedded
 truncated, and stay searchable as before until re-embedded); ``corpora.meta_columns``,
 the metadata keys a corpus' documents use, filled from the documents.
+
+Version 4 (judgements): new tables ``judgements`` (a person's labels on query →
+document and document pairs, by external id, one per item via ``item_key``) and
+``evaluation_runs`` (metrics measured on them, over time). Nothing existing changes.
 """
 
 from __future__ import annotations
@@ -168,7 +172,60 @@ _V3_POSTGRESQL = [
             WHERE d.corpus_id = corpora.id AND json_typeof(d.meta) = 'object') keys)""",
 ]
 
+_V4_JUDGEMENTS_SQLITE = [
+    """CREATE TABLE judgements (
+        id INTEGER NOT NULL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        kind VARCHAR(10) NOT NULL,
+        query TEXT,
+        a_id VARCHAR(500) NOT NULL,
+        b_id VARCHAR(500),
+        label INTEGER NOT NULL,
+        source VARCHAR(20) NOT NULL,
+        item_key VARCHAR(64) NOT NULL,
+        created_at DATETIME NOT NULL,
+        updated_at DATETIME NOT NULL,
+        CONSTRAINT uq_judgement_item UNIQUE (corpus_id, item_key))""",
+    "CREATE INDEX ix_judgements_corpus_kind ON judgements (corpus_id, kind, id)",
+    """CREATE TABLE evaluation_runs (
+        id INTEGER NOT NULL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        model_name VARCHAR(200) NOT NULL,
+        created_at DATETIME NOT NULL,
+        metrics JSON NOT NULL,
+        judgements INTEGER NOT NULL,
+        note TEXT NOT NULL)""",
+    "CREATE INDEX ix_evaluation_runs_corpus ON evaluation_runs (corpus_id, created_at)",
+]
+
+_V4_JUDGEMENTS_POSTGRESQL = [
+    """CREATE TABLE judgements (
+        id SERIAL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        kind VARCHAR(10) NOT NULL,
+        query TEXT,
+        a_id VARCHAR(500) NOT NULL,
+        b_id VARCHAR(500),
+        label INTEGER NOT NULL,
+        source VARCHAR(20) NOT NULL,
+        item_key VARCHAR(64) NOT NULL,
+        created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+        updated_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+        CONSTRAINT uq_judgement_item UNIQUE (corpus_id, item_key))""",
+    "CREATE INDEX ix_judgements_corpus_kind ON judgements (corpus_id, kind, id)",
+    """CREATE TABLE evaluation_runs (
+        id SERIAL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        model_name VARCHAR(200) NOT NULL,
+        created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+        metrics JSON NOT NULL,
+        judgements INTEGER NOT NULL,
+        note TEXT NOT NULL)""",
+    "CREATE INDEX ix_evaluation_runs_corpus ON evaluation_runs (corpus_id, created_at)",
+]
+
 UPGRADES: dict[int, dict[str, list[str]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
+    4: {"sqlite": _V4_JUDGEMENTS_SQLITE, "postgresql": _V4_JUDGEMENTS_POSTGRESQL},
 }

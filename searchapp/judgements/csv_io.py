@@ -1,0 +1,222 @@
+"""Judgements as CSV: the file read into checked items, and the stored ones written out.
+
+A file has the columns ``query,doc_id,label`` (query → document) or
+``a_id,b_id,label`` (pairs), or all of them, each row filling one set (what
+``judgements_frame`` writes, so an export reads back unchanged). Column names
+are matched without regard to case or surrounding spaces; other columns are
+ignored. Labels are whole numbers (query grades 0–3, pairs 0/1) or words:
+``yes``/``no``, ``true``/``false``, ``relevant``/``not relevant``,
+``duplicate``/``not duplicate``. The file is read like an upload
+(``corpora.ingest.read_table``: CSV or TSV, UTF-8 or with a byte-order mark,
+optionally gzipped), and every row is checked before anything is stored.
+
+A cell the export escaped for spreadsheets (``'`` before ``=``, ``+``, ``-``,
+``@``, a tab or a carriage return) gets its ``'`` removed on the way back in. So
+that this is exact, the export also puts a ``'`` before a cell that starts with
+``'`` followed by one of those signs or another ``'``: every text reads back as
+it was, and a hand-written ``'tis`` stays as it is.
+
+Example:
+    >>> [i.label for i in read_items(b"a_id,b_id,label\\nq1,q2,yes\\nq3,q1,0\\n", "p.csv")]
+    [1, 0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+from sqlalchemy.orm import Session
+
+from searchapp.corpora.csv_safe import FORMULA_STARTS, safe_csv
+from searchapp.corpora.ingest import read_table
+from searchapp.errors import InvalidParameterError, JudgementError
+from searchapp.judgements.items import check_label, item_of
+from searchapp.store import judgement_rows as rows
+from searchapp.store.schema import Judgement as JudgementRow
+from searchapp.store.schema import utcnow
+
+QUERY_COLUMNS = ("query", "doc_id")
+PAIR_COLUMNS = ("a_id", "b_id")
+EXPORT_COLUMNS = ["kind", "query", "doc_id", "a_id", "b_id", "label", "source", "created_at"]
+YES = {"1", "yes", "y", "true", "relevant", "duplicate", "dup", "same"}
+NO = {"0", "no", "n", "false", "not relevant", "not_relevant", "irrelevant", "not duplicate",
+      "not_duplicate", "different"}
+
+
+@dataclass(frozen=True)
+class Item:
+    """One checked row of a file: what is judged, its label, and where it was read."""
+
+    kind: str
+    query: str | None
+    a: str
+    b: str | None
+    label: int
+    where: str  # "pairs.csv: line 4", for messages
+
+
+@dataclass(frozen=True)
+class ImportSummary:
+    """What an import did: new items, changed labels, labels already stored, by kind.
+
+    ``repeated`` counts rows naming an item an earlier row of the file named (the last wins).
+    """
+
+    added: int
+    updated: int
+    unchanged: int
+    query: int
+    pair: int
+    repeated: int = 0
+
+
+ESCAPED_STARTS = (*FORMULA_STARTS, "'")  # after a "'", these mean the "'" was added
+
+
+def escape_quote(value: object) -> object:
+    """A ``'`` before text that ``unescape`` would otherwise shorten (``safe_csv`` does the
+    formula signs themselves).
+
+    Example:
+        >>> escape_quote("'=x"), escape_quote("'tis"), escape_quote(3)
+        ("''=x", "'tis", 3)
+    """
+    if isinstance(value, str) and value.startswith("'") and value[1:].startswith(ESCAPED_STARTS):
+        return "'" + value
+    return value
+
+
+def unescape(cell: str) -> str:
+    """The cell without the ``'`` a spreadsheet-safe export put before it.
+
+    Example:
+        >>> unescape("'=1+1"), unescape("''=x"), unescape("'tis"), unescape("plain")
+        ('=1+1', "'=x", "'tis", 'plain')
+    """
+    if cell.startswith("'") and cell[1:].startswith(ESCAPED_STARTS):
+        return cell[1:]
+    return cell
+
+
+def parse_label(kind: str, cell: str) -> int:
+    """A label cell as a number in its kind's range.
+
+    Example:
+        >>> parse_label("pair", "Duplicate"), parse_label("query", "2"), parse_label("query", "no")
+        (1, 2, 0)
+    """
+    word = " ".join(cell.strip().lower().split())
+    if word in YES:
+        return 1
+    if word in NO:
+        return 0
+    try:
+        number = float(word)
+    except ValueError:
+        raise InvalidParameterError(
+            f"label {cell!r} is not a label; write 1/0, yes/no, duplicate/not duplicate, "
+            "relevant/not relevant, or a grade 0–3 for a query.") from None
+    if not number.is_integer():
+        raise InvalidParameterError(f"label {cell!r} is not a whole number.")
+    return check_label(kind, int(number))
+
+
+def _columns(frame: pd.DataFrame, filename: str) -> dict[str, str]:
+    """{our name: the file's column} for the columns we read."""
+    by_name = {str(c).strip().lower(): c for c in frame.columns}
+    wanted = {*QUERY_COLUMNS, *PAIR_COLUMNS, "label"}
+    found = {k: by_name[k] for k in wanted if k in by_name}
+    has_query = all(c in found for c in QUERY_COLUMNS)
+    has_pair = all(c in found for c in PAIR_COLUMNS)
+    if "label" not in found or not (has_query or has_pair):
+        raise JudgementError(
+            f"{filename} has the columns {', '.join(map(str, frame.columns))}; judgements need "
+            "query,doc_id,label (a query and a document) or a_id,b_id,label (two documents).")
+    return found
+
+
+def read_items(source: bytes | str | Path, filename: str | None = None) -> list[Item]:
+    """Every row of a judgements file, checked; the first bad row raises, naming its line.
+
+    Example:
+        >>> read_items(b"query,doc_id,label\\nreset,q1,5\\n", "q.csv")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.JudgementError: q.csv: line 2: A query judgement's label is a grade ...
+    """
+    name = filename or (Path(source).name if not isinstance(source, bytes) else "judgements.csv")
+    table = read_table(source, name)
+    frame = table.frame
+    cols = _columns(frame, name)
+    cells = {k: frame[c].map(lambda v: unescape(str(v).strip())).tolist()
+             for k, c in cols.items()}
+    items = []
+    for i in range(len(frame)):
+        where = f"{name}: {table.row_label(i)}"
+        row = {k: v[i] for k, v in cells.items()}
+        query_filled = any(row.get(c) for c in QUERY_COLUMNS)
+        pair_filled = any(row.get(c) for c in PAIR_COLUMNS)
+        if query_filled == pair_filled:
+            raise JudgementError(
+                f"{where} fills {'both' if query_filled else 'neither'} query,doc_id and "
+                "a_id,b_id; a row judges either a query and a document or two documents.")
+        try:
+            if query_filled:
+                kind, q, a, b = item_of(query=row.get("query"), doc=row.get("doc_id") or None)
+            else:
+                kind, q, a, b = item_of(a=row.get("a_id") or None, b=row.get("b_id") or None)
+            label = parse_label(kind, row["label"])
+        except InvalidParameterError as exc:
+            raise JudgementError(f"{where}: {exc}") from None
+        items.append(Item(kind, q, a, b, label, where))
+    return items
+
+
+def store_items(s: Session, corpus_id: int, items: Sequence[Item]) -> ImportSummary:
+    """Write checked items into the corpus in the caller's transaction, source 'import'.
+
+    Reads the corpus' stored judgements once (a dict by item key), so a file of
+    100,000 rows costs one query and a bulk insert, not 100,000 lookups.
+    """
+    stored = {r.item_key: r for r in rows.judgement_rows(s, corpus_id)}
+    latest: dict[str, Item] = {}
+    for item in items:
+        latest[rows.item_key(item.kind, item.query, item.a, item.b)] = item
+    added = updated = unchanged = 0
+    now = utcnow()
+    for key, item in latest.items():
+        row = stored.get(key)
+        if row is None:
+            s.add(JudgementRow(corpus_id=corpus_id, kind=item.kind, query=item.query,
+                               a_id=item.a, b_id=item.b, label=item.label, source="import",
+                               item_key=key, created_at=now, updated_at=now))
+            added += 1
+        elif row.label != item.label:
+            row.label, row.source, row.updated_at = item.label, "import", now
+            updated += 1
+        else:
+            unchanged += 1
+    s.flush()
+    kinds = [i.kind for i in latest.values()]
+    return ImportSummary(added, updated, unchanged, kinds.count("query"), kinds.count("pair"),
+                         len(items) - len(latest))
+
+
+def judgements_frame(judgements: Sequence, out: str | Path | None = None) -> str | None:
+    """Judgements as a spreadsheet-safe CSV (text when ``out`` is None, else written there).
+
+    Example:
+        >>> print(judgements_frame([]).strip())
+        kind,query,doc_id,a_id,b_id,label,source,created_at
+    """
+    records = [{"kind": j.kind, "query": escape_quote(j.query or ""),
+                "doc_id": escape_quote(j.a) if j.kind == "query" else "",
+                "a_id": escape_quote(j.a) if j.kind == "pair" else "",
+                "b_id": escape_quote(j.b or ""),
+                "label": j.label, "source": j.source,
+                "created_at": j.created_at.isoformat(sep=" ", timespec="seconds")}
+               for j in judgements]
+    return safe_csv(pd.DataFrame(records, columns=EXPORT_COLUMNS), out)

@@ -1,0 +1,75 @@
+"""Schema version 4: a version-3 database gains the judgements and evaluation_runs tables."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import inspect, text
+
+from searchapp.store import judgement_rows, repo
+from searchapp.store.db import Database
+from searchapp.store.migrations import current_version
+from searchapp.store.schema import SCHEMA_VERSION, Base
+
+
+def _as_version_3(url: str) -> None:
+    """A database exactly as version 3 left it: v4 only adds two tables, so drop them."""
+    db = Database(url)
+    with db.session() as s:
+        c = repo.get_or_create_corpus(s, "faq", "m")
+        repo.add_documents(s, c, [repo.NewDocument("a", "one"), repo.NewDocument("b", "two")])
+    with db.engine.begin() as conn:
+        conn.execute(text("DROP TABLE evaluation_runs"))
+        conn.execute(text("DROP TABLE judgements"))
+        conn.execute(text("UPDATE schema_info SET version = 3"))
+    db.dispose()
+
+
+def _check_upgraded(url: str) -> None:
+    db = Database(url)
+    with db.engine.connect() as conn:
+        assert current_version(conn) == SCHEMA_VERSION
+        found = inspect(conn)
+        for table in ("judgements", "evaluation_runs"):  # the frozen SQL matches the ORM
+            assert {c["name"] for c in found.get_columns(table)} == \
+                set(Base.metadata.tables[table].columns.keys())
+    with db.session() as s:
+        faq = repo.corpus_state(s, "faq")
+        assert sorted(e for e, _ in repo.document_texts(s, faq.id).values()) == ["a", "b"]
+        judgement_rows.upsert(s, faq.id, "pair", None, "a", "b", 1, "cli")
+        judgement_rows.upsert(s, faq.id, "pair", None, "a", "b", 0, "cli")
+        judgement_rows.add_evaluation_run(s, faq.id, "m", {"ap": 0.5}, 1, "")
+    with db.session() as s:
+        [row] = judgement_rows.judgement_rows(s, faq.id)
+        assert row.label == 0
+        repo.delete_corpus(s, "faq")
+    with db.session() as s:
+        assert s.execute(text("select count(*) from judgements")).scalar() == 0
+        assert s.execute(text("select count(*) from evaluation_runs")).scalar() == 0
+    db.dispose()
+
+
+def test_a_version_3_sqlite_database_is_upgraded_and_keeps_its_documents(tmp_path):
+    url = f"sqlite:///{tmp_path / 'v3.db'}"
+    _as_version_3(url)
+    _check_upgraded(url)
+
+
+def test_a_version_3_postgres_database_is_upgraded_by_the_frozen_sql(postgres_url):
+    _as_version_3(postgres_url)
+    _check_upgraded(postgres_url)
+
+
+def test_two_writers_of_one_item_cannot_both_insert_it(tmp_path):
+    db = Database(f"sqlite:///{tmp_path / 'u.db'}")
+    with db.session() as s:
+        c = repo.get_or_create_corpus(s, "faq", "m")
+        cid = c.id
+        judgement_rows.upsert(s, cid, "pair", None, "a", "b", 1, "cli")
+    from sqlalchemy.exc import IntegrityError
+
+    from searchapp.store.schema import Judgement, utcnow
+    with pytest.raises(IntegrityError), db.session() as s:  # the unique item key holds
+        s.add(Judgement(corpus_id=cid, kind="pair", a_id="a", b_id="b", label=0, source="cli",
+                        item_key=judgement_rows.item_key("pair", None, "a", "b"),
+                        created_at=utcnow(), updated_at=utcnow()))
+    db.dispose()
