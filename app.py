@@ -21,6 +21,7 @@ PAGES = [
             icon=":material/content_copy:"),
     st.Page("searchapp/ui/pages/clusters.py", title="Clusters", icon=":material/bubble_chart:"),
     st.Page("searchapp/ui/pages/models.py", title="Models", icon=":material/model_training:"),
+    st.Page("searchapp/ui/pages/evaluate.py", title="Evaluate", icon=":material/analytics:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
 ]
 

@@ -52,9 +52,10 @@ def read_queries(source: bytes | str | Path, filename: str | None = None) -> dic
     id_col = next((lower[c] for c in QUERY_ID_COLUMNS if c in lower), None)
     text_col = next((lower[c] for c in QUERY_TEXT_COLUMNS if c in lower), None)
     if id_col is None or text_col is None:
-        raise IngestError(f"{name}: a queries file needs an id column ({', '.join(QUERY_ID_COLUMNS)})"
-                          f" and a text column ({', '.join(QUERY_TEXT_COLUMNS)}); its columns "
-                          f"are: {', '.join(map(str, frame.columns))}.")
+        raise IngestError(f"{name}: a queries file needs an id column "
+                          f"({', '.join(QUERY_ID_COLUMNS)}) and a text column "
+                          f"({', '.join(QUERY_TEXT_COLUMNS)}); its columns are: "
+                          f"{', '.join(map(str, frame.columns))}.")
     queries: dict[str, str] = {}
     for i, (qid, text) in enumerate(zip(frame[id_col], frame[text_col], strict=True)):
         qid, text = str(qid).strip(), str(text).strip()
@@ -67,7 +68,8 @@ def read_queries(source: bytes | str | Path, filename: str | None = None) -> dic
     return queries
 
 
-def read_qrels(source: bytes | str | Path, filename: str | None = None) -> dict[str, dict[str, int]]:
+def read_qrels(source: bytes | str | Path, filename: str | None = None
+               ) -> dict[str, dict[str, int]]:
     """{query id: {document id: grade}} from BEIR (``query-id corpus-id score``) or TREC qrels."""
     name = _name(source, filename)
     raw = read_bytes(source, name, max_upload_bytes())

@@ -54,7 +54,8 @@ class Estimate:
 
     def scaled(self, factor: float = 100.0, digits: int = 2) -> dict:
         """``{"value", "low", "high", "n"}`` with the numbers × ``factor``, rounded (for JSON)."""
-        return {"value": round(self.value * factor, digits), "low": round(self.low * factor, digits),
+        return {"value": round(self.value * factor, digits),
+                "low": round(self.low * factor, digits),
                 "high": round(self.high * factor, digits), "n": self.n}
 
 

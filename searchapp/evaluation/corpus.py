@@ -106,7 +106,8 @@ class Evaluation:
         return out
 
 
-def _check_items(items: Items) -> None:
+def check_items(items: Items) -> None:
+    """Refuse items with nothing to measure, saying what to judge."""
     if not items.queries and not items.pairs:
         raise InvalidParameterError(
             "Nothing to evaluate: no query with a document judged relevant and no judged pair. "
@@ -128,7 +129,7 @@ def evaluate(app: App, handle: CorpusHandle, items: Items, progress: Progress | 
     ``handle`` is the corpus opened with the model (``encoded.handle_for``).
     Judged documents that are no longer in the corpus are left out and counted.
     """
-    _check_items(items)
+    check_items(items)
     report = progress or (lambda done, total, message: None)
     started = time.monotonic()
     with app.db.session() as s:

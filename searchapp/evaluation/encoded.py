@@ -27,6 +27,7 @@ import numpy as np
 from searchapp.context import App
 from searchapp.embedding.passages import embed_documents
 from searchapp.store import repo
+from searchapp.store.catalog import ModelRef
 from searchapp.vectors.handle import CorpusHandle, open_corpus
 from searchapp.vectors.index import VectorIndex
 from searchapp.vectors.passage_index import STRIDE, PassageIndex
@@ -55,18 +56,24 @@ def handle_for(app: App, corpus: str, model: str | None = None,
     return encode_corpus(app, corpus, model, progress)
 
 
-def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None = None
-                  ) -> CorpusHandle:
+def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None = None,
+                  encoder=None) -> CorpusHandle:
     """Encode every document of ``corpus`` with ``model`` into in-memory indexes.
 
     ``progress(done, total, message)`` is called after each chunk (a job's
     ``ctx.progress``, which also stops the work when the job is cancelled).
+    ``encoder``: a model that is not registered (a candidate a job trained):
+    it is installed in the App under the name ``model`` for the query path,
+    and no model row is written (``app.forget_encoder(model)`` drops it after).
     """
     report = progress or (lambda done, total, message: None)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    ref = app.model_ref(model)
-    encoder = app.encoder(model)
+    if encoder is None:
+        ref, encoder = app.model_ref(model), app.encoder(model)
+    else:
+        app.install_encoder(model, encoder)
+        ref = ModelRef(0, model, encoder.dimension)
     index = VectorIndex(ref.dimension, capacity=max(state.documents, 16))
     passages = PassageIndex(ref.dimension)
     done = 0

@@ -32,10 +32,14 @@ TASKS: dict[str, str] = {
     "duplicates": "searchapp.duplicates.service:duplicates_task",
     "calibrate": "searchapp.duplicates.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
+    "evaluate": "searchapp.evaluation.service:evaluate_task",
+    "learn": "searchapp.training.learn:learn_task",
+    "adapt": "searchapp.training.learn:adapt_task",
 }
 # What each kind counts, for its rate ("412 documents/s").
 UNITS: dict[str, str] = {"embed": "documents", "finetune": "steps", "duplicates": "documents",
-                         "calibrate": "pairs", "clusters": "documents"}
+                         "calibrate": "pairs", "clusters": "documents", "evaluate": "queries",
+                         "learn": "steps", "adapt": "steps"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process

@@ -5,17 +5,21 @@ paper's recipe: train a cross-encoder on the gold pairs (``cross_encoder``),
 sample many more pairs that are likely to matter, let the cross-encoder label
 them ("silver"), and train the bi-encoder on gold and silver together. Here:
 
-1. gold pairs for the cross-encoder: each training triplet gives (anchor,
-   positive, 1) and (anchor, negative, 0); judged non-duplicate pairs add 0s;
+1. gold pairs for the cross-encoder: each training triplet gives (query,
+   relevant document, 1) and (query, negative, 0); each judged pair its label;
 2. candidates: the ``SILVER_K`` nearest documents (current model) of every
-   training anchor and of up to ``EXTRA_ANCHORS`` other corpus documents
-   drawn at random (the paper's semantic-search sampling), minus what is judged;
-3. silver triplets: a candidate the cross-encoder scores at least
-   ``POSITIVE_AT`` becomes a positive of its anchor, and that anchor's
-   candidate scored lowest (at most ``NEGATIVE_AT``) its hard negative;
+   training query and judged document, and of up to ``EXTRA_ANCHORS`` other
+   corpus documents drawn at random (the paper's semantic-search sampling),
+   minus what is judged;
+3. silver rows, labelled by the cross-encoder and kept only where it is
+   confident: for a query, a candidate scored at least ``POSITIVE_AT`` becomes
+   a relevant document in a triplet whose negative is the query's candidate
+   scored lowest (at most ``NEGATIVE_AT``); for a document, a candidate pair
+   scored at least ``POSITIVE_AT`` is a silver duplicate and one at most
+   ``NEGATIVE_AT`` a silver non-duplicate;
 4. the gold triplets' mined negatives are checked too: one the cross-encoder
-   scores above 0.5 (probably a positive nobody judged) is replaced by the
-   anchor's lowest-scored candidate.
+   scores above 0.5 (probably a relevant document nobody judged) is replaced
+   by the query's lowest-scored candidate.
 
 It does not always help (the paper reports losses on some tasks, and our
 cross-encoder starts from bi-encoder weights): the learning job trains both
@@ -57,17 +61,19 @@ class SilverSummary:
         return asdict(self)
 
 
-def gold_pairs(examples: list[Example], judged_negatives: list[tuple[str, str]] = ()
-               ) -> list[tuple[str, str, int]]:
+def gold_pairs(examples: list[Example]) -> list[tuple[str, str, int]]:
     """Labelled (first text, second text, label) pairs for the cross-encoder, each pair once.
 
     Example:
-        >>> gold_pairs([Example("q", "p", "n", "g", "mined")], [("a", "b")])
+        >>> gold_pairs([Example("q", "p", "n", "g", "mined"),
+        ...             Example("a", "b", "", "g", "pair", 0)])
         [('q', 'p', 1), ('q', 'n', 0), ('a', 'b', 0)]
     """
     out, seen = [], set()
-    rows = [(e.anchor, e.positive, 1) for e in examples] + \
-        [(e.anchor, e.negative, 0) for e in examples] + [(a, b, 0) for a, b in judged_negatives]
+    triplets = [e for e in examples if e.label < 0]
+    rows = [(e.anchor, e.positive, 1) for e in triplets] + \
+        [(e.anchor, e.negative, 0) for e in triplets] + \
+        [(e.anchor, e.positive, e.label) for e in examples if e.label >= 0]
     for a, b, label in rows:
         if (a, b) not in seen:
             seen.add((a, b))
@@ -100,10 +106,11 @@ def augment(examples: list[Example], anchors: list[tuple[str, str]],
             judged: set[tuple[str, str]], seed: int = 42) -> tuple[list[Example], SilverSummary]:
     """Gold examples (negatives checked) plus silver ones, and what was done.
 
-    ``anchors``: (group, anchor text) of the training anchors and the extra sampled
-    documents; ``candidates(anchors)``: for each, the ids of its ``SILVER_K``
-    nearest documents; ``score(pairs)``: the cross-encoder's probabilities;
-    ``judged``: (anchor text, document text) pairs already judged (never silver).
+    ``anchors``: (group, anchor text) of the training queries (group ``query…``)
+    and documents (``doc…``) and the extra sampled documents;
+    ``candidates(anchors)``: for each, the ids of its ``SILVER_K`` nearest
+    documents; ``score(pairs)``: the cross-encoder's probabilities; ``judged``:
+    (anchor text, document text) pairs already judged (never silver).
     """
     summary = SilverSummary()
     near = candidates(anchors)
@@ -132,10 +139,15 @@ def augment(examples: list[Example], anchors: list[tuple[str, str]],
             e = Example(e.anchor, e.positive, swap[0], e.group, "checked")
             summary.negatives_replaced += 1
         checked.append(e)
-    silver = pick_silver(scored)
+    group_of = dict(zip((a for a, _ in pairs), owners, strict=True))
+    is_query = {a: group_of[a].startswith("query") for a in group_of}
+    silver = [Example(a, p, n, group_of[a], "silver")
+              for a, p, n in pick_silver([s for s in scored if is_query[s[0]]])]
+    silver += [Example(a, b, "", group_of[a], "silver", int(p >= POSITIVE_AT))
+               for a, b, p in scored
+               if not is_query[a] and (p >= POSITIVE_AT or p <= NEGATIVE_AT)]
     random.Random(seed).shuffle(silver)
     silver = silver[:MAX_SILVER_PER_GOLD * max(len(examples), 1)]
-    group_of = dict(zip((a for a, _ in pairs), owners, strict=True))
     summary.silver = len(silver)
     summary.gold_pairs = len(examples)
-    return checked + [Example(a, p, n, group_of[a], "silver") for a, p, n in silver], summary
+    return checked + silver, summary

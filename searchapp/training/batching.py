@@ -33,7 +33,7 @@ def unique_text_order(order: np.ndarray, texts: list[list[str]], batch_size: int
     ``texts[c][i]`` is column c of example i; an example's own columns may repeat
     one another (SimCSE pairs a sentence with itself).
     """
-    keys = [{hash(col[i]) for col in texts} for i in range(len(texts[0]))]
+    keys = [{hash(col[i]) for col in texts if col[i]} for i in range(len(texts[0]))]
     remaining = [int(i) for i in order]
     out: list[int] = []
     while remaining:

@@ -22,8 +22,8 @@ on the CPU), and a checkpoint every ``checkpoint_every`` steps (safetensors
 plus JSON, ``searchapp.training.checkpoint``) that a restarted job resumes from.
 
 Example:
-    >>> ce = CrossEncoder.from_bi_encoder(BUNDLED["all-MiniLM-L6-v2"](), device="cpu") # doctest: +SKIP
-    >>> train(ce, [("a cat", "a kitten", 1), ("a cat", "a car", 0)] * 8, work_dir)    # doctest: +SKIP
+    >>> ce = CrossEncoder.from_bi_encoder(bundled_path, device="cpu")        # doctest: +SKIP
+    >>> train(ce, [("a cat", "a kitten", 1), ("a cat", "a car", 0)] * 8, work)  # doctest: +SKIP
     >>> ce.predict([("a dog", "a puppy")])                                          # doctest: +SKIP
     array([0.83], dtype=float32)
 """
@@ -88,7 +88,7 @@ class CrossEncoder(torch.nn.Module):
         return next(self.parameters()).device
 
     def tokenize(self, first: Sequence[str], second: Sequence[str]) -> dict[str, torch.Tensor]:
-        """Token ids of the pairs, padded to the longest, truncated to ``max_length`` (longest first)."""
+        """Token ids of the pairs, padded to the longest, cut to ``max_length`` (longest first)."""
         batch = self.tokenizer(list(first), list(second), padding=True, truncation="longest_first",
                                max_length=self.max_length, return_tensors="pt")
         return {k: v.to(self.device) for k, v in batch.items()}

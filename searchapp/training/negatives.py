@@ -38,6 +38,7 @@ import numpy as np
 from searchapp.duplicates.text_keys import normalise
 from searchapp.evaluation.judged import Items
 from searchapp.training.data import TrainingData
+from searchapp.training.losses import MIXED
 
 RELATIVE_MARGIN = 0.05
 RANGE_MAX = 30  # mined negatives come from this many nearest documents
@@ -58,13 +59,31 @@ class Anchor:
 
 @dataclass(frozen=True)
 class Example:
-    """A training triplet, by text, with where its negative came from."""
+    """A training row, by text: a triplet (label −1) or a judged pair (label 0 / 1).
+
+    A triplet is (anchor, positive, hard negative) for MNRL, with where its
+    negative came from; a pair is (anchor, positive = the other text, "") with
+    its label, for the online contrastive loss.
+    """
 
     anchor: str
     positive: str
     negative: str
     group: str
-    negative_source: str  # "judged" | "mined" | "random"
+    negative_source: str  # "judged" | "mined" | "random" | "checked" | "silver" | "pair"
+    label: int = -1
+
+
+def pair_rows(items: Items, texts: dict[str, str], source: str = "pair") -> list[Example]:
+    """The judged pairs as contrastive rows (both documents still in the corpus).
+
+    Example:
+        >>> from searchapp.evaluation.judged import JudgedPair
+        >>> pair_rows(Items(pairs=[JudgedPair("a", "b", 0)]), {"a": "A", "b": "B"})[0].label
+        0
+    """
+    return [Example(texts[p.a], texts[p.b], "", f"doc\x1f{p.a}", source, p.label)
+            for p in items.pairs if p.a in texts and p.b in texts]
 
 
 @dataclass
@@ -170,7 +189,7 @@ def mine_examples(anchors: list[Anchor], texts: dict[str, str], vectors_of: Call
             keys = {normalise(texts[a.positive]), normalise(anchor_text)}
             near = found[id(a)]
             safe = guard(near, positive_score, exclude, relative_margin,
-                         lambda doc: normalise(texts[doc]) in keys)
+                         lambda doc, keys=keys: normalise(texts[doc]) in keys)
             summary.guarded += sum(1 for d, _ in near if d not in exclude) - len(safe)
             if safe:
                 negative, source = rng.choice(safe), "mined"
@@ -193,14 +212,25 @@ def _random_other(rng: random.Random, docs: list[str], exclude: set[str]) -> str
 
 
 def training_data(examples: list[Example], source: str = "judgements") -> TrainingData:
-    """The triplets as TrainingData for the trainer's ``mnrl`` objective (three columns).
+    """The rows as TrainingData: ``mnrl`` for triplets only, ``contrastive`` for judged pairs
+    only, ``mixed`` (``losses.MixedLoss``) for both.
 
     Example:
         >>> data = training_data([Example("q", "p", "n", "g", "mined")])
         >>> data.objective, data.texts
         ('mnrl', [['q'], ['p'], ['n']])
+        >>> training_data([Example("a", "b", "", "g", "pair", 1),
+        ...                Example("q", "p", "n", "g", "mined")]).labels
+        [1, -1]
     """
-    return TrainingData("triplet", "mnrl", {"anchor": "anchor", "positive": "positive",
-                                            "negative": "negative"},
-                        [[e.anchor for e in examples], [e.positive for e in examples],
-                         [e.negative for e in examples]], source=source)
+    labels = [e.label for e in examples]
+    columns = {"anchor": "anchor", "positive": "positive", "negative": "negative"}
+    texts = [[e.anchor for e in examples], [e.positive for e in examples],
+             [e.negative for e in examples]]
+    if all(y < 0 for y in labels):
+        return TrainingData("triplet", "mnrl", columns, texts, source=source)
+    if all(y >= 0 for y in labels):
+        return TrainingData("contrastive", "contrastive", {"sentence1": "a", "sentence2": "b",
+                                                           "label": "label"},
+                            texts[:2], labels, source=source)
+    return TrainingData("mixed", MIXED, columns, texts, labels, source=source)
