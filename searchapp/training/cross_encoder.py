@@ -161,6 +161,7 @@ class CrossConfig:
     max_grad_norm: float = 1.0
     seed: int = 42
     checkpoint_every: int = 50
+    max_steps: int | None = None  # stop early (tests, benchmarks)
 
 
 def train(model: CrossEncoder, pairs: Sequence[Pair], work_dir: Path,
@@ -177,6 +178,8 @@ def train(model: CrossEncoder, pairs: Sequence[Pair], work_dir: Path,
     per_epoch = math.ceil(len(pairs) / config.batch_size)
     epochs = max(config.epochs, math.ceil(config.min_steps / max(per_epoch, 1)))
     total = per_epoch * epochs
+    if config.max_steps:
+        total = min(total, config.max_steps)
     head = set(map(id, model.head.parameters()))
     body = [p for p in model.parameters() if id(p) not in head]
     optimizer = torch.optim.AdamW([
@@ -195,6 +198,8 @@ def train(model: CrossEncoder, pairs: Sequence[Pair], work_dir: Path,
         epoch, offset = divmod(step, per_epoch)
         order = np.random.default_rng(config.seed + epoch).permutation(len(pairs))
         for start in range(offset * config.batch_size, len(order), config.batch_size):
+            if step >= total:
+                break
             rows = order[start:start + config.batch_size]
             features = model.tokenize([pairs[i][0] for i in rows], [pairs[i][1] for i in rows])
             labels = torch.tensor([float(pairs[i][2]) for i in rows], device=model.device)

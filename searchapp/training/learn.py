@@ -69,7 +69,7 @@ DEV_FRACTION = 0.2  # of the training judgements, left out to decide on augmenta
 DEV_SEED = "searchapp-augment-dev-v1"
 MIN_STEPS = 60  # few judgements: enough epochs for about this many steps (at most MAX_EPOCHS)
 MAX_EPOCHS = 10
-HYPER = ("epochs", "batch_size", "lr", "seed", "max_steps")
+HYPER = ("epochs", "batch_size", "lr", "seed", "max_steps", "checkpoint_every")
 STEP_NAMES = {"items": "Reading the judgements", "mine": "Mining hard negatives",
               "gold": "Fine-tuning on the judgements", "cross": "Training the cross-encoder",
               "silver": "Labelling candidate pairs with the cross-encoder",
@@ -319,7 +319,8 @@ def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: flo
     epochs = hyper.get("epochs") or min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch)))
     return TrainConfig(epochs=int(epochs), batch_size=batch, lr=hyper.get("lr") or lr_default,
                        seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
-                       checkpoint_every=50, unique_texts=True).check()
+                       checkpoint_every=hyper.get("checkpoint_every") or 50,
+                       unique_texts=True).check()
 
 
 def dev_split(examples: list[Example], fraction: float = 0.1) -> tuple[list[int], list[int]]:
@@ -387,14 +388,17 @@ def _augment_steps(app: App, corpus: str, payload: dict, steps: _Steps, train_it
                    ) -> tuple[dict, dict]:
     """Cross-encoder, silver pairs, a second bi-encoder, and the choice between the two."""
     from searchapp.training import augment
-    from searchapp.training.cross_encoder import CrossEncoder, train
+    from searchapp.training.cross_encoder import CrossConfig, CrossEncoder, train
 
     base = payload["base"]
     cross_dir = steps.folder / "cross"
     if not (cross_dir / "model" / "cross_encoder.json").is_file():
         ce = CrossEncoder.from_bi_encoder(model_path(base, app.settings), app.settings.device)
         pairs = augment.gold_pairs(examples)
-        cross_result = train(ce, pairs, cross_dir, progress=steps.reporter("cross", "steps"))
+        config = CrossConfig(seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
+                             checkpoint_every=hyper.get("checkpoint_every") or 50)
+        cross_result = train(ce, pairs, cross_dir, config,
+                             progress=steps.reporter("cross", "steps"))
         ce.save(cross_dir / "model")
         steps.save("cross", {"pairs": len(pairs), **cross_result})
     silver = steps.done("silver")
