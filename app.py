@@ -19,6 +19,7 @@ PAGES = [
     st.Page("searchapp/ui/pages/search.py", title="Search", icon=":material/search:"),
     st.Page("searchapp/ui/pages/duplicates.py", title="Duplicates",
             icon=":material/content_copy:"),
+    st.Page("searchapp/ui/pages/label.py", title="Label", icon=":material/thumbs_up_down:"),
     st.Page("searchapp/ui/pages/clusters.py", title="Clusters", icon=":material/bubble_chart:"),
     st.Page("searchapp/ui/pages/models.py", title="Models", icon=":material/model_training:"),
     st.Page("searchapp/ui/pages/evaluate.py", title="Evaluate", icon=":material/analytics:"),

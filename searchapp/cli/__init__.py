@@ -2,7 +2,8 @@
 
 - ``main``: the parser assembled from the groups and the one error boundary.
 - ``corpora`` (ingest, embed, corpora), ``search``, ``jobs`` (jobs, worker),
-  ``duplicates`` (duplicates, check, calibrate), ``clusters``, ``models``
+  ``duplicates`` (duplicates, check, calibrate), ``judge`` (add, remove, list,
+  export, import, next, groups), ``clusters``, ``models``
   (finetune, evaluate, models), ``passwords`` (hash-password): each command's
   arguments beside its handler.
 - ``output``: JSON, tables, progress, files written atomically.

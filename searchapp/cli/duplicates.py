@@ -4,6 +4,7 @@ Example:
     $ searchapp duplicates --corpus faq --threshold 0.9 --json
     $ searchapp duplicates check --corpus faq "How can I reset my password?"
     $ searchapp duplicates calibrate --pairs mrpc.tsv --save
+    $ searchapp duplicates calibrate --corpus faq --precision 0.9 --save
 """
 
 from __future__ import annotations
@@ -37,9 +38,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     a.add_argument("--id", help="id for the added question (default: from its text)")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=check)
-    a = actions.add_parser("calibrate", help="AP and best-F1 threshold on labelled pairs")
-    a.add_argument("--model", help="model name (default: SEARCHAPP_MODEL)")
-    a.add_argument("--pairs", required=True, help="CSV/TSV(.gz) with sentence1, sentence2, label")
+    a = actions.add_parser("calibrate", help="the threshold for a precision on a corpus' "
+                           "judgements, or AP and best-F1 threshold on a file of labelled pairs")
+    a.add_argument("--model", help="model name (default: the corpus', else SEARCHAPP_MODEL)")
+    a.add_argument("--pairs", help="CSV/TSV(.gz) with sentence1, sentence2, label")
+    a.add_argument("--corpus", help="calibrate on this corpus' judged pairs (with --pairs: "
+                   "compare the file's share of duplicates with the corpus')")
+    a.add_argument("--precision", type=float, default=0.9,
+                   help="with --corpus alone: the precision the threshold must reach (0.9)")
     a.add_argument("--save", action="store_true", help="store the threshold for the model")
     a.add_argument("--json", action="store_true")
     a.set_defaults(func=calibrate)
@@ -114,20 +120,82 @@ def check(args: argparse.Namespace) -> int:
 def calibrate(args: argparse.Namespace) -> int:
     from searchapp.duplicates.calibration import Calibration, request_calibration, save_threshold
 
+    if not args.pairs and not args.corpus:
+        raise SearchAppError("Say what to calibrate on: --corpus NAME (its judged pairs) or "
+                             "--pairs FILE (labelled pairs).")
     app = common.open_app()
+    if not args.pairs:
+        return _calibrate_on_judgements(app, args)
     model = args.model or app.settings.model
     path = Path(args.pairs).expanduser().resolve()
     job_id, pairs = request_calibration(app, model, path)  # a bad file fails before a job
     common.run_job(app, "calibrate job")(job_id)
     cal = Calibration(**common.job_result(app, job_id))
+    warning = _share_warning(app, args.corpus, cal) if args.corpus else None
     if args.save:
         save_threshold(app, cal)
     if args.json:
-        print_json({k: v for k, v in cal.as_dict().items() if k != "curve"} | {"saved": args.save})
+        print_json({k: v for k, v in cal.as_dict().items() if k != "curve"}
+                   | {"saved": args.save, "warning": warning})
         return 0
     print(f"{model} on {len(pairs):,} labelled pairs ({cal.positives:,} duplicates) from "
           f"{path.name}: AP {cal.ap:.2f}, best F1 {cal.f1:.2f} at threshold {cal.threshold:.3f} "
           f"(precision {cal.precision:.2f}, recall {cal.recall:.2f}).")
+    if warning:
+        print(f"Warning: {warning}")
     print(f"Saved {cal.threshold:.3f} as the duplicate threshold of {model}." if args.save else
           "Use it as the model's duplicate threshold: add --save.")
+    return 0
+
+
+def _share_warning(app, corpus: str, cal) -> str | None:
+    from searchapp.duplicates import judged_threshold as jt
+    from searchapp.errors import JudgementError
+
+    try:
+        judged = jt.calibrate_on_judgements(app, corpus)
+    except JudgementError:
+        return None  # too few judgements to say what the corpus' share is
+    return jt.share_warning(cal.positives / cal.pairs, judged, cal.threshold)
+
+
+def _calibrate_on_judgements(app, args: argparse.Namespace) -> int:
+    from searchapp.duplicates import judged_threshold as jt
+    from searchapp.duplicates.calibration import save_threshold
+
+    result = jt.calibrate_on_judgements(app, args.corpus)
+    if args.model and args.model != result.model:
+        raise SearchAppError(f"Corpus {result.corpus!r} is embedded with {result.model!r}; "
+                             "its judgements calibrate that model. Leave out --model.")
+    chosen = result.for_precision(args.precision)
+    if chosen is not None and args.save:
+        save_threshold(app, jt.as_calibration(app, result, chosen))
+    if args.json:
+        print_json({"corpus": result.corpus, "model": result.model, "judged": result.judged,
+                    "positives": result.positives, "ap": result.ap, "share": result.share,
+                    "floor": result.floor, "precision": args.precision,
+                    "threshold": chosen.threshold if chosen else None,
+                    "rows": [r.__dict__ for r in result.rows], "saved": bool(chosen and args.save)})
+        return 0
+    print(f"{result.model} on {result.judged} judged pairs of {result.corpus!r} "
+          f"({result.positives} duplicates): AP {result.ap:.2f}.")
+    shown = [r for r in result.rows if round(r.threshold * 100) % 5 == 0 or r is chosen]
+    print_table([{"threshold": f"{r.threshold:.2f}" + (" <" if r is chosen else ""),
+                  "pairs": "" if r.pairs is None else f"{r.pairs:,}",
+                  "precision": "" if r.precision is None else f"{r.precision:.2f}",
+                  "judged": r.judged,
+                  "judged_precision": "" if r.judged_precision is None
+                  else f"{r.judged_precision:.2f}"} for r in shown],
+                ["threshold", "pairs", "precision", "judged", "judged_precision"])
+    if result.floor is None:
+        print("PAIRS and PRECISION need the corpus' pairs: run `searchapp duplicates --corpus "
+              f"{result.corpus} --threshold 0.5` once.")
+    if chosen is None:
+        print(f"No threshold reaches precision {args.precision:.2f} on these judgements.")
+        return 0
+    print(f"Threshold {chosen.threshold:.2f} reaches precision {args.precision:.2f}"
+          + (f": {chosen.pairs:,} pairs, about {chosen.duplicates:,.0f} of them duplicates."
+             if chosen.pairs is not None else " on the judged pairs."))
+    print(f"Saved {chosen.threshold:.2f} as the duplicate threshold of {result.model}."
+          if args.save else "Use it as the model's duplicate threshold: add --save.")
     return 0

@@ -15,11 +15,11 @@ import os
 import sys
 from collections.abc import Sequence
 
-from searchapp.cli import clusters, corpora, duplicates, jobs, models, passwords, search
+from searchapp.cli import clusters, corpora, duplicates, jobs, judge, models, passwords, search
 from searchapp.errors import SearchAppError
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, search, jobs, clusters, duplicates, models, passwords)
+GROUPS = (corpora, search, jobs, clusters, duplicates, judge, models, passwords)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

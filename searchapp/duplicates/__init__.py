@@ -8,6 +8,9 @@
 - ``service``: stored results per generation, the ``duplicates`` job.
 - ``check``: a new question against the corpus.
 - ``export``: reports as tables.
+- ``calibration``: the model's threshold, calibrated on a file of labelled pairs;
+  ``judged_threshold``: from the corpus' own judgements, for a chosen precision.
+- ``review``: the review queue, borderline pairs first, each decision a judgement.
 
 Example:
     >>> report = find_duplicates(app, "faq", threshold=0.85)          # doctest: +SKIP

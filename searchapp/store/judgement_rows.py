@@ -130,3 +130,12 @@ def evaluation_run_rows(s: Session, corpus_id: int, model_name: str | None = Non
     if model_name is not None:
         q = q.where(EvaluationRun.model_name == model_name)
     return list(s.scalars(q.order_by(EvaluationRun.created_at, EvaluationRun.id)))
+
+
+def ids_by_external_id(s: Session, corpus_id: int, ids: Iterable[str]) -> dict[str, int]:
+    """{external id: document id} for those of ``ids`` that are documents of the corpus."""
+    out: dict[str, int] = {}
+    for part in chunks(sorted(set(ids)), IN_LIMIT):
+        out.update(s.execute(select(Document.external_id, Document.id).where(
+            Document.corpus_id == corpus_id, Document.external_id.in_(part))).tuples().all())
+    return out

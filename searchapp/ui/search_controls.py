@@ -16,6 +16,7 @@ import streamlit as st
 from searchapp.search.filters import OPERATORS, Condition, make_condition
 from searchapp.search.service import DEFAULT_MODE, MAX_K, MODES, SearchHit
 from searchapp.ui.common import md_escape
+from searchapp.ui.judging import judgement_marks
 
 FILTER_ROWS = 3
 NO_COLUMN = "(no filter)"
@@ -120,8 +121,10 @@ def marked_markdown(hit: SearchHit) -> str:
     return "".join(out)
 
 
-def show_hits(hits: list[SearchHit], mode: str) -> None:
-    """One bordered card per hit: rank, snippet, id, metadata, ranks and passage, score."""
+def show_hits(hits: list[SearchHit], mode: str, app=None, corpus: str | None = None,
+              query: str | None = None) -> None:
+    """One bordered card per hit: rank, snippet, id, metadata, ranks and passage, score, and
+    (given the corpus and query) a relevant / not mark that stores a judgement."""
     for rank, hit in enumerate(hits, start=1):
         with st.container(border=True, key=f"hit-{rank}"):
             text_col, score_col = st.columns([10, 1], vertical_alignment="top")
@@ -135,6 +138,8 @@ def show_hits(hits: list[SearchHit], mode: str) -> None:
                 with text_col.expander("Whole text"):
                     st.markdown(md_escape(hit.text))
             score_col.badge(f"{hit.score:.3f}", color="blue")
+            if corpus:
+                judgement_marks(app, corpus, query=query, doc=hit.id, key=f"hit-{rank}")
 
 
 def _ranks(hit: SearchHit, mode: str) -> str:

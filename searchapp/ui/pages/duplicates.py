@@ -1,5 +1,9 @@
-"""Duplicates page: the duplicate pairs and groups of a corpus, a check for a new document,
-and the threshold (calibrated on labelled pairs when the user has some).
+"""Duplicates page: the duplicate pairs and groups of a corpus, the review queue, a check for a
+new document, and the threshold (calibrated on the corpus' judgements or on labelled pairs).
+
+Each pair and each match of a new document can be judged in its table; the
+Review tab asks about the pairs nearest the threshold first, by keyboard, and
+confirms groups with their canonical document (``searchapp.ui.duplicates_review``).
 
 Mining and calibration run as worker jobs; the page enqueues them and polls.
 A stored mining result is filtered here for any threshold at or above the one it
@@ -9,6 +13,7 @@ encoder pass and an index query, fast enough to run in the page.
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from searchapp import duplicates as dup
@@ -19,6 +24,14 @@ from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
 from searchapp.ui.common import job_progress, md_inline, page_app
+from searchapp.ui.duplicates_review import (
+    confirm_group,
+    confirmed_groups_section,
+    judged_calibration,
+    review_tab,
+    share_warning,
+)
+from searchapp.ui.judging import match_marks_table, pair_marks_table
 from searchapp.ui.resources import ensure_background_worker
 
 SHOWN_PAIRS = 500  # rows in the pairs table (the CSV has them all)
@@ -60,10 +73,11 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
                     width="stretch")
     st.subheader("Pairs")
     if report.pair_count > SHOWN_PAIRS:
-        st.caption(f"The {SHOWN_PAIRS} best of {report.pair_count:,}; the CSV has them all.")
-    st.dataframe(
-        pairs[["score", "exact", "a_text", "b_text", "a", "b"]],
-        hide_index=True, width="stretch",
+        st.caption(f"The {SHOWN_PAIRS} best of {report.pair_count:,}; the CSV has them all. "
+                   "The Review tab brings the pairs that need a person first.")
+    pair_marks_table(
+        app, report.corpus, pairs[["score", "exact", "a_text", "b_text", "a", "b"]],
+        key="dup-pairs-marks",
         column_config={
             "score": st.column_config.NumberColumn("Score", format="%.3f"),
             "exact": st.column_config.CheckboxColumn("Exact", help="same normalised text"),
@@ -105,6 +119,7 @@ def show_groups(report: dup.DuplicateReport) -> None:
                  key="dup-group-members",
                  column_config={"cosine to representative": st.column_config.NumberColumn(
                      format="%.3f"), "text": st.column_config.TextColumn(width="large")})
+    confirm_group(app, report.corpus, group, key=f"dup-confirm-{chosen}")
 
 
 def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -> None:
@@ -173,10 +188,11 @@ def check_tab(corpus: str, threshold: float) -> None:
     if matches:
         st.warning(f"{len(matches)} likely duplicate(s) at cosine ≥ {threshold:.2f}.",
                    icon=":material/content_copy:")
-        st.dataframe([m.as_dict() | {"exact": m.exact} for m in matches], hide_index=True,
-                     width="stretch",
-                     column_config={"score": st.column_config.NumberColumn(format="%.3f"),
-                                    "text": st.column_config.TextColumn(width="large")})
+        match_marks_table(app, corpus, question,
+                          pd.DataFrame([m.as_dict() | {"exact": m.exact} for m in matches]),
+                          key="dup-check-marks",
+                          column_config={"score": st.column_config.NumberColumn(format="%.3f"),
+                                         "text": st.column_config.TextColumn(width="large")})
     else:
         st.success(f"No document in {corpus!r} reaches cosine {threshold:.2f}: it looks new.",
                    icon=":material/check_circle:")
@@ -193,7 +209,9 @@ def check_tab(corpus: str, threshold: float) -> None:
             st.info("That exact text is already stored.")
 
 
-def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
+def calibrate_tab(corpus: str, model: str, threshold: float, stored: dict | None) -> None:
+    judged = judged_calibration(app, corpus, model, threshold)
+    st.subheader("On a file of labelled pairs")
     if stored:
         st.markdown(f"**Calibrated threshold of {model}: {stored['threshold']:.3f}** "
                     f"(best F1 {stored['f1']:.1f}, AP {stored['ap']:.1f}, "
@@ -227,6 +245,7 @@ def calibrate_tab(model: str, threshold: float, stored: dict | None) -> None:
                     f"{result.source}: AP **{result.ap:.2f}**, best F1 **{result.f1:.2f}** "
                     f"at threshold **{result.threshold:.3f}** (precision {result.precision:.1f}, "
                     f"recall {result.recall:.1f}).")
+        share_warning(judged, result)
         st.plotly_chart(precision_recall_figure(result.curve, result.threshold, threshold),
                         width="stretch", key="new-curve")
         if st.button(f"Use {result.threshold:.3f} as the threshold of {result.model}",
@@ -267,12 +286,17 @@ if abs(chosen - initial) > 1e-9:
     left.button(f"Back to {initial:.3f}", key="dup-reset",
                 on_click=lambda: st.session_state.update({slider_key: initial}))
 
-pairs_view, check_view, calibrate_view = st.tabs(
-    ["Pairs and groups", "Check a new document", "Threshold calibration"])
+pairs_view, review_view, check_view, calibrate_view = st.tabs(
+    ["Pairs and groups", "Review", "Check a new document", "Threshold calibration"],
+    key="dup-tab", on_change="rerun")
 with pairs_view:
     pairs_tab(corpus_name, float(chosen), int(k_value),
               calibration["threshold"] if calibration else None)
+with review_view:  # only when open: its keyboard shortcuts must not act on a hidden tab
+    if review_view.open:
+        review_tab(app, corpus_name, float(chosen), int(k_value))
+        confirmed_groups_section(app, corpus_name)
 with check_view:
     check_tab(corpus_name, float(chosen))
 with calibrate_view:
-    calibrate_tab(model_name, float(chosen), calibration)
+    calibrate_tab(corpus_name, model_name, float(chosen), calibration)

@@ -62,7 +62,7 @@ def search_box_and_results(corpus_name: str, meta_columns: list[str]) -> None:
             else:
                 st.caption(f"{len(hits)} results in {elapsed_ms:,.0f} ms. "
                            f"{SCORE_NOTES[request.mode]}")
-            show_hits(hits, request.mode)
+            show_hits(hits, request.mode, app, corpus_name, request.query)
 
 
 search_box_and_results(corpus.name, corpus_meta_columns(app, corpus.name))
