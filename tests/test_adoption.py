@@ -74,7 +74,7 @@ def test_a_calibration_on_held_out_pairs_is_saved_as_it_was_measured(app, corpus
 
 def test_a_model_judged_worse_is_adopted_only_when_forced(app, corpus):
     card(app, "tiny-v2", word="worse")
-    with pytest.raises(ModelError, match="judged worse than tiny .* --force"):
+    with pytest.raises(ModelError, match=r"judged worse than tiny .* --force"):
         adoption.accept(app, corpus, "tiny-v2")
     assert threshold_for(app, "tiny-v2")[1] == "default"  # nothing saved, nothing queued
     assert run_until_done(app, adoption.accept(app, corpus, "tiny-v2", force=True)).status == \

@@ -92,7 +92,7 @@ def test_start_training_then_see_chart_metrics_and_switch_a_corpus(tiny_register
     at.selectbox(key="models.target").set_value("tuned").run()
     [use] = [b for b in at.button if b.label.startswith("Use tuned")]
     use.click().run()
-    assert "Re-embedding 'faq' with 'tuned'" in at.success[0].value
+    assert any("Switching 'faq' to tuned" in p.proto.text for p in at.get("progress"))
     embed = queue.recent(app.db)[0]
     assert (embed.kind, embed.payload) == ("embed", {"corpus": "faq", "model": "tuned",
                                                      "switch": True})

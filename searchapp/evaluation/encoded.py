@@ -57,7 +57,7 @@ def handle_for(app: App, corpus: str, model: str | None = None,
 
 
 def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None = None,
-                  encoder=None) -> CorpusHandle:
+                  encoder=None, only: set[str] | None = None) -> CorpusHandle:
     """Encode every document of ``corpus`` with ``model`` into in-memory indexes.
 
     ``progress(done, total, message)`` is called after each chunk (a job's
@@ -65,6 +65,8 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
     ``encoder``: a model that is not registered (a candidate a job trained):
     it is installed in the App under the name ``model`` for the query path,
     and no model row is written (``app.forget_encoder(model)`` drops it after).
+    ``only``: encode just these documents (external ids): enough to score judged
+    pairs, not to search.
     """
     report = progress or (lambda done, total, message: None)
     with app.db.session() as s:
@@ -77,9 +79,17 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
     index = VectorIndex(ref.dimension, capacity=max(state.documents, 16))
     passages = PassageIndex(ref.dimension)
     done = 0
-    report(0, state.documents, f"Encoding {state.documents:,} documents with {model}")
+    report(0, state.documents, f"Encoding the documents with {model}")
     with app.db.session() as s:
         chunks = list(repo.iter_texts(s, state.id, ENCODE_CHUNK))
+        if only is not None:
+            wanted = {pk for pk, (ext, _) in repo.document_texts(s, state.id).items()
+                      if ext in only}
+            chunks = [([i for i in ids if i in wanted],
+                       [t for i, t in zip(ids, texts, strict=True) if i in wanted])
+                      for ids, texts in chunks]
+            chunks = [(ids, texts) for ids, texts in chunks if ids]
+    total = sum(len(ids) for ids, _ in chunks)
     for ids, texts in chunks:
         embedded = embed_documents(encoder, texts, app.settings.passage_tokens)
         index.add(np.asarray(ids, dtype=np.int64), embedded.vectors)
@@ -87,7 +97,6 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
             labels = ids[row] * STRIDE + np.arange(len(vectors), dtype=np.int64)
             passages.add(labels, vectors)
         done += len(ids)
-        report(done, state.documents, f"Encoded {done:,} of {state.documents:,} documents "
-                                      f"with {model}")
+        report(done, total, f"Encoded {done:,} of {total:,} documents with {model}")
     return CorpusHandle(state.id, state.name, ref, state.generation, state.documents, index,
                         passages if passages.count else None, tuple(state.meta_columns))

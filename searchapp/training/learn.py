@@ -475,8 +475,9 @@ def _choose(app: App, corpus: str, gold: dict, augmented: dict, dev: Items, repo
         name = str(Path(trained["folder"]))
         encoder = SiameseEncoder.load(name, device=app.settings.device,
                                       precision=app.settings.precision)
-        try:
-            handle = encode_corpus(app, corpus, name, report, encoder=encoder)
+        try:  # judged pairs alone need only their documents' vectors
+            only = dev.documents() if not dev.queries else None
+            handle = encode_corpus(app, corpus, name, report, encoder=encoder, only=only)
             runs.append(evaluate(app, handle, dev))
         finally:
             app.forget_encoder(name)

@@ -25,6 +25,7 @@ from searchapp.ui.common import job_progress, md_inline
 from searchapp.ui.resources import ensure_background_worker
 
 SWITCH_JOB = "models.switch_job"  # {corpus: job id} of the switch this session started
+FOLLOW = "models.follow"  # a corpus whose switch was just asked for elsewhere on the page
 VERDICT_ICONS = {"better": ":material/trending_up:", "worse": ":material/trending_down:",
                  "not distinguishable": ":material/drag_handle:",
                  "not measured": ":material/help:"}
@@ -115,13 +116,18 @@ def verdict_panel(app: App, result: dict, key: str) -> None:
             job_id = adoption.accept(app, result["corpus"], result["model"],
                                      force=verdict == "worse")
             st.session_state.setdefault(SWITCH_JOB, {})[result["corpus"]] = job_id
+            st.session_state[FOLLOW] = result["corpus"]  # the switch panel shows this corpus
             ensure_background_worker(app)
+            st.rerun()
         except SearchAppError as exc:
             st.error(str(exc), icon=":material/error:")
 
 
 def switch_section(app: App, corpora: dict[str, str], models: list[str]) -> None:
     """Use a model for a corpus; the switch followed to its end; back to the previous model."""
+    follow = st.session_state.pop(FOLLOW, None)
+    if follow in corpora:  # set before the widget exists, so it may still be changed
+        st.session_state["models.corpus"] = follow
     left, right = st.columns(2)
     corpus = left.selectbox("Corpus", list(corpora), key="models.corpus",
                             format_func=lambda c: f"{c} (now {corpora[c]})")
