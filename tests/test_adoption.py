@@ -81,6 +81,13 @@ def test_a_model_judged_worse_is_adopted_only_when_forced(app, corpus):
         "succeeded"
 
 
+def test_a_model_not_measured_is_adopted_only_when_forced(app, corpus):
+    card(app, "tiny-v2", word="not measured")
+    with pytest.raises(ModelError, match=r"was not measured .* --force"):
+        adoption.accept(app, corpus, "tiny-v2")
+    adoption.accept(app, corpus, "tiny-v2", force=True)
+
+
 def test_a_model_judged_on_another_corpus_is_not_accepted_for_this_one(app, corpus):
     card(app, "tiny-v2", word="better", corpus="elsewhere")
     with pytest.raises(ModelError, match="judged on corpus 'elsewhere', not 'topics'"):

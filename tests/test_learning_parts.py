@@ -50,10 +50,11 @@ def test_a_pair_is_the_same_item_whichever_way_round():
 def test_too_few_judgements_are_refused_with_how_many_are_needed():
     train, held = holdout.split(Items(pairs=pairs(12)))
     with pytest.raises(TrainingDataError, match="at least 16 are needed"):
-        holdout.check(train, held)
+        holdout.check(train)
     train, held = holdout.split(Items(pairs=[JudgedPair(f"a{i}", f"b{i}", 1) for i in range(80)]))
-    with pytest.raises(TrainingDataError, match="too few to judge a new model"):
-        holdout.check(train, held)
+    holdout.check(train)  # enough to train on, but the held-out part cannot judge
+    assert "lack a query and a pair judged not duplicate" in holdout.unmeasurable(held)
+    assert holdout.unmeasurable(Items(queries=[JudgedQuery("q", {"d": 1})])) is None
 
 
 # ---- negatives -------------------------------------------------------------------------------

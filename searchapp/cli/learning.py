@@ -115,8 +115,8 @@ def finetune(args: argparse.Namespace) -> int:
               f"(the same {same} as {threshold['current']:.4f} now: about "
               f"{pairs['current']:,} pairs in the corpus; at {threshold['current']:.4f} the "
               f"new model would find about {pairs['candidate_at_current']:,}).")
-    if result.get("verdict") in ("better", "not distinguishable", "worse"):
-        force = " --force" if result["verdict"] == "worse" else ""
+    if result.get("verdict"):
+        force = " --force" if result["verdict"] in ("worse", "not measured") else ""
         print(f"Adopt it: searchapp models use --corpus {result['corpus']} --model "
               f"{result['model']}{force}")
     return 0

@@ -116,9 +116,14 @@ def switch(app: App, corpus: str, model: str) -> int:
 def accept(app: App, corpus: str, model: str, force: bool = False) -> int:
     """Adopt ``model`` for ``corpus``: its proposed threshold saved, the switch queued.
 
-    Refuses a model whose verdict was "worse" unless ``force``. Returns the switch job's id.
+    Refuses a model whose verdict was "worse" or "not measured" unless ``force``.
+    Returns the switch job's id.
     """
     verdict = verdict_of(app, model) or {}
+    if verdict.get("verdict") == "not measured" and not force:
+        raise ModelError(f"{model} was not measured against the corpus' current model; it "
+                         f"was not adopted. Evaluate both first (searchapp evaluate --corpus "
+                         f"{corpus} --model {model}), or adopt it anyway with --force.")
     if verdict.get("verdict") == "worse" and not force:
         current = (verdict.get("comparison") or {}).get("current", "the current model")
         raise ModelError(f"{model} was judged worse than {current} on the held-out "

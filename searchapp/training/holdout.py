@@ -6,9 +6,10 @@ together, so the model never trains on a query it is tested on) or a pair is
 held out when ``sha256(seed:key)`` falls in the lowest ``fraction`` of the
 range. So the split is stable as judgements grow: what was held out for the
 last fine-tuning stays held out for the next one, and a later model is never
-tested on judgements an earlier round trained on. Each side of the split is
-checked for being usable (``check``), with a message that says how many more
-judgements are needed.
+tested on judgements an earlier round trained on. The training side must be
+enough to learn from (``check``, else a message says how many more judgements
+are needed); the held-out side may be too small to judge by (``unmeasurable``):
+then the model is trained and its verdict is "not measured".
 
 Example:
     >>> from searchapp.evaluation.judged import Items, JudgedPair
@@ -29,8 +30,6 @@ from searchapp.evaluation.judged import Items
 
 FRACTION = 0.2
 SEED = "searchapp-holdout-v1"
-MIN_HELD_QUERIES = 5  # judged queries with a relevant document, held out
-MIN_HELD_PAIRS = 2  # held-out pairs of each label (AP needs both; few give wide intervals)
 MIN_TRAIN_EXAMPLES = 16  # positive examples to train on (one batch)
 
 
@@ -61,25 +60,38 @@ def split(items: Items, fraction: float = FRACTION, seed: str = SEED) -> tuple[I
     return train, held
 
 
-def check(train: Items, held: Items) -> None:
-    """Refuse a split too small to train on or to judge by, saying how many more are needed.
+def check(train: Items) -> None:
+    """Refuse training judgements too few to learn from, saying how many more are needed.
 
-    Held out must be: at least MIN_HELD_QUERIES judged queries, or at least
-    MIN_HELD_PAIRS pairs of each label; training needs MIN_TRAIN_EXAMPLES
-    positive examples (relevant documents or duplicate pairs).
+    Training needs MIN_TRAIN_EXAMPLES positive examples (relevant documents or
+    duplicate pairs) after the held-out part is set aside.
     """
     positives = sum(len(q.relevant) for q in train.queries) + sum(p.label for p in train.pairs)
-    held_pairs = [sum(p.label == y for p in held.pairs) for y in (0, 1)]
-    enough_queries = len(held.queries) >= MIN_HELD_QUERIES
-    enough_pairs = min(held_pairs) >= MIN_HELD_PAIRS
     if positives < MIN_TRAIN_EXAMPLES:
         raise TrainingDataError(
             f"{positives} positive judgements to train on (relevant documents or duplicate "
             f"pairs, after holding {int(FRACTION * 100)}% out); at least {MIN_TRAIN_EXAMPLES} "
             "are needed. Judge more search results or pairs (the Label page proposes them).")
-    if not (enough_queries or enough_pairs):
-        raise TrainingDataError(
-            f"The held-out judgements ({len(held.queries)} queries; {held_pairs[1]} duplicate "
-            f"and {held_pairs[0]} other pairs) are too few to judge a new model by: at least "
-            f"{MIN_HELD_QUERIES} queries, or {MIN_HELD_PAIRS} pairs of each answer, are "
-            "needed. Judge more, then fine-tune again.")
+
+
+def unmeasurable(held: Items) -> str | None:
+    """Why the held-out judgements cannot judge a model (None when they can).
+
+    They can with one judged query (a document judged relevant), or with judged
+    pairs of both answers (AP needs a duplicate and a non-duplicate). Few of them
+    give wide intervals and, most likely, "not distinguishable": that is the
+    honest answer, not a reason to refuse.
+
+    Example:
+        >>> from searchapp.evaluation.judged import JudgedPair
+        >>> unmeasurable(Items(pairs=[JudgedPair("a", "b", 1)]))[-44:]
+        'lack a query and a pair judged not duplicate'
+    """
+    labels = {p.label for p in held.pairs}
+    if held.queries or labels == {0, 1}:
+        return None
+    missing = "a pair judged not duplicate" if labels == {1} else \
+        "a duplicate pair" if labels == {0} else "judged pairs"
+    counts = [sum(p.label == y for p in held.pairs) for y in (0, 1)]
+    return (f"the held-out judgements ({len(held.queries)} queries; {counts[1]} duplicate and "
+            f"{counts[0]} other pairs) lack a query and {missing}")

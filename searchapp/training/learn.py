@@ -86,12 +86,17 @@ class Started:
     train: dict
     held_out: dict
     augment: bool
+    unmeasurable: str | None = None  # why the held-out part cannot judge the result
 
     def describe(self) -> str:
-        return (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
+        text = (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
                 f"queries, {self.train['pairs']} pairs); {self.held_out['judgements']} held out "
                 f"({self.held_out['queries']} queries, {self.held_out['pairs']} pairs) to judge "
                 "the result" + ("; Augmented SBERT will be tried." if self.augment else "."))
+        if self.unmeasurable:
+            text += (f" Note: {self.unmeasurable}, so the new model will not be measured "
+                     "against the current one: judge more before relying on it.")
+        return text
 
 
 def work_folder(app: App, name: str) -> Path:
@@ -146,13 +151,14 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     if queue.active_for(app.db, LEARN, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
     train, held = holdout.split(corpus_items(app, state.name))
-    holdout.check(train, held)
+    holdout.check(train)
     augmenting = augment == "on" or (augment == "auto" and _positives(train) < AUGMENT_BELOW)
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
     job_id = queue.enqueue(app.db, LEARN, {"corpus": state.name, "name": name,
                                            "base": state.model_name, "augment": augmenting,
                                            "hyper": hyper})
-    return Started(job_id, _counts(train), _counts(held), augmenting)
+    return Started(job_id, _counts(train), _counts(held), augmenting,
+                   holdout.unmeasurable(held))
 
 
 # ---- the job -----------------------------------------------------------------------------
@@ -247,9 +253,16 @@ def learn_task(ctx, payload: dict) -> dict:
             "training": {k: chosen["result"][k] for k in ("steps", "best_step", "seconds",
                                                           "seconds_per_step", "device",
                                                           "resumed_from")}})
-    verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
-                                 steps.reporter("verdict", "documents"),
-                                 note=f"held-out judgements, learning job {ctx.job_id}")
+    problem = holdout.unmeasurable(held_items)
+    if problem:
+        verdict = {"verdict": "not measured", "corpus": corpus, "sentence": (
+            f"{name} was not measured against {payload['base']}: {problem}. Judge more "
+            "(the Label page proposes pairs), then evaluate both (searchapp evaluate "
+            f"--corpus {corpus} --model {name}).")}
+    else:
+        verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
+                                     steps.reporter("verdict", "documents"),
+                                     note=f"held-out judgements, learning job {ctx.job_id}")
     card["verdict"] = verdict
     write_card(app.settings.models_dir / name, card)
     shutil.rmtree(folder, ignore_errors=True)
@@ -258,7 +271,7 @@ def learn_task(ctx, payload: dict) -> dict:
 
 def _split_items(app: App, corpus: str, augment: bool) -> dict:
     train, held = holdout.split(corpus_items(app, corpus))
-    holdout.check(train, held)
+    holdout.check(train)
     dev = Items()
     if augment:  # a part of the training judgements decides whether augmentation helps
         train, dev = holdout.split(train, DEV_FRACTION, DEV_SEED)

@@ -106,15 +106,16 @@ def verdict_panel(app: App, result: dict, key: str) -> None:
                    f"{pairs['candidate_at_current']:,} at {threshold['current']:.3f}, so it gets "
                    f"{threshold['proposed']:.3f} ({how}: about "
                    f"{pairs['candidate_at_proposed']:,} pairs).")
-    if verdict in ("not measured",) or not result.get("corpus"):
+    if not result.get("corpus"):
         return
-    label = (f"Use {result['model']} for {result['corpus']}" if verdict != "worse"
+    label = (f"Use {result['model']} for {result['corpus']}"
+             if verdict in ("better", "not distinguishable")
              else f"Use {result['model']} anyway")
     if st.button(label, key=key, type="primary" if verdict == "better" else "secondary",
                  icon=":material/swap_horiz:"):
         try:
             job_id = adoption.accept(app, result["corpus"], result["model"],
-                                     force=verdict == "worse")
+                                     force=verdict in ("worse", "not measured"))
             st.session_state.setdefault(SWITCH_JOB, {})[result["corpus"]] = job_id
             st.session_state[FOLLOW] = result["corpus"]  # the switch panel shows this corpus
             ensure_background_worker(app)
