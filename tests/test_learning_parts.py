@@ -85,7 +85,7 @@ def test_pairs_become_anchors_both_ways_with_their_judged_negatives():
 
 
 def fake_corpus():
-    """Ten documents on a line: cosine falls with distance; d0 and its copy d9 alike."""
+    """Ten documents on a line: cosine falls with distance; d9 a copy of d0's text."""
     angles = np.linspace(0, 1.2, 9)
     vectors = {f"d{i}": np.array([np.cos(a), np.sin(a)]) for i, a in enumerate(angles)}
     vectors["d9"] = vectors["d0"]
@@ -115,7 +115,7 @@ def test_mined_negatives_pass_the_guard_and_judged_ones_come_first():
     mined = examples[0]
     assert mined.negative_source == "mined" and mined.anchor == "text d0"
     negative = next(d for d, t in texts.items() if t == mined.negative)
-    # not the judged positive d1, the anchor itself, its copy d9, nor d2 (within the margin)
+    # not the judged positive d1, the anchor itself, nor its copy d9 and d2: within the margin
     assert negative not in {"d0", "d1", "d2", "d9"}
     assert float(vectors_of(["d0"])[0] @ vectors_of([negative])[0]) <= bound
     assert examples[1].negative == "text d8" and examples[1].negative_source == "judged"

@@ -7,7 +7,7 @@ imported on first use, so the worker only loads what it runs.
 
 Example:
     >>> sorted(TASKS)[:2]
-    ['calibrate', 'clusters']
+    ['adapt', 'calibrate']
 """
 
 from __future__ import annotations

@@ -17,8 +17,9 @@ away teaches the model the opposite of the truth. ``guard`` is the check
 against such false negatives (the relative margin of sentence-transformers'
 ``mine_hard_negatives`` and NV-Retriever): a candidate is kept only if the
 current model scores it at least ``RELATIVE_MARGIN`` of the positive's score
-below the positive, it is not judged positive for the anchor, and its text is
-not the positive's or the anchor's (normalised). When nothing passes, a random
+below the positive and it is not judged positive for the anchor (nor the
+anchor itself). A copy of the positive's text under another id scores as the
+positive does, so the margin drops it too. When nothing passes, a random
 corpus document stands in (an easy negative, still a useful one in-batch).
 
 Example:
@@ -35,7 +36,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from searchapp.duplicates.text_keys import normalise
 from searchapp.evaluation.judged import Items
 from searchapp.training.data import TrainingData
 from searchapp.training.losses import MIXED
@@ -130,17 +130,16 @@ def anchors_of(items: Items) -> list[Anchor]:
 
 
 def guard(candidates: Iterable[tuple[str, float]], positive_score: float,
-          exclude: set[str] = frozenset(), relative_margin: float = RELATIVE_MARGIN,
-          same_text: Callable[[str], bool] = lambda doc: False) -> list[str]:
+          exclude: set[str] = frozenset(), relative_margin: float = RELATIVE_MARGIN
+          ) -> list[str]:
     """The candidate documents that are safe to use as negatives, in the order given.
 
     Dropped: any scoring above ``positive_score − |positive_score| · relative_margin``
-    (likely a positive nobody judged), any in ``exclude`` (judged positive, the
-    anchor, the positive), and any whose text is the positive's or the anchor's.
+    (likely a positive nobody judged, or a copy of the positive) and any in
+    ``exclude`` (judged positive, the anchor, the positive).
     """
     bound = positive_score - abs(positive_score) * relative_margin
-    return [doc for doc, score in candidates
-            if score <= bound and doc not in exclude and not same_text(doc)]
+    return [doc for doc, score in candidates if score <= bound and doc not in exclude]
 
 
 def mine_examples(anchors: list[Anchor], texts: dict[str, str], vectors_of: Callable[[list[str]],
@@ -186,10 +185,8 @@ def mine_examples(anchors: list[Anchor], texts: dict[str, str], vectors_of: Call
         else:
             positive_score = float(anchor_vectors[id(a)] @ positive_vectors[a.positive])
             exclude = {a.positive, *a.known_positives, *([a.doc] if a.doc else [])}
-            keys = {normalise(texts[a.positive]), normalise(anchor_text)}
             near = found[id(a)]
-            safe = guard(near, positive_score, exclude, relative_margin,
-                         lambda doc, keys=keys: normalise(texts[doc]) in keys)
+            safe = guard(near, positive_score, exclude, relative_margin)
             summary.guarded += sum(1 for d, _ in near if d not in exclude) - len(safe)
             if safe:
                 negative, source = rng.choice(safe), "mined"
