@@ -146,6 +146,9 @@ def test_benchmark_files_are_evaluated_on_the_corpus(app, monkeypatch, capsys, t
     report = json.loads(capsys.readouterr().out)
     assert report["queries"]["n"] == 8 and report["pairs"] is None
     assert report["missing_documents"] == 1  # gone-7 is not in the corpus: left out, counted
+    # ... and not counted against recall: every document that is there is found in a corpus
+    # of 25
+    assert report["queries"]["modes"]["semantic"]["recall@100"]["value"] == 100.0
     assert "benchmark files queries.jsonl, qrels.tsv" in report["note"]
 
     qrels.write_text("query-id\tcorpus-id\tscore\nq-nope\tfaq-1\t1\n")

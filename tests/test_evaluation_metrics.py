@@ -168,3 +168,24 @@ def test_bad_qrels_name_the_line_and_what_to_fix(raw, name, message):
 def test_bad_queries_name_the_line(raw, message):
     with pytest.raises(IngestError, match=message):
         read_queries(raw, "queries.jsonl")
+
+
+def test_two_negatives_are_too_few_for_a_verdict_however_clear_the_difference_looks():
+    """With one or two items of an answer every draw holds those same items: the interval
+    is far too narrow to trust, so the comparison says it cannot decide."""
+    from searchapp.evaluation.corpus import MIN_PAIRS_PER_ANSWER, Evaluation, PairScores, compare
+
+    def models(negatives: int) -> tuple[Evaluation, Evaluation]:
+        labels = np.array([1] * 19 + [0] * negatives)
+        keys = [(f"a{i}", "b") for i in range(len(labels))]
+        old = np.r_[np.linspace(0.9, 0.99, 19), np.linspace(0.3, 0.6, negatives)]
+        new = np.r_[old[:19], np.full(negatives, 0.95)]  # every negative among the duplicates
+        return (Evaluation("c", "old", pairs=PairScores(old, labels, keys)),
+                Evaluation("c", "new", pairs=PairScores(new, labels, keys)))
+
+    few = compare(*models(2))
+    assert few.pairs["ap"].verdict == "worse"  # what the bootstrap alone reads
+    assert few.verdict == "not distinguishable"
+    assert "19 duplicate and 2 other judged pairs" in few.sentence()
+    enough = compare(*models(MIN_PAIRS_PER_ANSWER))
+    assert enough.verdict == "worse" and not enough.too_few

@@ -108,3 +108,35 @@ def test_adapting_with_judgements_is_judged_on_all_of_them(app, tiny):
     assert job.status == "succeeded", job.error
     assert job.result["verdict"] in VERDICTS
     assert job.result["comparison"]["queries"]["hybrid"]["ndcg@10"]["a"]["n"] == 40
+
+
+class Stopped(Exception):
+    pass
+
+
+@pytest.mark.parametrize(("stop_at", "resumed_from"), [
+    ("Step 3 of 4: Fine-tuning on the judgements · step 3/4", 2),  # after a checkpoint
+    ("Step 4 of 4", None),  # the model saved, its verdict not yet written
+])
+def test_a_learning_job_stopped_mid_step_carries_on_from_there(app, tiny, stop_at,
+                                                               resumed_from):
+    from searchapp.jobs.tasks import TaskContext
+    from searchapp.training.learn import learn_task
+
+    class StopAt(TaskContext):
+        def progress(self, done, total, message=None, **kwargs):
+            if message and message.startswith(stop_at):
+                raise Stopped()
+            return super().progress(done, total, message, **kwargs)
+
+    make_learning_corpus(app, model=tiny)
+    job_id = request_learning(app, "topics", name="learned", augment="off", **FAST).job_id
+    lease = queue.claim(app.db, "test").lease
+    payload = queue.get(app.db, job_id).payload
+    with pytest.raises(Stopped):
+        learn_task(StopAt(app, lease), payload)
+    assert (work_folder(app, "learned") / "items.json").is_file()
+    result = learn_task(TaskContext(app, lease), payload)
+    assert result["verdict"] in VERDICTS and result["resumed_from"] == resumed_from
+    assert read_card(app.settings.models_dir / "learned")["verdict"]["verdict"] == \
+        result["verdict"]

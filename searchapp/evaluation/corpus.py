@@ -12,7 +12,8 @@ comes with its bootstrap 95% interval and the number of items behind it
 difference with its paired-bootstrap interval and a verdict: "better",
 "worse" or "not distinguishable". The headline verdict rests on the primary
 metrics: nDCG@10 of hybrid search (the default mode) for judged queries and AP
-for judged pairs.
+for judged pairs, each only when there are enough items to decide on
+(``MIN_QUERIES`` queries, ``MIN_PAIRS_PER_ANSWER`` pairs of each answer).
 
 Example:
     >>> report = evaluate(app, "faq", items)                     # doctest: +SKIP
@@ -39,6 +40,11 @@ from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle
 
 PRIMARY = {"queries": ("hybrid", "ndcg@10"), "pairs": "ap"}
+# Below these a primary metric gives no verdict: with one or two items of an answer the
+# bootstrap can only redraw those same items, and its interval is far too narrow (one
+# negative ranked a place higher read as "worse" on 21 held-out pairs with 2 negatives).
+MIN_QUERIES = 5
+MIN_PAIRS_PER_ANSWER = 5
 PAIR_METRICS = ("ap", "f1", "threshold")
 MAX_QUERY_CHARS = 10_000
 Progress = Callable[[int, int, str], None]
@@ -190,11 +196,12 @@ class Comparison:
     queries: dict[str, dict[str, bootstrap.Difference]]  # mode → metric → difference
     pairs: dict[str, bootstrap.Difference]  # "ap", "f1"
     verdict: str  # better | worse | not distinguishable (B against A, on the primary metrics)
-    primary: list[str]  # which metrics decided, e.g. ["hybrid nDCG@10", "pair AP"]
+    primary: list[str]  # the primary metrics, e.g. ["hybrid nDCG@10", "pair AP"]
+    too_few: list[str] = field(default_factory=list)  # primary metrics with too few items
 
     def as_dict(self) -> dict:
         return {"current": self.a, "candidate": self.b, "verdict": self.verdict,
-                "primary": self.primary,
+                "primary": self.primary, "too_few": self.too_few,
                 "queries": {mode: {m: d.scaled() for m, d in ms.items()}
                             for mode, ms in self.queries.items()},
                 "pairs": {m: d.scaled() for m, d in self.pairs.items()}}
@@ -210,7 +217,10 @@ class Comparison:
         head = {"better": f"{self.b} is better than {self.a}",
                 "worse": f"{self.b} is worse than {self.a}",
                 "not distinguishable": f"{self.b} and {self.a} are not distinguishable"}
-        return f"{head[self.verdict]} on the held-out judgements: " + "; ".join(parts) + "."
+        text = f"{head[self.verdict]} on the held-out judgements: " + "; ".join(parts) + "."
+        if self.too_few:
+            text += " Too few to decide on: " + "; ".join(self.too_few) + "."
+        return text
 
     def _difference(self, name: str) -> bootstrap.Difference:
         if name == "pair AP":
@@ -234,15 +244,23 @@ def compare(a: Evaluation, b: Evaluation) -> Comparison:
             pairs[name] = bootstrap.paired_difference(
                 a.pairs.statistic(name), b.pairs.statistic(name), len(a.pairs.labels),
                 a.rounds, a.seed, strata=a.pairs.labels)
-    decided, primary = [], []
+    decided, primary, too_few = [], [], []
     mode, metric = PRIMARY["queries"]
     if mode in queries:
-        decided.append(queries[mode][metric].verdict)
         primary.append(f"{mode} nDCG@10")
+        if len(a.queries) >= MIN_QUERIES:
+            decided.append(queries[mode][metric].verdict)
+        else:
+            too_few.append(f"{len(a.queries)} judged queries (a verdict needs {MIN_QUERIES})")
     if pairs:
-        decided.append(pairs[PRIMARY["pairs"]].verdict)
         primary.append("pair AP")
-    return Comparison(a.model, b.model, queries, pairs, _overall(decided), primary)
+        counts = np.bincount(a.pairs.labels, minlength=2)
+        if counts.min() >= MIN_PAIRS_PER_ANSWER:
+            decided.append(pairs[PRIMARY["pairs"]].verdict)
+        else:
+            too_few.append(f"{counts[1]} duplicate and {counts[0]} other judged pairs (a "
+                           f"verdict needs {MIN_PAIRS_PER_ANSWER} of each)")
+    return Comparison(a.model, b.model, queries, pairs, _overall(decided), primary, too_few)
 
 
 def _overall(verdicts: list[str]) -> str:
