@@ -92,7 +92,9 @@ class Started:
         text = (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
                 f"queries, {self.train['pairs']} pairs); {self.held_out['judgements']} held out "
                 f"({self.held_out['queries']} queries, {self.held_out['pairs']} pairs) to judge "
-                "the result" + ("; Augmented SBERT will be tried." if self.augment else "."))
+                "the result" + ("; Augmented SBERT will be tried (a fifth of the training "
+                                "judgements decides whether it is kept)." if self.augment
+                                else "."))
         if self.unmeasurable:
             text += (f" Note: {self.unmeasurable}, so the new model will not be measured "
                      "against the current one: judge more before relying on it.")
