@@ -25,6 +25,7 @@ PAGES = [
     st.Page("searchapp/ui/pages/label.py", title="Label", icon=":material/thumbs_up_down:"),
     st.Page("searchapp/ui/pages/clusters.py", title="Clusters", icon=":material/bubble_chart:"),
     st.Page("searchapp/ui/pages/models.py", title="Models", icon=":material/model_training:"),
+    st.Page("searchapp/ui/pages/evaluate.py", title="Evaluate", icon=":material/analytics:"),
     st.Page("searchapp/ui/pages/documents.py", title="Documents", icon=":material/description:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
     st.Page("searchapp/ui/pages/settings.py", title="Settings", icon=":material/settings:"),

@@ -74,6 +74,15 @@ class App:
         with self._guard:
             self._encoders[model_name] = encoder
 
+    def forget_encoder(self, model_name: str) -> None:
+        """Drop a loaded encoder (a job's candidate model it no longer needs) from the cache.
+
+        Example:
+            >>> app.forget_encoder("work/learn/v2/gold-model")        # doctest: +SKIP
+        """
+        with self._guard:
+            self._encoders.pop(model_name, None)
+
     @property
     def loaded_models(self) -> tuple[str, ...]:
         """The names of the models whose encoders this App has loaded (or was given)."""

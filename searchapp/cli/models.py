@@ -21,8 +21,9 @@ OBJECTIVES = ["auto", "softmax", "cosine", "triplet", "mnrl", "contrastive", "co
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``finetune``, ``evaluate`` and ``models`` to the command parser."""
-    c = sub.add_parser("finetune", help="fine-tune a model on labelled pairs (a worker job)")
-    c.add_argument("--train", required=True, help="CSV/TSV/JSONL of pairs or triplets")
+    c = sub.add_parser("finetune", help="fine-tune a model on labelled pairs, or on a corpus' "
+                       "judgements or text (a worker job)")
+    c.add_argument("--train", help="CSV/TSV/JSONL of pairs or triplets")
     c.add_argument("--dev", help="dev file (default: 10%% of --train held out)")
     c.add_argument("--objective", default="auto", choices=OBJECTIVES)
     c.add_argument("--base", help="model to start from (default: SEARCHAPP_MODEL)")
@@ -39,17 +40,41 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="map a column to a role (sentence1, sentence2, score, label, anchor, "
                         "positive, negative); repeatable")
     c.add_argument("--wait", action="store_true", help="train here and return when done")
+    c.add_argument("--corpus", help="learn for this corpus: from its judgements "
+                   "(--from-judgements) or its text (--unsupervised), starting from its model")
+    c.add_argument("--from-judgements", action="store_true",
+                   help="with --corpus: MNRL with hard negatives on the corpus' judgements, "
+                   "a held-out part judging the result against the current model")
+    c.add_argument("--unsupervised", action="store_true",
+                   help="with --corpus: unsupervised SimCSE on the corpus' own text")
+    c.add_argument("--augment", choices=("auto", "on", "off"), default="auto",
+                   help="with --from-judgements: try Augmented SBERT (a cross-encoder labels "
+                   "more pairs; kept only if measurably better); auto: below 500 positives")
+    c.add_argument("--max-steps", type=int, help="stop training after this many steps")
     c.set_defaults(func=finetune)
 
-    c = sub.add_parser("evaluate", help="evaluate a model on STS scores or 0/1 pairs")
-    c.add_argument("--model", required=True)
+    c = sub.add_parser("evaluate", help="evaluate a model on a corpus' judgements or "
+                       "benchmark files, or on STS scores or 0/1 pairs")
+    c.add_argument("--model", help="the model (default with --corpus: the corpus' model)")
+    c.add_argument("--corpus", help="measure search (nDCG@10, MRR@10, Recall@10/@100 per "
+                   "mode) and duplicates (AP, best F1) on this corpus' judgements")
+    c.add_argument("--queries", help="with --corpus: BEIR queries.jsonl (_id, text)")
+    c.add_argument("--qrels", help="with --corpus: BEIR qrels.tsv (query-id, corpus-id, "
+                   "score) or TREC qrels")
     c.add_argument("--sts", help="file with sentence1, sentence2, score")
     c.add_argument("--pairs", help="file with sentence1, sentence2, label (0/1)")
     c.add_argument("--threshold", type=float, help="cosine threshold (default: best F1)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=evaluate)
 
-    c = sub.add_parser("models", help="list models with their metrics")
+    c = sub.add_parser("models", help="list models; `models use --corpus C --model M` adopts "
+                       "one, `models rollback --corpus C` goes back")
+    c.add_argument("action", nargs="?", choices=["list", "use", "rollback"], default="list")
+    c.add_argument("--corpus")
+    c.add_argument("--model")
+    c.add_argument("--force", action="store_true", help="use: adopt a model judged worse")
+    c.add_argument("--wait", action="store_true", help="use, rollback: switch here and "
+                   "return when done")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=models)
 
@@ -75,13 +100,22 @@ def column_mapping(pairs: Sequence[str] | None) -> dict[str, str] | None:
 def finetune(args: argparse.Namespace) -> int:
     from searchapp.training.task import request_finetune
 
+    if args.corpus or args.from_judgements or args.unsupervised:
+        from searchapp.cli import learning
+
+        if not args.corpus:
+            raise SearchAppError("--from-judgements and --unsupervised need --corpus C.")
+        return learning.finetune(args)
+    if not args.train:
+        raise SearchAppError("Give --train FILE (labelled pairs), or --corpus C with "
+                             "--from-judgements or --unsupervised.")
     columns = column_mapping(args.column)
     app = common.open_app()
     started = request_finetune(app, args.train, dev=args.dev, name=args.name,
                                objective=args.objective, base=args.base, columns=columns,
                                epochs=args.epochs, batch_size=args.batch_size, lr=args.lr,
                                seed=args.seed, evals_per_epoch=args.evals_per_epoch,
-                               average_decay=args.average_decay)
+                               average_decay=args.average_decay, max_steps=args.max_steps)
     print(f"Training data: {started.data.describe()}.")
     if args.objective == "auto":
         from searchapp.training.data import AUTO_REASONS
@@ -105,6 +139,17 @@ def finetune(args: argparse.Namespace) -> int:
 def evaluate(args: argparse.Namespace) -> int:
     from searchapp.evaluation.files import evaluate_pairs_file, evaluate_sts_file
 
+    if args.corpus:
+        from searchapp.cli import learning
+
+        if args.sts or args.pairs:
+            raise SearchAppError("--corpus measures the corpus' judgements (or --queries and "
+                                 "--qrels); leave out --sts and --pairs.")
+        return learning.evaluate(args)
+    if not args.model:
+        raise SearchAppError("Give --model M with --sts FILE or --pairs FILE, or --corpus C.")
+    if args.queries or args.qrels:
+        raise SearchAppError("--queries and --qrels are evaluated on a corpus: add --corpus C.")
     app = common.open_app()
     if bool(args.sts) == bool(args.pairs):
         raise SearchAppError("Give exactly one of --sts FILE or --pairs FILE.")
@@ -123,15 +168,29 @@ def models(args: argparse.Namespace) -> int:
     from searchapp.config import Settings
     from searchapp.embedding.models import list_models
 
+    if args.action in ("use", "rollback"):
+        from searchapp.cli import learning
+
+        return learning.use(args) if args.action == "use" else learning.rollback(args)
     rows = []
     for m in list_models(Settings.from_env()):
         rows.append({"name": m.name, "source": m.source,
                      "base": str(m.card.get("base_model", "")),
                      "objective": str(m.card.get("objective", "")),
                      "metrics": ", ".join(f"{k}={v}" for k, v in m.metrics.items()),
-                     "status": m.status, "path": str(m.path)})
+                     "verdict": _verdict_cell(m.card), "status": m.status,
+                     "path": str(m.path)})
     if args.json:
         print_json({"models": rows})
     else:
-        print_table(rows, ["name", "source", "base", "objective", "metrics", "status"])
+        print_table(rows, ["name", "source", "base", "objective", "metrics", "verdict",
+                           "status"])
     return 0
+
+
+def _verdict_cell(card: dict) -> str:
+    """``better on faq`` for a model a learning job judged against its corpus' model."""
+    verdict = card.get("verdict")
+    if not isinstance(verdict, dict) or not verdict.get("verdict"):
+        return ""
+    return f"{verdict['verdict']} on {verdict.get('corpus', '?')}"

@@ -7,7 +7,7 @@ imported on first use, so the worker only loads what it runs.
 
 Example:
     >>> sorted(TASKS)[:3]
-    ['backup', 'calibrate', 'clusters']
+    ['adapt', 'backup', 'calibrate']
 """
 
 from __future__ import annotations
@@ -33,10 +33,14 @@ TASKS: dict[str, str] = {
     "calibrate": "searchapp.duplicates.calibration:calibrate_task",
     "clusters": "searchapp.clusters.service:clusters_task",
     "backup": "searchapp.backups.service:backup_task",
+    "evaluate": "searchapp.evaluation.service:evaluate_task",
+    "learn": "searchapp.training.learn:learn_task",
+    "adapt": "searchapp.training.learn:adapt_task",
 }
 # What each kind counts, for its rate ("412 documents/s").
 UNITS: dict[str, str] = {"embed": "documents", "finetune": "steps", "duplicates": "documents",
-                         "calibrate": "pairs", "clusters": "documents", "backup": "steps"}
+                         "calibrate": "pairs", "clusters": "documents", "backup": "steps",
+                         "evaluate": "queries", "learn": "steps", "adapt": "steps"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process

@@ -246,7 +246,38 @@ class AnglELoss(nn.Module):
         return F.cross_entropy(scores[rows], partner)
 
 
+class MixedLoss(nn.Module):
+    """Query judgements and judged pairs in one training: MNRL and online contrastive loss.
+
+    A row labelled −1 is a triplet (query, relevant document, hard negative) for
+    MultipleNegativesRankingLoss; a row labelled 0 or 1 is a judged pair (not
+    duplicate / duplicate) for OnlineContrastiveLoss on its first two columns.
+    A batch may hold both kinds: each kind's loss on its own rows, summed.
+
+    Shapes: three (batch, dim) columns (the third unused by pair rows); labels (batch,).
+
+    Example:
+        >>> u = torch.nn.functional.normalize(torch.randn(4, 8), dim=1)
+        >>> float(MixedLoss()([u, u, -u], torch.tensor([-1, -1, 1, 0]))) > 0
+        True
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.triplets, self.pairs = MultipleNegativesRankingLoss(), OnlineContrastiveLoss()
+
+    def forward(self, embeddings: list[torch.Tensor], labels: torch.Tensor) -> torch.Tensor:
+        triplet = labels < 0
+        loss = embeddings[0].new_zeros(())
+        if triplet.any():
+            loss = loss + self.triplets([e[triplet] for e in embeddings])
+        if (~triplet).any():
+            loss = loss + self.pairs([e[~triplet] for e in embeddings[:2]], labels[~triplet])
+        return loss
+
+
 OBJECTIVES = ("softmax", "cosine", "triplet", "mnrl", "contrastive", "cosent", "angle")
+MIXED = "mixed"  # judgements of both kinds (searchapp.training.learn); not for files
 SCORED_OBJECTIVES = ("cosine", "cosent", "angle")  # pairs with a similarity score
 
 
@@ -266,7 +297,7 @@ def make_loss(objective: str, dim: int, num_labels: int = 3,
             f"have an odd dimension ({dim}). Use cosent instead.")
     simple = {"cosine": CosineSimilarityLoss, "triplet": TripletLoss,
               "mnrl": MultipleNegativesRankingLoss, "contrastive": OnlineContrastiveLoss,
-              "cosent": CoSENTLoss, "angle": AnglELoss}
+              "cosent": CoSENTLoss, "angle": AnglELoss, MIXED: MixedLoss}
     if objective not in simple:
         raise InvalidParameterError(
             f"Unknown objective {objective!r}; use one of: {', '.join(OBJECTIVES)}.")

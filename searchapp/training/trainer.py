@@ -32,7 +32,7 @@ import math
 import os
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -42,15 +42,17 @@ from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDat
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
 from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
+from searchapp.training.batching import unique_text_order
 from searchapp.training.data import TrainingData
-from searchapp.training.losses import PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
+from searchapp.training.losses import MIXED, PAPER_CONCAT, SCORED_OBJECTIVES, make_loss
 
 CHECKPOINT = "checkpoint.safetensors"
 BEST = "best.safetensors"
 LEGACY = ("checkpoint.pt", "best.pt")  # pickles of older versions: never read, removed
 HISTORY = "history.json"
 PRIMARY_METRIC = {**dict.fromkeys(SCORED_OBJECTIVES, "spearman"), "contrastive": "ap",
-                  "softmax": "accuracy", "triplet": "accuracy", "mnrl": "mrr@10"}
+                  "softmax": "accuracy", "triplet": "accuracy", "mnrl": "mrr@10",
+                  MIXED: "dev"}
 Progress = Callable[[int, int, str], None]
 
 
@@ -71,6 +73,7 @@ class TrainConfig:
     max_steps: int | None = None  # stop early (benchmarks, tests)
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
     history_every_seconds: float = 2.0  # how often history.json is rewritten
+    unique_texts: bool = False  # no text twice in a batch (in-batch negatives; see batching)
 
     def check(self) -> TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
@@ -176,6 +179,8 @@ class Trainer:
     def _step(self, rows: np.ndarray, on_cuda: bool) -> float:
         """One optimiser step on the examples ``rows``; returns the loss."""
         columns = [[col[i] for i in rows] for col in self.train_data.texts]
+        if self.objective == MIXED and min(self.train_data.labels[i] for i in rows) >= 0:
+            columns = columns[:2]  # judged pairs only: their (empty) third column is not read
         vectors = self._embed([t for col in columns for t in col], len(rows), on_cuda)
         embeddings = list(vectors.split(len(rows)))  # one (batch, dim) per column
         labels = None
@@ -211,8 +216,38 @@ class Trainer:
         return torch.cat(parts)[inverse.to(parts[0].device)]
 
     def _order(self, epoch: int) -> np.ndarray:
-        """The shuffled example order of an epoch; the same again after a resume."""
-        return np.random.default_rng(self.config.seed + epoch).permutation(len(self.train_data))
+        """The shuffled example order of an epoch; the same again after a resume.
+
+        With ``unique_texts`` the order is rearranged so that no batch holds a text
+        twice (``batching.unique_text_order``): with in-batch negatives a repeated
+        text would be another example's negative while being its positive.
+        """
+        rng = np.random.default_rng(self.config.seed + epoch)
+        order = rng.permutation(len(self.train_data))
+        if self.objective == MIXED:
+            return self._mixed_order(order, rng)
+        if self.config.unique_texts:
+            order = unique_text_order(order, self.train_data.texts, self.config.batch_size)
+        return order
+
+    def _mixed_order(self, order: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        """Batches of one kind each (triplets, or judged pairs) in a shuffled sequence.
+
+        Full batches of either kind come in random order, the two partial ones
+        last (where they share one batch; ``MixedLoss`` handles that).
+        """
+        size, labels = self.config.batch_size, self.train_data.labels
+        triplets = np.array([i for i in order if labels[i] < 0], dtype=np.int64)
+        pairs = np.array([i for i in order if labels[i] >= 0], dtype=np.int64)
+        if self.config.unique_texts and len(triplets):
+            triplets = unique_text_order(triplets, self.train_data.texts, size)
+        full, partial = [], []
+        for rows in (triplets, pairs):
+            cut = len(rows) - len(rows) % size
+            full += [rows[s:s + size] for s in range(0, cut, size)]
+            partial.append(rows[cut:])
+        full = [full[i] for i in rng.permutation(len(full))]
+        return np.concatenate([*full, *partial]).astype(np.int64)
 
     def _eval_steps(self) -> set[int]:
         per = self.config.evals_per_epoch
@@ -355,6 +390,8 @@ def evaluate_objective(encoder, loss: torch.nn.Module, data: TrainingData) -> di
     sentence2 among all of them (MRR@10, recall@1).
     """
     objective, texts = data.objective, data.texts
+    if objective == MIXED:
+        return _evaluate_mixed(encoder, loss, data)
     if objective in SCORED_OBJECTIVES:
         m = sts_metrics(encode_pairs(encoder, texts[0], texts[1]), data.labels)
         return {"spearman": m["spearman"], "pearson": m["pearson"]}
@@ -374,6 +411,22 @@ def evaluate_objective(encoder, loss: torch.nn.Module, data: TrainingData) -> di
     ranked = scores.argsort(dim=1, descending=True)[:, :10].tolist()
     m = retrieval_metrics(ranked, [{i} for i in range(len(ranked))])
     return {"mrr@10": m["mrr@10"], "recall@1": m["recall@1"]}
+
+
+def _evaluate_mixed(encoder, loss: torch.nn.Module, data: TrainingData) -> dict:
+    """Judged pairs' AP (when both answers are there) and the triplets' MRR@10; "dev" is the
+    first of the two, the one the best state is kept by."""
+    triplets = [i for i, y in enumerate(data.labels) if y < 0]
+    pairs = [i for i, y in enumerate(data.labels) if y >= 0]
+    out: dict = {}
+    if len({data.labels[i] for i in pairs}) == 2:
+        part = replace(data.subset(pairs), objective="contrastive")
+        out["ap"] = evaluate_objective(encoder, loss, part)["ap"]
+    if len(triplets) >= 2:
+        part = replace(data.subset(triplets), objective="mnrl", labels=None)
+        out["mrr@10"] = evaluate_objective(encoder, loss, part)["mrr@10"]
+    out["dev"] = out.get("ap", out.get("mrr@10", 0.0))
+    return out
 
 
 def _warmup_linear(step: int, warmup: int, total: int) -> float:

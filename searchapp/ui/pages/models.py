@@ -6,7 +6,9 @@
 3. Training: the latest fine-tuning jobs, with a live chart of the loss and the
    dev metric while one runs (refreshed every two seconds).
 4. Use a model for a corpus: an ``embed`` job that re-embeds the corpus and
-   switches it over once complete (the old index serves until then).
+   switches it over once complete (the old index serves until then), followed to
+   its end, with the way back; learning from a corpus' judgements and the verdict
+   of each learning job (``searchapp.ui.learning_panel``).
 """
 
 from __future__ import annotations
@@ -15,7 +17,6 @@ import pandas as pd
 import streamlit as st
 
 from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import request_model_switch
 from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
@@ -23,7 +24,8 @@ from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import request_finetune, training_history
 from searchapp.ui.charts_models import training_figure
-from searchapp.ui.common import job_progress, md_inline, page_app, remembered_corpus
+from searchapp.ui.common import md_inline, page_app
+from searchapp.ui.learning_panel import learn_section, learning_jobs, switch_section
 from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
@@ -156,24 +158,6 @@ except SearchAppError as exc:  # pragma: no cover - a broken database shows else
 if not corpora:
     st.info("No corpus yet: add one on the Upload page.")
 else:
-    left, right = st.columns(2)
-    names = list(corpora)
-    last = remembered_corpus(names)
-    corpus = left.selectbox("Corpus", names, key="models.corpus",
-                            index=names.index(last) if last in names else 0,
-                            format_func=lambda c: f"{c} (now {corpora[c]})")
-    target = right.selectbox("Model", [m.name for m in models], key="models.target")
-    if st.button(f"Use {target} for {corpus}", key="models.use", icon=":material/swap_horiz:"):
-        try:
-            job_id = request_model_switch(app, corpus, target)
-            ensure_background_worker(app)
-            st.session_state["models.switch"] = (job_id, corpus, target, corpora[corpus])
-        except SearchAppError as exc:
-            st.error(str(exc))
-    if switch := st.session_state.get("models.switch"):
-        # The job's own bar, polled until it ends: "done" once the corpus has switched
-        # (a message written at the click would still say "re-embedding" long after).
-        job_id, name, new, old = switch
-        if not queue.get(app.db, job_id).finished:
-            st.caption(f"Searches of {name!r} use {old!r} until the new index is complete.")
-        job_progress(app, job_id, f"Re-embedding {name!r} with {new!r} (job {job_id})")
+    switch_section(app, corpora, [m.name for m in models])
+    learn_section(app, corpora)
+    learning_jobs(app)

@@ -1,0 +1,641 @@
+"""Learning from a corpus' judgements (the ``learn`` job) and from its text alone (``adapt``).
+
+``request_learning`` checks that the judgements are enough (``holdout.check``)
+before any job exists, then queues a ``learn`` job that runs these steps, each
+one's result saved in ``DATA_DIR/work/learn/NAME/`` so that a worker killed at
+any point resumes with the next step (and a training inside a step from its
+last checkpoint):
+
+1. judgements → items, split by hash into training and held-out (``holdout``);
+2. training rows: every document judged relevant to a query as a triplet with
+   a judged or mined hard negative under the corpus' current model, guarded
+   against false negatives (``negatives``); every judged pair as it is;
+3. the bi-encoder fine-tuned on them, starting from the corpus' current model:
+   MultipleNegativesRankingLoss on the triplets (batches without repeated
+   texts), the online contrastive loss on the judged pairs (``losses.MixedLoss``
+   when there are both);
+4. with few judgements (``augment``), Augmented SBERT: a cross-encoder trained
+   on the same judgements labels candidate pairs, a second bi-encoder trains on
+   gold and silver, and it is kept only if measurably better than the first on
+   a part of the training judgements both left out (``DEV_FRACTION``);
+5. the model saved as ``models/NAME`` with its card;
+6. the current and the new model evaluated side by side on the held-out
+   judgements (``verdict``): better, worse or not distinguishable, with the
+   duplicate threshold the new model would need (``thresholds``).
+
+The corpus is not switched: ``adoption.accept`` does that when the user says so.
+``request_adaptation`` queues ``adapt``: unsupervised SimCSE on the corpus'
+texts (``simcse``), then step 6 on all the corpus' judgements when it has any
+(none were trained on), and "not measured" when it has none.
+
+Example:
+    >>> started = request_learning(app, "faq", name="faq-v2")        # doctest: +SKIP
+    >>> started.describe()                                           # doctest: +SKIP
+    'Training on 412 judgements, 98 held out to judge the result.'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import shutil
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from searchapp.context import App
+from searchapp.embedding.models import model_path, read_card, validate_name, write_card
+from searchapp.errors import JobError, ModelError, TrainingDataError
+from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_judgements
+from searchapp.jobs import queue
+from searchapp.store import repo
+from searchapp.training import holdout
+from searchapp.training.negatives import (
+    Example,
+    anchors_of,
+    mine_examples,
+    pair_rows,
+    training_data,
+)
+
+log = logging.getLogger("searchapp.training")
+LEARN, ADAPT = "learn", "adapt"
+AUGMENT_BELOW = 500  # "auto" tries Augmented SBERT below this many positive training judgements
+AUGMENT_CHOICES = ("auto", "on", "off")
+DEV_FRACTION = 0.2  # of the training judgements, left out to decide on augmentation
+DEV_SEED = "searchapp-augment-dev-v1"
+MIN_STEPS = 60  # few judgements: enough epochs for about this many steps (at most MAX_EPOCHS)
+MAX_EPOCHS = 10
+HYPER = ("epochs", "batch_size", "lr", "seed", "max_steps", "checkpoint_every")
+STEP_NAMES = {"items": "Reading the judgements", "mine": "Mining hard negatives",
+              "gold": "Fine-tuning on the judgements", "cross": "Training the cross-encoder",
+              "silver": "Labelling candidate pairs with the cross-encoder",
+              "augmented": "Fine-tuning on judged and cross-encoder-labelled pairs",
+              "choose": "Checking whether augmentation helped",
+              "verdict": "Judging the new model against the current one"}
+
+
+@dataclass
+class Started:
+    """What ``request_learning`` queued: the job and how the judgements were split."""
+
+    job_id: int
+    train: dict
+    held_out: dict
+    augment: bool
+    unmeasurable: str | None = None  # why the held-out part cannot judge the result
+
+    def describe(self) -> str:
+        text = (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
+                f"queries, {self.train['pairs']} pairs); {self.held_out['judgements']} held out "
+                f"({self.held_out['queries']} queries, {self.held_out['pairs']} pairs) to judge "
+                "the result" + ("; Augmented SBERT will be tried (a fifth of the training "
+                                "judgements decides whether it is kept)." if self.augment
+                                else "."))
+        if self.unmeasurable:
+            text += (f" Note: {self.unmeasurable}, so the new model will not be measured "
+                     "against the current one: judge more before relying on it.")
+        return text
+
+
+def work_folder(app: App, name: str) -> Path:
+    """Where a learning job for model ``name`` keeps its steps' results."""
+    return app.settings.work_dir / "learn" / name
+
+
+def corpus_items(app: App, corpus: str) -> Items:
+    """The corpus' judgements as evaluation items (``searchapp.evaluation.judged``)."""
+    from searchapp.judgements.service import list_judgements
+
+    return from_judgements(list_judgements(app, corpus))
+
+
+def _counts(items: Items) -> dict:
+    return {"judgements": items.judgements, "queries": len(items.queries),
+            "pairs": len(items.pairs)}
+
+
+def _positives(items: Items) -> int:
+    return sum(len(q.relevant) for q in items.queries) + sum(p.label for p in items.pairs)
+
+
+def _check_new_model(app: App, name: str, kind: str) -> None:
+    validate_name(name)
+    if (app.settings.models_dir / name).exists():
+        raise ModelError(f"A model named {name!r} already exists; choose another name.")
+    for k in (LEARN, ADAPT, "finetune"):
+        if queue.active_for(app.db, k, "name", name):
+            raise JobError(f"A job that trains {name!r} is already queued or running.")
+
+
+def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
+                     **hyper) -> Started:
+    """Check the corpus' judgements and the name, then queue the ``learn`` job.
+
+    ``hyper``: epochs, batch_size, lr, seed, max_steps (None: the defaults).
+    """
+    from searchapp.training.trainer import TrainConfig
+
+    _check_new_model(app, name, LEARN)
+    if augment not in AUGMENT_CHOICES:
+        raise TrainingDataError(f"augment must be one of {', '.join(AUGMENT_CHOICES)}; "
+                                f"got {augment!r}.")
+    unknown = set(hyper) - set(HYPER)
+    if unknown:
+        raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(HYPER)}.")
+    hyper = {k: v for k, v in hyper.items() if v is not None}
+    TrainConfig(**hyper).check()
+    with app.db.session() as s:
+        state = repo.corpus_state(s, corpus)
+    if queue.active_for(app.db, LEARN, "corpus", state.name):
+        raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
+    train, held = holdout.split(corpus_items(app, state.name))
+    holdout.check(train)
+    augmenting = augment == "on" or (augment == "auto" and _positives(train) < AUGMENT_BELOW)
+    shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
+    job_id = queue.enqueue(app.db, LEARN, {"corpus": state.name, "name": name,
+                                           "base": state.model_name, "augment": augmenting,
+                                           "hyper": hyper})
+    return Started(job_id, _counts(train), _counts(held), augmenting,
+                   holdout.unmeasurable(held))
+
+
+# ---- the job -----------------------------------------------------------------------------
+class _Steps:
+    """Numbered steps with their results kept as JSON files in the work folder."""
+
+    def __init__(self, ctx, folder: Path, names: list[str]):
+        self.ctx, self.folder, self.names = ctx, folder, names
+
+    def path(self, key: str) -> Path:
+        return self.folder / f"{key}.json"
+
+    def done(self, key: str) -> dict | None:
+        path = self.path(key)
+        return json.loads(path.read_text("utf-8")) if path.is_file() else None
+
+    def save(self, key: str, value: dict) -> dict:
+        tmp = self.path(key).with_suffix(".tmp")
+        tmp.write_text(json.dumps(value), "utf-8")
+        tmp.replace(self.path(key))
+        return value
+
+    def reporter(self, key: str, unit: str, log_every: float = 10.0):
+        """``progress(done, total, message)`` for step ``key``: "Step k of K: ...", its unit.
+
+        Also a log line every ``log_every`` seconds (``searchapp finetune --wait`` shows them).
+        """
+        number = self.names.index(key) + 1
+        head = f"Step {number} of {len(self.names)}: {STEP_NAMES[key]}"
+        last = [0.0]
+
+        def report(done: int, total: int, message: str = "") -> None:
+            text = f"{head} · {message}" if message else head
+            if time.monotonic() - last[0] > log_every or done == total:
+                log.info("job %s: %s", self.ctx.job_id, text)
+                last[0] = time.monotonic()
+            self.ctx.progress(done, total, text, force=done == 0 or done == total, unit=unit)
+
+        return report
+
+
+def _items_json(items: Items) -> dict:
+    return {"queries": [[q.query, q.grades] for q in items.queries],
+            "pairs": [[p.a, p.b, p.label] for p in items.pairs],
+            "skipped": items.skipped_queries}
+
+
+def _items_from(data: dict) -> Items:
+    return Items([JudgedQuery(q, {d: int(g) for d, g in grades.items()})
+                  for q, grades in data["queries"]],
+                 [JudgedPair(a, b, int(label)) for a, b, label in data["pairs"]],
+                 data.get("skipped", 0))
+
+
+def learn_task(ctx, payload: dict) -> dict:
+    """The ``learn`` job (see the module docstring); resumes step by step after a kill."""
+    app, name, corpus = ctx.app, payload["name"], payload["corpus"]
+    done_card = read_card(app.settings.models_dir / name)
+    if done_card.get("job_id") == ctx.job_id and "verdict" in done_card:
+        return _summary(done_card, app.settings.models_dir / name)
+    folder = work_folder(app, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    keys = ["items", "mine", "gold"]
+    if payload.get("augment"):
+        keys += ["cross", "silver", "augmented", "choose"]
+    steps = _Steps(ctx, folder, [*keys, "verdict"])
+    split = steps.done("items") or steps.save("items", _split_items(app, corpus,
+                                                                    payload.get("augment")))
+    steps.reporter("items", "judgements")(1, 1, f"{split['counts']['train']['judgements']} to "
+                                               "train on, "
+                                               f"{split['counts']['held']['judgements']} held out")
+    train_items, held_items = _items_from(split["train"]), _items_from(split["held"])
+    mined = steps.done("mine") or steps.save("mine", _mine(app, corpus, payload["base"],
+                                                           train_items,
+                                                           steps.reporter("mine", "anchors")))
+    examples = [Example(**e) for e in mined["examples"]]
+    hyper = payload.get("hyper", {})
+    gold = _train_step(app, steps, "gold", payload["base"], examples, hyper)
+    chosen, augmentation = gold, {"tried": False}
+    if payload.get("augment"):
+        chosen, augmentation = _augment_steps(app, corpus, payload, steps, train_items,
+                                              _items_from(split["dev"]), examples, gold, hyper)
+    card = done_card if done_card.get("job_id") == ctx.job_id else _save_model(
+        app, name, Path(chosen["folder"]), {
+            "name": name, "job_id": ctx.job_id, "base_model": payload["base"],
+            "base_path": str(model_path(payload["base"], app.settings)), "corpus": corpus,
+            "source": "judgements", "objective": training_data(examples).objective,
+            "data": {"source": f"judgements of corpus {corpus!r}",
+                     "examples": len(examples), "split": split["counts"]},
+            "negatives": mined["summary"], "augmentation": augmentation,
+            "hyperparameters": chosen["config"], "metrics": chosen["result"]["metrics"],
+            "training": {k: chosen["result"][k] for k in ("steps", "best_step", "seconds",
+                                                          "seconds_per_step", "device",
+                                                          "resumed_from")}})
+    problem = holdout.unmeasurable(held_items)
+    if problem:
+        verdict = {"verdict": "not measured", "corpus": corpus, "sentence": (
+            f"{name} was not measured against {payload['base']}: {problem}. Judge more "
+            "(the Label page proposes pairs), then evaluate both (searchapp evaluate "
+            f"--corpus {corpus} --model {name}).")}
+    else:
+        verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
+                                     steps.reporter("verdict", "documents"),
+                                     note=f"held-out judgements, learning job {ctx.job_id}")
+    card["verdict"] = verdict
+    write_card(app.settings.models_dir / name, card)
+    shutil.rmtree(folder, ignore_errors=True)
+    return _summary(card, app.settings.models_dir / name)
+
+
+def _split_items(app: App, corpus: str, augment: bool) -> dict:
+    train, held = holdout.split(corpus_items(app, corpus))
+    holdout.check(train)
+    dev = Items()
+    if augment:  # a part of the training judgements decides whether augmentation helps
+        train, dev = holdout.split(train, DEV_FRACTION, DEV_SEED)
+    return {"train": _items_json(train), "dev": _items_json(dev), "held": _items_json(held),
+            "counts": {"train": _counts(train), "dev": _counts(dev), "held": _counts(held)}}
+
+
+# ---- mining ------------------------------------------------------------------------------
+class CorpusView:
+    """The corpus under its current model, as the miners need it: texts, vectors, neighbours."""
+
+    def __init__(self, app: App, corpus: str, model: str):
+        from searchapp.evaluation.encoded import handle_for
+
+        self.app, self.model = app, model
+        self.handle = handle_for(app, corpus, model)
+        with app.db.session() as s:
+            rows = repo.document_texts(s, self.handle.corpus_id)
+        self.texts = {ext: text for _, (ext, text) in rows.items()}
+        self.pk = {ext: pk for pk, (ext, _) in rows.items()}
+        self.ext = {pk: ext for ext, pk in self.pk.items()}
+
+    def vectors_of(self, ids: list[str]) -> np.ndarray:
+        """The model's vectors of documents by id, (n, dim) in the order given."""
+        labels, matrix = self.handle.index.vectors_of([self.pk[i] for i in ids])
+        row = {int(label): r for r, label in enumerate(labels.tolist())}
+        return matrix[[row[self.pk[i]] for i in ids]]
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        return self.app.encoder(self.model).encode(texts)
+
+    def neighbours(self, vectors: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
+        labels, scores = self.handle.index.search(np.asarray(vectors, np.float32), k)
+        return [[(self.ext[int(label)], float(score)) for label, score in zip(ls, ss, strict=True)
+                 if int(label) in self.ext] for ls, ss in zip(labels, scores, strict=True)]
+
+
+def _mine(app: App, corpus: str, model: str, items: Items, report) -> dict:
+    """Query judgements → triplets with hard negatives; judged pairs → contrastive rows."""
+    view = CorpusView(app, corpus, model)
+    anchors = [a for a in anchors_of(Items(queries=items.queries)) if a.positive in view.texts]
+    report(0, len(anchors), f"{len(anchors)} relevant documents")
+    examples, summary = mine_examples(anchors, view.texts, view.vectors_of, view.encode,
+                                      view.neighbours,
+                                      report=lambda d, t: report(d, t, f"{d} of {t}"))
+    pairs = pair_rows(items, view.texts)
+    report(1, 1, f"{len(examples)} triplets, {len(pairs)} judged pairs")
+    return {"examples": [asdict(e) for e in examples + pairs],
+            "summary": {**summary.as_dict(), "pairs": len(pairs)}}
+
+
+# ---- training ----------------------------------------------------------------------------
+def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: float = 2e-5):
+    from searchapp.training.trainer import TrainConfig
+
+    batch = int(hyper.get("batch_size") or batch_default)
+    per_epoch = max(1, math.ceil(examples / batch))
+    epochs = hyper.get("epochs") or min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch)))
+    return TrainConfig(epochs=int(epochs), batch_size=batch, lr=hyper.get("lr") or lr_default,
+                       seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
+                       checkpoint_every=hyper.get("checkpoint_every") or 50,
+                       unique_texts=True).check()
+
+
+def dev_split(examples: list[Example], fraction: float = 0.1) -> tuple[list[int], list[int]]:
+    """(training rows, dev rows) of the triplets, by the hash of their group; dev ≥ 2 rows.
+
+    Example:
+        >>> rows = [Example(f"q{i % 20}", "p", "n", f"g{i % 20}", "mined") for i in range(60)]
+        >>> train, dev = dev_split(rows)
+        >>> len(train) + len(dev), len(dev) >= 2, not {rows[i].group for i in dev} & \\
+        ...     {rows[i].group for i in train}
+        (60, True, True)
+    """
+    dev = [i for i, e in enumerate(examples) if holdout.held_out(e.group, fraction, "trainer-dev")]
+    if len(dev) < 2:
+        groups = sorted({e.group for e in examples})[:2]
+        dev = [i for i, e in enumerate(examples) if e.group in groups]
+    chosen = set(dev)
+    return [i for i in range(len(examples)) if i not in chosen], dev
+
+
+def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, work: Path,
+                     report, lr_default: float = 2e-5) -> dict:
+    """Fine-tune ``base`` on the triplets (MNRL); the model saved in ``work/model``.
+
+    Resumes from the trainer's checkpoint in ``work``. Returns {"folder", "config",
+    "result"}, also saved as ``work/done.json`` (a finished training is not redone).
+    """
+    from searchapp.embedding.encoder import SiameseEncoder
+    from searchapp.training.trainer import Trainer
+
+    finished = work / "done.json"
+    if finished.is_file():
+        return json.loads(finished.read_text("utf-8"))
+    data = training_data(examples)
+    train_rows, dev_rows = dev_split(examples)
+    config = _config(hyper, len(train_rows), lr_default=lr_default)
+    encoder = SiameseEncoder.load(model_path(base, app.settings), device=app.settings.device,
+                                  precision=app.settings.precision)
+    trainer = Trainer(encoder, data.subset(train_rows), data.subset(dev_rows), config, work,
+                      progress=report)
+    result = trainer.run()
+    folder = work / "model"
+    shutil.rmtree(folder, ignore_errors=True)
+    encoder.save(folder)
+    shutil.copy(trainer.history_path, folder / "training_history.json")
+    trainer.clean_up()
+    done = {"folder": str(folder), "config": _plain(asdict(config)), "result": result}
+    finished.write_text(json.dumps(done), "utf-8")
+    return done
+
+
+def _plain(value):
+    return json.loads(json.dumps(value, default=str))
+
+
+def _train_step(app: App, steps: _Steps, key: str, base: str, examples: list[Example],
+                hyper: dict, lr_default: float = 2e-5) -> dict:
+    return train_bi_encoder(app, base, examples, hyper, steps.folder / key,
+                            steps.reporter(key, "steps"), lr_default)
+
+
+# ---- Augmented SBERT ---------------------------------------------------------------------
+def _augment_steps(app: App, corpus: str, payload: dict, steps: _Steps, train_items: Items,
+                   dev_items: Items, examples: list[Example], gold: dict, hyper: dict
+                   ) -> tuple[dict, dict]:
+    """Cross-encoder, silver pairs, a second bi-encoder, and the choice between the two."""
+    from searchapp.training import augment
+    from searchapp.training.cross_encoder import CrossConfig, CrossEncoder, train
+
+    base = payload["base"]
+    cross_dir = steps.folder / "cross"
+    if not (cross_dir / "model" / "cross_encoder.json").is_file():
+        ce = CrossEncoder.from_bi_encoder(model_path(base, app.settings), app.settings.device)
+        pairs = augment.gold_pairs(examples)
+        config = CrossConfig(seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
+                             checkpoint_every=hyper.get("checkpoint_every") or 50)
+        cross_result = train(ce, pairs, cross_dir, config,
+                             progress=steps.reporter("cross", "steps"))
+        ce.save(cross_dir / "model")
+        steps.save("cross", {"pairs": len(pairs), **cross_result})
+    silver = steps.done("silver")
+    if silver is None:
+        ce = CrossEncoder.load(cross_dir / "model", app.settings.device)
+        silver = steps.save("silver", _silver(app, corpus, base, train_items, examples, ce,
+                                              steps.reporter("silver", "pairs")))
+    augmented = _train_step(app, steps, "augmented", base,
+                            [Example(**e) for e in silver["examples"]], hyper)
+    choice = steps.done("choose")
+    if choice is None:
+        choice = steps.save("choose", _choose(app, corpus, gold, augmented, dev_items,
+                                              steps.reporter("choose", "documents")))
+    info = {"tried": True, "kept": choice["kept"], "reason": choice["reason"],
+            "dev": choice.get("comparison"), "silver": silver["summary"],
+            "cross_encoder": steps.done("cross")}
+    return (augmented if choice["kept"] else gold), info
+
+
+def _silver(app: App, corpus: str, base: str, items: Items, examples: list[Example], ce,
+            report) -> dict:
+    import random
+
+    from searchapp.training import augment
+
+    view = CorpusView(app, corpus, base)
+    anchors: dict[str, tuple[str, str | None]] = {}  # text → (group, document id or None)
+    for q in items.queries:
+        anchors.setdefault(q.query, (f"query\x1f{q.query}", None))
+    for p in items.pairs:
+        for d in (p.a, p.b):
+            if d in view.texts:
+                anchors.setdefault(view.texts[d], (f"doc\x1f{d}", d))
+    others = sorted(set(view.texts) - {d for _, d in anchors.values() if d})
+    for d in random.Random(7).sample(others, min(augment.EXTRA_ANCHORS, len(others))):
+        anchors.setdefault(view.texts[d], (f"doc\x1f{d}", d))
+    ordered = list(anchors.items())
+
+    def candidates(rows):
+        docs = [d for _, (_, d) in ordered if d is not None]
+        queries = [t for t, (_, d) in ordered if d is None]
+        vectors = {}
+        if docs:
+            vectors.update(zip(docs, view.vectors_of(docs), strict=True))
+        if queries:
+            vectors.update(zip(queries, view.encode(queries), strict=True))
+        matrix = np.stack([vectors[d if d is not None else t] for t, (_, d) in ordered])
+        near = view.neighbours(matrix, augment.SILVER_K + 1)
+        return [[doc for doc, _ in n if doc != d][:augment.SILVER_K]
+                for n, (_, (_, d)) in zip(near, ordered, strict=True)]
+
+    judged = {(e.anchor, e.positive) for e in examples} | {(e.anchor, e.negative)
+                                                           for e in examples}
+
+    def score(pairs):
+        return ce.predict(pairs, progress=lambda d, t: report(d, t, f"{d:,} of {t:,} pairs"))
+
+    out, summary = augment.augment(examples, [(g, t) for t, (g, _) in ordered], candidates,
+                                   view.texts, score, judged)
+    return {"examples": [asdict(e) for e in out], "summary": summary.as_dict()}
+
+
+def _choose(app: App, corpus: str, gold: dict, augmented: dict, dev: Items, report) -> dict:
+    """Keep the augmented model only if it is better than the gold-only one on ``dev``."""
+    from searchapp.embedding.encoder import SiameseEncoder
+    from searchapp.evaluation.corpus import compare, evaluate
+    from searchapp.evaluation.encoded import encode_corpus
+
+    if not dev.queries and len({p.label for p in dev.pairs}) < 2:
+        return {"kept": False, "reason": "too few judgements left out to tell whether "
+                "augmentation helps; the model trained on the judgements alone is kept"}
+    runs = []
+    for trained in (gold, augmented):
+        name = str(Path(trained["folder"]))
+        encoder = SiameseEncoder.load(name, device=app.settings.device,
+                                      precision=app.settings.precision)
+        try:  # judged pairs alone need only their documents' vectors
+            only = dev.documents() if not dev.queries else None
+            handle = encode_corpus(app, corpus, name, report, encoder=encoder, only=only)
+            runs.append(evaluate(app, handle, dev))
+        finally:
+            app.forget_encoder(name)
+    comparison = compare(*runs)
+    kept = comparison.verdict == "better"
+    return {"kept": kept, "comparison": comparison.as_dict(),
+            "reason": ("augmentation measurably helped on the judgements left out of training"
+                       if kept else f"augmented against judgements alone: "
+                                    f"{comparison.verdict} on the judgements left out of "
+                                    "training, so the simpler model is kept")}
+
+
+# ---- saving and judging ------------------------------------------------------------------
+def _save_model(app: App, name: str, folder: Path, card: dict) -> dict:
+    """Copy a trained model folder to ``models/NAME`` with its card, atomically (one rename)."""
+    target = app.settings.models_dir / name
+    if target.exists():
+        raise ModelError(f"A model named {name!r} already exists; it was not overwritten.")
+    tmp = app.settings.models_dir / f".{name}.saving"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(folder, tmp)
+    write_card(tmp, card)
+    tmp.rename(target)
+    return card
+
+
+def judge_side_by_side(app: App, corpus: str, current: str, candidate: str, items: Items,
+                       report, note: str = "") -> dict:
+    """Both models on the same judged items: metrics with intervals, verdict, threshold.
+
+    Both evaluations are saved as evaluation runs of the corpus (the Evaluate
+    page's history), with ``note``.
+    """
+    from searchapp.evaluation.corpus import compare, evaluate
+    from searchapp.evaluation.encoded import handle_for
+    from searchapp.judgements.service import save_evaluation_run
+    from searchapp.training.adoption import threshold_proposal
+
+    current_handle = handle_for(app, corpus, current)
+    candidate_handle = handle_for(app, corpus, candidate, progress=report)
+    runs = [evaluate(app, current_handle, items), evaluate(app, candidate_handle, items)]
+    comparison = compare(*runs)
+    threshold = threshold_proposal(app, current, current_handle, candidate_handle, runs)
+    for run in runs:
+        save_evaluation_run(app, corpus, run.model, run.as_dict(), run.judgements, note)
+    return {"verdict": comparison.verdict, "sentence": comparison.sentence(),
+            "comparison": comparison.as_dict(), "current": runs[0].as_dict(),
+            "candidate": runs[1].as_dict(), "threshold": threshold, "corpus": corpus}
+
+
+def _summary(card: dict, path: Path) -> dict:
+    verdict = card.get("verdict", {})
+    return {"model": card["name"], "path": str(path), "corpus": card.get("corpus"),
+            "verdict": verdict.get("verdict"), "sentence": verdict.get("sentence"),
+            "comparison": verdict.get("comparison"), "threshold": verdict.get("threshold"),
+            "augmentation": card.get("augmentation"), "negatives": card.get("negatives"),
+            "metrics": card.get("metrics"), **card.get("training", {})}
+
+
+# ---- unsupervised adaptation -------------------------------------------------------------
+def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
+    """Queue the ``adapt`` job: unsupervised SimCSE on the corpus' texts, from its model.
+
+    Example:
+        >>> request_adaptation(app, "faq", name="faq-simcse", max_steps=200)  # doctest: +SKIP
+        7
+    """
+    from searchapp.training.trainer import TrainConfig
+
+    _check_new_model(app, name, ADAPT)
+    unknown = set(hyper) - set(HYPER)
+    if unknown:
+        raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(HYPER)}.")
+    hyper = {k: v for k, v in hyper.items() if v is not None}
+    TrainConfig(**hyper).check()
+    with app.db.session() as s:
+        state = repo.corpus_state(s, corpus)
+    if state.documents < 64:
+        raise TrainingDataError(f"Corpus {state.name!r} has {state.documents} documents; an "
+                                "adaptation to its text needs at least 64.")
+    shutil.rmtree(work_folder(app, name), ignore_errors=True)
+    return queue.enqueue(app.db, ADAPT, {"corpus": state.name, "name": name,
+                                         "base": state.model_name, "hyper": hyper})
+
+
+def adapt_task(ctx, payload: dict) -> dict:
+    """The ``adapt`` job: SimCSE on the corpus' text, then judged on its judgements if any."""
+    from searchapp.training.simcse import BATCH, LR, simcse_data
+    from searchapp.training.trainer import Trainer
+
+    app, name, corpus = ctx.app, payload["name"], payload["corpus"]
+    done_card = read_card(app.settings.models_dir / name)
+    if done_card.get("job_id") == ctx.job_id and "verdict" in done_card:
+        return _summary(done_card, app.settings.models_dir / name)
+    folder = work_folder(app, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    steps = _Steps(ctx, folder, ["gold", "verdict"])
+    hyper = {"batch_size": BATCH, "epochs": 1, **payload.get("hyper", {})}
+    trained = (folder / "gold" / "done.json")
+    if trained.is_file():
+        done = json.loads(trained.read_text("utf-8"))
+    else:
+        from searchapp.embedding.encoder import SiameseEncoder
+
+        with app.db.session() as s:
+            state = repo.corpus_state(s, corpus)
+            texts = [t for _, batch in repo.iter_texts(s, state.id) for t in batch]
+        data = simcse_data(texts, seed=hyper.get("seed") or 42)
+        config = _config(hyper, len(data), batch_default=BATCH, lr_default=LR)
+        encoder = SiameseEncoder.load(model_path(payload["base"], app.settings),
+                                      device=app.settings.device,
+                                      precision=app.settings.precision)
+        work = folder / "gold"
+        trainer = Trainer(encoder, data, data.subset(list(range(min(64, len(data))))), config,
+                          work, progress=steps.reporter("gold", "steps"))
+        result = trainer.run()
+        encoder.save(work / "model")
+        trainer.clean_up()
+        done = {"folder": str(work / "model"), "config": _plain(asdict(config)),
+                "result": result, "sentences": len(data)}
+        trained.write_text(json.dumps(done), "utf-8")
+    card = done_card if done_card.get("job_id") == ctx.job_id else _save_model(
+        app, name, Path(done["folder"]), {
+            "name": name, "job_id": ctx.job_id, "base_model": payload["base"],
+            "base_path": str(model_path(payload["base"], app.settings)), "corpus": corpus,
+            "source": "corpus text", "objective": "simcse",
+            "data": {"source": f"texts of corpus {corpus!r} (unsupervised SimCSE)",
+                     "kind": "pairs", "examples": done.get("sentences")},
+            "hyperparameters": done["config"], "metrics": done["result"]["metrics"],
+            "training": {k: done["result"][k] for k in ("steps", "best_step", "seconds",
+                                                        "seconds_per_step", "device",
+                                                        "resumed_from")}})
+    items = corpus_items(app, corpus)
+    measurable = items.queries or len({p.label for p in items.pairs}) == 2
+    if measurable:
+        card["verdict"] = judge_side_by_side(app, corpus, payload["base"], name, items,
+                                             steps.reporter("verdict", "documents"),
+                                             note=f"all judgements, adaptation job {ctx.job_id}")
+    else:
+        card["verdict"] = {"verdict": "not measured", "corpus": corpus, "sentence": (
+            f"{name} was not measured: corpus {corpus!r} has no judgements to measure it on. "
+            "Judge some search results or pairs (the Label page), then evaluate both models "
+            "(searchapp evaluate --corpus ... --model ...) before switching.")}
+    write_card(app.settings.models_dir / name, card)
+    shutil.rmtree(folder, ignore_errors=True)
+    return _summary(card, app.settings.models_dir / name)
