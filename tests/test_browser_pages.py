@@ -176,7 +176,9 @@ def test_a_url_opened_in_a_second_tab_shows_the_same_search(served, page):
         tab.wait_for_function("""() => document.querySelector('input[aria-label="Query"]')
             ?.value === 'students writing a test'""", timeout=WAIT)
         assert tab.get_by_label("Words (BM25)").is_checked()
-        assert tab.locator(".st-key-hit-1").inner_text() == first
+        # the same hit, its actions and judgement switch drawn (they may come a moment later)
+        tab.wait_for_function("""first => document.querySelector('.st-key-hit-1')
+            ?.innerText === first""", arg=first, timeout=WAIT)
     finally:
         other.close()
 

@@ -136,8 +136,8 @@ def test_pages_and_data_need_the_password(served, page):
     page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert [t.split()[-1] for t in nav.get_by_role("link").all_inner_texts()] == [  # icon, name
-        "Upload", "Search", "Duplicates", "Label", "Clusters", "Models", "Documents", "Jobs",
-        "Settings"]
+        "Upload", "Search", "Duplicates", "Label", "Clusters", "Models", "Evaluate", "Documents",
+        "Jobs", "Settings"]
     [cookie] = [c for c in page.context.cookies() if c["name"] == "searchapp_session"]
     assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == (
         "searchapp_session", True, "Strict")

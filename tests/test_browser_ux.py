@@ -84,10 +84,18 @@ def page(served, request):
 
 
 def choose(page, label: str, option: str) -> None:
-    """Pick ``option`` in the Streamlit selectbox labelled ``label``."""
+    """Pick ``option`` in the Streamlit selectbox labelled ``label``.
+
+    A corpus choice is in the address once its rerun has drawn the page (the
+    script state alone can still read 'notRunning' before that rerun starts):
+    type only after it, or the redraw takes the typed text away.
+    """
     page.get_by_label(label, exact=True).first.click()
     page.get_by_role("option", name=option).first.click()
-    # the rerun that choice starts redraws the page: type only once it has ended
+    if label == "Corpus":
+        name = option.split(" (")[0]
+        page.wait_for_function("""name => new URLSearchParams(location.search)
+            .get('corpus') === name""", arg=name, timeout=WAIT)
     page.wait_for_function("""() => document.querySelector('[data-testid="stApp"]')
         ?.dataset.testScriptState === 'notRunning'""", timeout=WAIT)
 
