@@ -74,6 +74,20 @@ def test_an_upload_joins_title_and_body_and_keeps_the_rest_as_metadata(app):
     assert (one.text, one.joined, one.text_of({"t": " x ", "u": "y"})) == ("t", (), "x")
 
 
+HOSTILE_NAMES = ["città", 'a"b', "c\\d", '"', "日本語", "new\nline", "$.x", "a.b", "[0]"]
+
+
+def test_facets_answer_for_any_column_name_a_file_can_carry(app):
+    import json
+
+    rows = [{"id": f"d{i}", "text": f"text {i}", **{n: f"v{i % 2}" for n in HOSTILE_NAMES}}
+            for i in range(5)]
+    raw = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
+    upload(app, read_table(raw, "h.jsonl"), "hostile")
+    for name in HOSTILE_NAMES:
+        assert facet_values(app, "hostile", name) == [("v0", 3), ("v1", 2)], name
+
+
 def test_facets_count_values_and_follow_the_corpus_generation(app):
     csv = "id,text,kind\n" + "".join(f"d{i},text {i},{'a' if i < 3 else 'b'}\n"
                                      for i in range(5))

@@ -29,6 +29,12 @@ def parquet(columns: dict, types: dict | None = None) -> bytes:
     return buf.getvalue().to_pybytes()
 
 
+def pq_table_bytes(table: pa.Table) -> bytes:
+    buf = pa.BufferOutputStream()
+    pq.write_table(table, buf)
+    return buf.getvalue().to_pybytes()
+
+
 def jsonl(*rows) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows).encode()
 
@@ -76,6 +82,16 @@ CASES = {
                               "m": [[("a", 1)]]},
                              {"m": pa.map_(pa.string(), pa.int64())}), S,
         {"x": ("a", {"l": "[1, 2]", "s": '{"k": "v"}', "m": '{"a": 1}'})}),
+    "parquet: a map that repeats a key keeps both, in order": (
+        "a.parquet", parquet({"id": ["x"], "text": ["a"], "m": [[("k", 1), ("k", 2)]]},
+                             {"m": pa.map_(pa.string(), pa.int64())}), S,
+        {"x": ("a", {"m": '[["k", 1], ["k", 2]]'})}),
+    "parquet: a struct that repeats a field name": (
+        "a.parquet", pq_table_bytes(pa.table({
+            "text": ["a"], "s": pa.StructArray.from_arrays(
+                [pa.array([1]), pa.array([2])],
+                fields=[pa.field("k", pa.int64()), pa.field("k", pa.int64())])})),
+        R, "Column 's' holds nested values whose type repeats a field name"),
     "parquet: empty list": (
         "a.parquet", parquet({"id": ["x"], "text": ["a"], "l": [[]]},
                              {"l": pa.list_(pa.int64())}), S, {"x": ("a", {"l": "[]"})}),

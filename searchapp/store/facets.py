@@ -23,6 +23,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Session
 
+from searchapp.store.meta import value_sql
+
 
 def top_values(s: Session | Connection, corpus_id: int, column: str, limit: int = 20
                ) -> list[tuple[str, int]]:
@@ -32,11 +34,9 @@ def top_values(s: Session | Connection, corpus_id: int, column: str, limit: int 
     go by value, so the order is stable.
     """
     dialect = (s.get_bind() if isinstance(s, Session) else s).dialect.name
-    if dialect == "postgresql":
-        value = "(d.meta ->> :col)"
-    else:
-        value = "CAST(json_extract(d.meta, '$.\"' || :col || '\"') AS TEXT)"
+    expr, params = value_sql(dialect, column, "col")  # the key bound, as filters bind it
+    value = expr if dialect == "postgresql" else f"CAST({expr} AS TEXT)"
     sql = (f"SELECT {value} AS v, COUNT(*) AS n FROM documents d WHERE d.corpus_id = :corpus "
            f"AND {value} IS NOT NULL AND {value} != '' GROUP BY v ORDER BY n DESC, v LIMIT :limit")
-    rows = s.execute(text(sql), {"col": column, "corpus": corpus_id, "limit": limit}).all()
+    rows = s.execute(text(sql), {**params, "corpus": corpus_id, "limit": limit}).all()
     return [(str(v), int(n)) for v, n in rows]

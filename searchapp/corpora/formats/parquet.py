@@ -111,7 +111,7 @@ def _texts(array, name: str, before: int) -> list[str]:
     try:
         values = array.to_pylist(maps_as_pydicts="strict")
     except (KeyError, ValueError, pa.ArrowException):  # a map that repeats a key
-        values = array.to_pylist()
+        values = _pairs_or_refuse(array, name)
     out = []
     for i, value in enumerate(values):
         try:
@@ -120,3 +120,17 @@ def _texts(array, name: str, before: int) -> list[str]:
             raise IngestError(f"row {before + i + 1}, column {name!r}: values are nested more "
                               "deeply than can be stored.") from None
     return out
+
+
+def _pairs_or_refuse(array, name: str) -> list:
+    """A map that repeats a key as its (key, value) pairs, kept in order; a struct that
+    repeats a field name is refused (its cells would lose one of the values), as JSON
+    objects with repeated keys are."""
+    try:
+        return array.to_pylist()
+    except ValueError as exc:
+        if "duplicate field names" not in str(exc):
+            raise
+    raise IngestError(f"Column {name!r} holds nested values whose type repeats a field name, "
+                      "so one of the values would be lost. Give each field its own name and "
+                      "upload it again.") from None
