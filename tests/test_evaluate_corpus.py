@@ -130,6 +130,29 @@ def test_cli_evaluate_reports_every_mode_and_the_pairs_with_intervals(app, monke
     out = capsys.readouterr().out
     assert "Judged queries: 9" in out and "NDCG@10" in out and "hybrid" in out
     assert "Judged pairs: 32 (16 duplicates)" in out and "AT_THRESHOLD" in out
+    assert "Note:" not in out  # the bundled model learned nothing from these judgements
+
+
+def test_a_model_measured_on_the_judgements_it_learned_from_is_said_to_be_optimistic(
+        app, monkeypatch, capsys):
+    import shutil
+
+    from searchapp.embedding.models import model_path, read_card, write_card
+
+    monkeypatch.setattr("searchapp.cli.common.open_app", lambda: app)
+    make_corpus(app)
+    judge(app)
+    tuned = app.settings.models_dir / "faq-v1"  # as a learning job of this corpus saves it
+    shutil.copytree(model_path("all-MiniLM-L6-v2", app.settings), tuned)
+    write_card(tuned, {**read_card(tuned), "name": "faq-v1", "source": "judgements",
+                       "corpus": "faq", "data": {"split": {"train": {"judgements": 40},
+                                                           "held": {"judgements": 12}}}})
+    assert main(["evaluate", "--corpus", "faq", "--model", "faq-v1", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["warning"].startswith("faq-v1 learned from 40 of these judgements")
+    assert "(on the 12 held out of training)" in report["warning"]
+    [run] = judgements.evaluation_runs(app, "faq", "faq-v1")
+    assert run.metrics["warning"] == report["warning"]  # the Evaluate page shows it
 
 
 def test_benchmark_files_are_evaluated_on_the_corpus(app, monkeypatch, capsys, tmp_path):

@@ -51,6 +51,8 @@ def print_report(report: dict) -> None:
         print_table([{"ap": _cell(pairs["ap"]), "best_f1": _cell(pairs["f1"]),
                       "at_threshold": f"{t['value']:.4f} [{t['low']:.4f}, {t['high']:.4f}]"}],
                     ["ap", "best_f1", "at_threshold"])
+    if report.get("warning"):
+        print(f"\nNote: {report['warning']}")
     if report.get("missing_documents"):
         print(f"\n{report['missing_documents']} judged documents are no longer in the corpus "
               "and were left out.")

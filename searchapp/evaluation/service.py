@@ -21,7 +21,7 @@ import uuid
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.embedding.models import model_path
+from searchapp.embedding.models import model_path, read_card
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.evaluation.benchmark_files import read_qrels, read_queries
 from searchapp.evaluation.corpus import check_items, evaluate
@@ -116,8 +116,31 @@ def evaluate_task(ctx, payload: dict) -> dict:
     result = evaluate(app, handle, items, progress=report)
     out = result.as_dict()
     out["note"] = f"{payload.get('note', '')} (evaluate job {ctx.job_id})"
+    if not payload.get("queries") and (warning := trained_on(app, corpus, model)):
+        out["warning"] = warning
     earlier = [r for r in evaluation_runs(app, corpus, model) if r.note == out["note"]]
     run = earlier[0] if earlier else save_evaluation_run(app, corpus, model, out,
                                                          result.judgements, out["note"])
     out["run"] = run.id  # a job resumed after a crash does not save its run twice
     return out
+
+
+def trained_on(app: App, corpus: str, model: str) -> str | None:
+    """A warning when ``model`` learned from this corpus' judgements: measured on them, its
+    numbers are optimistic (it has seen most of them); the learning job's verdict, on the
+    part held out of its training, is the comparison to trust.
+
+    Example:
+        >>> trained_on(app, "faq", "all-MiniLM-L6-v2") is None           # doctest: +SKIP
+        True
+    """
+    card = read_card(app.settings.models_dir / model)
+    if card.get("source") != "judgements" or card.get("corpus") != corpus:
+        return None
+    split = card.get("data", {}).get("split", {})
+    train = split.get("train", {}).get("judgements")
+    held = split.get("held", {}).get("judgements")
+    return (f"{model} learned from {train if train is not None else 'some'} of these "
+            f"judgements, so its numbers here are optimistic. Its learning job's verdict "
+            f"(on the {held if held is not None else 'part'} held out of training) is the "
+            "comparison to trust; judgements made after it was trained are fair too.")

@@ -18,7 +18,13 @@ from searchapp.errors import SearchAppError
 from searchapp.evaluation.service import request_evaluation
 from searchapp.judgements.service import counts, evaluation_runs
 from searchapp.ui.charts_evaluation import history_figure, pair_table, query_table
-from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, job_progress, page_app
+from searchapp.ui.common import (
+    corpus_picker,
+    corpus_summaries_or_stop,
+    job_progress,
+    md_inline,
+    page_app,
+)
 from searchapp.ui.resources import ensure_background_worker
 
 JOBS = "evaluate.jobs"  # {corpus: [job ids]} of this session's evaluations
@@ -78,6 +84,8 @@ for model, run in latest.items():
         pairs = pair_table(run.metrics)
         if not pairs.empty:
             st.dataframe(pairs, hide_index=True, width="stretch")
+        if run.metrics.get("warning"):
+            st.warning(md_inline(run.metrics["warning"]), icon=":material/warning:")
 st.caption("Each number ×100 with its 95% bootstrap interval: the range in which the metric "
            "of another set of judgements like these would fall 19 times in 20.")
 
