@@ -28,6 +28,36 @@ SHARED_DATA = Path(os.environ.get("SEARCHAPP_SHARED_DATA", REPO.parent / "shared
 PG_MODE = os.environ.get("SEARCHAPP_TEST_DATABASE", "sqlite") == "postgres"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def background_workers_stopped():
+    """Every ``searchapp worker`` this test process starts (``ensure_worker``) is stopped by
+    its pid when the session ends: a worker outlives the test that started it (it is
+    made a session leader so the server's Ctrl-C does not reach it), and one left behind
+    would poll a deleted data folder for ever. Yields the pids started so far."""
+    from searchapp.jobs import worker
+    from tests.browser import stop
+
+    real, started = worker.ensure_worker, []
+
+    def tracked(settings) -> int:
+        pid = real(settings)
+        started.append(pid)
+        if os.environ.get("SEARCHAPP_TEST_SPAWN_LOG"):  # who starts them, when debugging
+            import traceback
+
+            with open(os.environ["SEARCHAPP_TEST_SPAWN_LOG"], "a") as log:
+                log.write(f"pid {pid} for {settings.data_dir} in "
+                          f"{os.environ.get('PYTEST_CURRENT_TEST')}\n"
+                          + "".join(traceback.format_stack()) + "\n")
+        return pid
+
+    worker.ensure_worker = tracked
+    yield started
+    worker.ensure_worker = real
+    for pid in started:
+        stop(pid)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """One throwaway PostgreSQL server for the whole session, stopped by PID at the end."""
