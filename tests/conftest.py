@@ -55,7 +55,12 @@ def background_workers_stopped():
     yield started
     worker.ensure_worker = real
     for pid in started:
-        stop(pid)
+        try:  # still that worker (a pid can be reused once its process is reaped)
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if cmdline[-3:-1] == [b"searchapp", b"worker"]:
+            stop(pid)
 
 
 @pytest.fixture(scope="session")
