@@ -8,8 +8,9 @@ is exactly what lies between two tabs, so a value that starts with a quote
 keeps it, and one line is one row. In both, a row with more or fewer values
 than the header is refused (nothing is merged into a neighbour or padded), and
 blank lines are not rows. A file named .csv whose header line has tabs and no
-comma or quote is read as TSV (a TSV saved as .csv is common), and the upload's
-summary says so.
+comma or quote and distinct column names is read as TSV (a TSV saved as .csv is
+common): the upload's summary says so, and a row that does not fit says how the file
+was read and how to have it read as CSV.
 
 Example:
     >>> from searchapp.corpora.source import Source
@@ -34,13 +35,24 @@ def read_delimited(source: Source, fmt: str, wanted=None) -> Reading:
     number, first = next(((n, line) for n, line in lines if line.strip("\r\n")), (0, ""))
     if not number:
         raise IngestError(f"{source.filename} is empty: there is nothing to upload.")
-    sniffed = fmt == "csv" and "\t" in first and "," not in first and '"' not in first
+    sniffed = fmt == "csv" and _looks_tab_separated(first)
     if fmt == "tsv" or sniffed:
         columns = header_names(_tsv_fields(first), source.filename, f"line {number}")
         note = (f"{source.filename} was read as tab-separated (TSV): its header line has tabs "
                 "and no comma.",) if sniffed else ()
-        return Reading(columns, _tsv_rows(lines, columns, source.filename), note)
+        how = " (it was read as tab-separated: its header line has tabs and no comma; " \
+            "quote the header to have it read as CSV)" if sniffed else ""
+        return Reading(columns, _tsv_rows(lines, columns, source.filename, how), note)
     return _csv_reading(number, first, lines, source.filename)
+
+
+def _looks_tab_separated(first: str) -> bool:
+    """A .csv header that is a TSV header: tabs, no comma or quote, distinct names (a
+    one-column CSV whose name holds a tab twice over the same text stays CSV)."""
+    if "\t" not in first or "," in first or '"' in first:
+        return False
+    names = [n.strip() for n in _tsv_fields(first)]
+    return len(set(names)) == len(names)
 
 
 # ---- TSV ---------------------------------------------------------------------------
@@ -51,15 +63,16 @@ def _tsv_fields(line: str) -> list[str]:
     return line.split("\t")
 
 
-def _tsv_rows(lines: Iterator[tuple[int, str]], columns: list[str], filename: str
-              ) -> Iterator[Row]:
+def _tsv_rows(lines: Iterator[tuple[int, str]], columns: list[str], filename: str,
+              how: str = "") -> Iterator[Row]:
     width = len(columns)
     for number, line in lines:
         fields = _tsv_fields(line)
         if fields == [""]:
             continue  # a blank line
         if len(fields) != width:
-            raise _width_error(filename, number, len(fields), width, "a tab")
+            error = _width_error(filename, number, len(fields), width, "a tab")
+            raise IngestError(str(error) + how) if how else error
         yield number, dict(zip(columns, fields, strict=True))
 
 
