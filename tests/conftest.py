@@ -20,12 +20,19 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("SEARCHAPP_SHARED_DATA", REPO.parent / "shared" / "data"))
 
 
 PG_MODE = os.environ.get("SEARCHAPP_TEST_DATABASE", "sqlite") == "postgres"
+
+# Property tests draw the same examples on every run of `make test` (CI must not turn red
+# on a new draw); `HYPOTHESIS_PROFILE=explore make test` draws new ones to look for bugs.
+settings.register_profile("repeatable", derandomize=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -130,3 +130,11 @@ def test_a_written_condition_names_any_column(written, column):
 def test_an_unclosed_quoted_name_says_how_to_write_one():
     with pytest.raises(InvalidParameterError, match='goes in double quotes: "a=b"=1'):
         parse_condition('"a=b=1')
+
+
+@pytest.mark.parametrize("value", ["=0", "=", "==x", "!=a", "<b", ">=2024", "'x", '"'])
+@pytest.mark.parametrize("op", ["=", "!="])
+def test_a_text_value_that_starts_like_an_operator_is_written_so_it_reads_back(op, value):
+    cond = make_condition("", op, f'"{value}"')  # the text itself, as a filter builder gives it
+    assert (cond.value, cond.kind) == (value, "text")
+    assert parse_condition(str(cond)) == cond, str(cond)

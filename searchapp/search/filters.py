@@ -69,8 +69,10 @@ class Condition:
             return f"{column}{self.op}{value}"
         value = str(self.value)
         if self.kind == "text" and (typed_value(value)[1] != "text" or value != value.strip()
-                                    or value[:1] in "'\"" or not value):
-            value = f'"{value}"'  # keep it text (and its spaces): the quotes are taken off
+                                    or value[:1] in "'\"=!<>" or not value):
+            # keep it text (and its spaces, and a leading = that would read as "=="):
+            # the quotes are taken off
+            value = f'"{value}"'
         return f"{column}{self.op}{value}"
 
 
