@@ -36,11 +36,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 
 @pytest.fixture(scope="session", autouse=True)
-def background_workers_stopped():
-    """Every ``searchapp worker`` this test process starts (``ensure_worker``) is stopped by
-    its pid when the session ends: a worker outlives the test that started it (it is
-    made a session leader so the server's Ctrl-C does not reach it), and one left behind
-    would poll a deleted data folder for ever. Yields the pids started so far."""
+def background_workers_stopped(tmp_path_factory):
+    """Every ``searchapp worker`` serving a data folder of this session is stopped by its
+    pid when the session ends, however it was started (``ensure_worker`` here, a server
+    under test, a worker process of a test): a worker outlives what started it (it is a
+    session leader, so a server's Ctrl-C does not reach it), and one left behind would
+    poll a deleted data folder for ever. Yields the pids ``ensure_worker`` started."""
     from searchapp.jobs import worker
     from tests.browser import stop
 
@@ -49,25 +50,40 @@ def background_workers_stopped():
     def tracked(settings) -> int:
         pid = real(settings)
         started.append(pid)
-        if os.environ.get("SEARCHAPP_TEST_SPAWN_LOG"):  # who starts them, when debugging
-            import traceback
-
-            with open(os.environ["SEARCHAPP_TEST_SPAWN_LOG"], "a") as log:
-                log.write(f"pid {pid} for {settings.data_dir} in "
-                          f"{os.environ.get('PYTEST_CURRENT_TEST')}\n"
-                          + "".join(traceback.format_stack()) + "\n")
         return pid
 
     worker.ensure_worker = tracked
     yield started
     worker.ensure_worker = real
-    for pid in started:
-        try:  # still that worker (a pid can be reused once its process is reaped)
-            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    base = str(tmp_path_factory.getbasetemp())
+    for pid in set(started) | set(_workers_under(base)):
+        if _is_worker(pid):  # still that worker: a pid can be reused once reaped
+            stop(pid)
+
+
+def _is_worker(pid: int) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return cmdline[-3:-1] == [b"searchapp", b"worker"]
+
+
+def _workers_under(base: str) -> list[int]:
+    """The pids of ``searchapp worker`` processes whose data folder lies under ``base``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or not _is_worker(int(entry.name)):
+            continue
+        try:
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
-        if cmdline[-3:-1] == [b"searchapp", b"worker"]:
-            stop(pid)
+        folder = next((v[len(b"SEARCHAPP_DATA_DIR="):] for v in environ
+                       if v.startswith(b"SEARCHAPP_DATA_DIR=")), b"")
+        if folder.decode(errors="replace").startswith(base):
+            found.append(int(entry.name))
+    return found
 
 
 @pytest.fixture(scope="session")
