@@ -215,14 +215,25 @@ def _items_from(data: dict) -> Items:
                  data.get("skipped", 0))
 
 
+def _finished(card: dict, job_id: int) -> bool:
+    """Whether this job already saved its model with a verdict (it was killed after that)."""
+    return card.get("job_id") == job_id and "verdict" in card
+
+
+def _work_folder_made(app: App, name: str) -> Path:
+    """The job's work folder (its steps' saved results), made when missing."""
+    folder = work_folder(app, name)
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
 def learn_task(ctx, payload: dict) -> dict:
     """The ``learn`` job (see the module docstring); resumes step by step after a kill."""
     app, name, corpus = ctx.app, payload["name"], payload["corpus"]
     done_card = read_card(app.settings.models_dir / name)
-    if done_card.get("job_id") == ctx.job_id and "verdict" in done_card:
+    if _finished(done_card, ctx.job_id):  # killed after its last step
         return _summary(done_card, app.settings.models_dir / name)
-    folder = work_folder(app, name)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _work_folder_made(app, name)
     keys = ["items", "mine", "gold"]
     if payload.get("augment"):
         keys += ["cross", "silver", "augmented", "choose"]
@@ -585,10 +596,9 @@ def adapt_task(ctx, payload: dict) -> dict:
 
     app, name, corpus = ctx.app, payload["name"], payload["corpus"]
     done_card = read_card(app.settings.models_dir / name)
-    if done_card.get("job_id") == ctx.job_id and "verdict" in done_card:
+    if _finished(done_card, ctx.job_id):  # killed after its last step
         return _summary(done_card, app.settings.models_dir / name)
-    folder = work_folder(app, name)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = _work_folder_made(app, name)
     steps = _Steps(ctx, folder, ["gold", "verdict"])
     hyper = {"batch_size": BATCH, "epochs": 1, **payload.get("hyper", {})}
     trained = (folder / "gold" / "done.json")
