@@ -9,6 +9,7 @@ check against a real server: ``test_door_http.py``.
 
 from __future__ import annotations
 
+import os
 import threading
 from pathlib import Path
 
@@ -70,3 +71,20 @@ def test_once_makes_one_object_for_threads_that_ask_together():
         t.join()
     shared.reset()
     assert len(made) == 1 and len({id(o) for o in got}) == 1
+
+
+def test_a_keeper_told_pid_0_never_signals_its_own_process_group(tmp_path):
+    """kill(0, SIGTERM) reaches every process of the group (under `make test`, make
+    itself): a keeper whose ensure_worker answered 0 must not send it at exit."""
+    import subprocess
+    import sys
+
+    script = (
+        "from searchapp.jobs import worker\n"
+        "from searchapp.web import shared\n"
+        "worker.ensure_worker = lambda settings: 0  # as a page test's recorder answers\n"
+        "print(shared.worker_keeper().ensure(shared.app()))\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "SEARCHAPP_DATA_DIR": str(tmp_path / "data")},
+                          start_new_session=True, timeout=120)  # its own group: only it dies
+    assert (done.returncode, done.stdout.strip()) == (0, "0"), done.stderr

@@ -26,7 +26,17 @@ def is_zombie(pid: int) -> bool:
 
 
 def pid_alive(pid: int) -> bool:
-    """Whether ``pid`` runs and can be signalled by this user (a zombie does not count)."""
+    """Whether ``pid`` runs and can be signalled by this user (a zombie does not count).
+
+    Only a positive pid names one process: ``kill(0, …)`` and ``kill(-N, …)`` reach a
+    whole process group, so 0 and below are never alive.
+
+    Example:
+        >>> pid_alive(os.getpid()), pid_alive(0), pid_alive(-1)
+        (True, False, False)
+    """
+    if pid <= 0:
+        return False
     try:
         os.kill(pid, 0)
     except (ProcessLookupError, PermissionError):

@@ -147,11 +147,12 @@ class WorkerKeeper:
             else:
                 self.pid = worker.ensure_worker(app.settings)
                 self.started_at = time.monotonic()
-                if not self.started:
-                    import atexit
+                if self.pid > 0:  # a pid; never 0, which would signal our own process group
+                    if not self.started:
+                        import atexit
 
-                    atexit.register(self.stop_started)
-                self.started.add(self.pid)
+                        atexit.register(self.stop_started)
+                    self.started.add(self.pid)
                 self.settings = app.settings
             return self.pid
 
@@ -166,7 +167,8 @@ class WorkerKeeper:
         pid = worker.worker_pid(self.settings) if self.settings else None
         if pid is None and self.pid in self.started:  # ours, still starting: never a recycled
             pid = self.pid if pid_alive(self.pid) else None  # pid, as it is our unreaped child
-        if pid in self.started:  # never a recycled pid, never someone else's worker
+        if pid is not None and pid > 0 and pid in self.started:  # never a recycled pid,
+            # never someone else's worker, never 0 (kill(0) is this whole process group)
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGTERM)
 
