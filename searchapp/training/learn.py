@@ -122,6 +122,18 @@ def _positives(items: Items) -> int:
     return sum(len(q.relevant) for q in items.queries) + sum(p.label for p in items.pairs)
 
 
+def _checked_hyper(hyper: dict) -> dict:
+    """The training settings given (None: the default), each known and in its range."""
+    from searchapp.training.trainer import TrainConfig
+
+    unknown = set(hyper) - set(HYPER)
+    if unknown:
+        raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(HYPER)}.")
+    hyper = {k: v for k, v in hyper.items() if v is not None}
+    TrainConfig(**hyper).check()
+    return hyper
+
+
 def _check_new_model(app: App, name: str, kind: str) -> None:
     validate_name(name)
     if (app.settings.models_dir / name).exists():
@@ -137,17 +149,12 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
 
     ``hyper``: epochs, batch_size, lr, seed, max_steps (None: the defaults).
     """
-    from searchapp.training.trainer import TrainConfig
 
     _check_new_model(app, name, LEARN)
     if augment not in AUGMENT_CHOICES:
         raise TrainingDataError(f"augment must be one of {', '.join(AUGMENT_CHOICES)}; "
                                 f"got {augment!r}.")
-    unknown = set(hyper) - set(HYPER)
-    if unknown:
-        raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(HYPER)}.")
-    hyper = {k: v for k, v in hyper.items() if v is not None}
-    TrainConfig(**hyper).check()
+    hyper = _checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
     if queue.active_for(app.db, LEARN, "corpus", state.name):
@@ -571,14 +578,9 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
         >>> request_adaptation(app, "faq", name="faq-simcse", max_steps=200)  # doctest: +SKIP
         7
     """
-    from searchapp.training.trainer import TrainConfig
 
     _check_new_model(app, name, ADAPT)
-    unknown = set(hyper) - set(HYPER)
-    if unknown:
-        raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(HYPER)}.")
-    hyper = {k: v for k, v in hyper.items() if v is not None}
-    TrainConfig(**hyper).check()
+    hyper = _checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
     if state.documents < 64:
