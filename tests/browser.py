@@ -150,3 +150,32 @@ def browser_page(browser, request) -> Iterator:
             ARTIFACTS.mkdir(exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / f"{request.node.name}.png"), full_page=True)
         context.close()
+
+
+@contextlib.contextmanager
+def served_without_worker(folder: Path, prepare) -> Iterator[tuple[str, object, object]]:
+    """(url, Chromium, App) for a module of browser tests: a server on ``folder/data`` whose
+    worker lock a stand-in process holds, so the app starts no worker of its own (the tests
+    run the jobs they need themselves), and an App on the same folder, given to
+    ``prepare(app)`` before the server starts. Everything is stopped by pid at the end."""
+    from searchapp.config import Settings
+    from searchapp.context import App
+
+    sync_api = playwright_or_skip()
+    data = folder / "data"
+    data.mkdir()
+    stand_in = subprocess.Popen([sys.executable, "-c", "import signal, sys; from searchapp.jobs."
+                                 "worker import hold_worker_lock as h; lock = h(sys.argv[1]); "
+                                 "print(flush=True); signal.pause()", str(data)],
+                                stdout=subprocess.PIPE)
+    stand_in.stdout.readline()  # the lock is held
+    app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
+    try:
+        prepare(app)
+        ARTIFACTS.mkdir(exist_ok=True)
+        with served_app(data, folder / "streamlit.log") as (_proc, url), \
+                chromium(sync_api) as browser:
+            yield url, browser, app
+    finally:
+        stop(stand_in.pid)
+        app.db.dispose()

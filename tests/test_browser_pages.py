@@ -9,29 +9,18 @@ themselves and play the worker where a job must move. Needs /usr/bin/chromium.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from searchapp.clusters import ClusterParams, compute_and_store
-from searchapp.config import Settings
-from searchapp.context import App
 from searchapp.corpora.ingest import read_table
 from searchapp.corpora.service import upload
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
-from tests.browser import (
-    ARTIFACTS,
-    browser_page,
-    chromium,
-    playwright_or_skip,
-    served_app,
-    stop,
-)
+from tests.browser import browser_page, served_without_worker
 from tests.test_browser_ux import NOTES
 from tests.test_duplicates import make_corpus as embedded_corpus
 
@@ -49,22 +38,10 @@ COUNT_VISIBLE = """() => [...document.querySelectorAll('[class*="st-key-hit-"]')
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, bundled_encoder):
     """(url, browser, App on the same data folder): one server for the module."""
-    sync_api = playwright_or_skip()
-    tmp = tmp_path_factory.mktemp("browser-pages")
-    data = tmp / "data"
-    data.mkdir()
-    stand_in = subprocess.Popen([sys.executable, "-c", "import signal; signal.pause()"])
-    (data / "worker.pid").write_text(str(stand_in.pid))  # the app starts no worker of its own
-    app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
-    embedded_corpus(app, bundled_encoder, "notes", NOTES_CSV)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        with served_app(data, tmp / "streamlit.log") as (_proc, url), \
-                chromium(sync_api) as browser:
-            yield url, browser, app
-    finally:
-        stop(stand_in.pid)
-        app.db.dispose()
+    with served_without_worker(
+            tmp_path_factory.mktemp("browser-pages"),
+            lambda app: embedded_corpus(app, bundled_encoder, "notes", NOTES_CSV)) as served:
+        yield served
 
 
 @pytest.fixture

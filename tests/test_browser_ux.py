@@ -8,14 +8,10 @@ each state in the browser exactly when they choose. Needs /usr/bin/chromium.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
 
 from searchapp.clusters import ClusterParams, compute_and_store
-from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.corpora.ingest import read_table
 from searchapp.corpora.service import upload
@@ -24,14 +20,7 @@ from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
-from tests.browser import (
-    ARTIFACTS,
-    browser_page,
-    chromium,
-    playwright_or_skip,
-    served_app,
-    stop,
-)
+from tests.browser import browser_page, served_without_worker
 from tests.test_clusters import make_corpus as corpus_with_vectors
 from tests.test_duplicates import FAQ
 from tests.test_duplicates import make_corpus as embedded_corpus
@@ -53,26 +42,10 @@ TOPICS, PER_TOPIC, DIM = 200, 10, 384  # the model's dimension
 @pytest.fixture(scope="module")
 def served(tmp_path_factory, bundled_encoder):
     """(url, browser, App on the same data folder): one server for the module."""
-    sync_api = playwright_or_skip()
-    tmp = tmp_path_factory.mktemp("browser-ux")
-    data = tmp / "data"
-    data.mkdir()
-    # the stand-in holds the worker lock, so the app starts no worker of its own
-    stand_in = subprocess.Popen([sys.executable, "-c", "import signal, sys; from searchapp.jobs."
-                                 "worker import hold_worker_lock as h; lock = h(sys.argv[1]); "
-                                 "print(flush=True); signal.pause()", str(data)],
-                                stdout=subprocess.PIPE)
-    stand_in.stdout.readline()  # the lock is held
-    app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data), "SEARCHAPP_DEVICE": "cpu"}))
-    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
-    ARTIFACTS.mkdir(exist_ok=True)
-    try:
-        with served_app(data, tmp / "streamlit.log") as (_proc, url), \
-                chromium(sync_api) as browser:
-            yield url, browser, app
-    finally:
-        stop(stand_in.pid)
-        app.db.dispose()
+    with served_without_worker(
+            tmp_path_factory.mktemp("browser-ux"),
+            lambda app: app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)) as served:
+        yield served
 
 
 @pytest.fixture
