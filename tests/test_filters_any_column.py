@@ -11,6 +11,8 @@ The same hostile names run on PostgreSQL where a server is at hand.
 
 from __future__ import annotations
 
+from collections import Counter
+
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -58,6 +60,11 @@ def check_split(db: Database, docs: list[dict], column: str, value: str) -> None
     for cond, expected in ((equal, want), (unequal, everyone - want)):
         assert parse_condition(str(cond)) == cond, str(cond)
         assert passing(db, corpus_id, ids, cond) == expected, (cond, docs)
+    # the filter builder's suggested values name the same column the same way
+    counts = Counter(meta[column] for meta in docs if meta.get(column, "") != "")
+    with db.session() as s:
+        facets = repo.top_values(s, corpus_id, column, 100)
+    assert sorted(facets) == sorted(counts.items()), (column, docs)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
