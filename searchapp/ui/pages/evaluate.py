@@ -86,8 +86,9 @@ for model, run in latest.items():
             st.dataframe(pairs, hide_index=True, width="stretch")
         if run.metrics.get("warning"):
             st.warning(md_inline(run.metrics["warning"]), icon=":material/warning:")
-st.caption("Each number ×100 with its 95% bootstrap interval: the range in which the metric "
-           "of another set of judgements like these would fall 19 times in 20.")
+st.caption("Each metric ×100 (a threshold is a cosine) with its 95% bootstrap interval: the "
+           "range in which it would fall 19 times in 20 for another set of judgements like "
+           "these.")
 
 st.header("History")
 st.plotly_chart(history_figure([{"model": r.model_name, "created_at": r.created_at,
