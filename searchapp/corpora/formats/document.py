@@ -53,6 +53,9 @@ class Limits:
     max_attachments: int = 50
 
 
+DEFAULT_LIMITS = Limits()  # the defaults, as a readers' default argument
+
+
 @dataclass(frozen=True)
 class Part:
     """A piece of a document's text and where it sits: ``page`` (1-based PDF page or
