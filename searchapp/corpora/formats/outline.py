@@ -53,8 +53,10 @@ class Sections:
             self._lines.append(text.strip("\n"))
 
     def _flush(self) -> None:
+        """End a section: a part unless it holds nothing but its heading (the heading lives on
+        in the path of the sections under it)."""
         body = "\n".join(self._lines).strip()
-        if body:
+        if body and (len(self._lines) > 1 or not self._path or body != self._path[-1][1]):
             self._parts.append(Part(body, page=self._page, section=self.path))
         self._lines = []
 

@@ -1,0 +1,188 @@
+"""Web pages: the main content with its heading path, without navigation, scripts or sidebars.
+
+Two views of the page are combined. The page's own structure is walked with
+lxml after the parts that are never content are cut away (scripts, styles,
+forms, ``nav``/``aside``, a ``header``/``footer`` outside the article,
+ARIA navigation/banner/contentinfo/complementary roles, and elements whose
+class or id names navigation, menus, sidebars, breadcrumbs or cookie banners,
+such as the DocBook manuals' ``navheader``/``navfooter``): h1..h6 give the
+heading path, tables their rows as " | "-joined cells. Trafilatura, favouring
+recall, then says which of those blocks are main content: a block is kept when
+its text is in trafilatura's. Where trafilatura finds nothing (a tiny page),
+every block left after the cut is kept. A heading is kept only with text
+under it. Metadata: the page's title. Nothing is fetched: no network, no DTD.
+
+``read_html_bytes`` is what the EPUB and e-mail readers use for their HTML.
+
+Example:
+    >>> page = (b"<html><head><title>T</title></head><body><nav>Home | About</nav>"
+    ...         b"<h1>Guide</h1><p>Hello there.</p><footer>(c) 2024</footer></body></html>")
+    >>> doc = read_html_bytes(page, "a.html")
+    >>> doc.meta, [(p.section, p.text) for p in doc.parts]
+    ({'title': 'T'}, [('Guide', 'Guide\\nHello there.')])
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from searchapp.corpora.formats.document import (
+    DEFAULT_LIMITS,
+    DocumentError,
+    Extracted,
+    Limits,
+)
+from searchapp.corpora.formats.outline import Sections
+
+DROPPED = {"script", "style", "noscript", "template", "svg", "form", "iframe", "nav", "aside",
+           "button", "select", "object", "embed", "canvas", "head"}
+DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu"}
+BOILERPLATE = re.compile(
+    r"(?:^|[\s_-])(?:nav\w*|menu\w*|sidebar\w*|breadcrumbs?|footer\w*|masthead|cookie\w*|"
+    r"skip-?link\w*|site-?header|page-?header|toolbar)(?:$|[\s_-])", re.IGNORECASE)
+BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd",
+          "blockquote", "figure", "figcaption", "caption", "address", "header", "footer",
+          "body", "tr", "hr", "center", "details", "summary"}
+HEADINGS = {f"h{n}": n for n in range(1, 7)}
+
+
+def read_html(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
+    """A web page file (at most ``limits.max_expanded_bytes`` of it is read)."""
+    with open(path, "rb") as file:
+        data = file.read(limits.max_expanded_bytes + 1)
+    if len(data) > limits.max_expanded_bytes:
+        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes, too "
+                            "large for a web page. Split it, or save it as text.")
+    return [read_html_bytes(data, name, limits)]
+
+
+def read_html_bytes(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> Extracted:
+    """A page's main text in sections, and its title."""
+    import lxml.html
+    from lxml import etree
+
+    if not data.strip():
+        return Extracted([])
+    parser = lxml.html.HTMLParser(no_network=True, remove_comments=True, remove_pis=True,
+                                  huge_tree=False)
+    try:
+        root = lxml.html.document_fromstring(data, parser=parser)
+    except (etree.ParserError, ValueError):
+        return Extracted([])
+    title = " ".join((root.findtext(".//title") or "").split())
+    _cut_boilerplate(root)
+    keep = _main_text(data)
+    walker = _Walker(keep)
+    walker.walk(_content_root(root))
+    return Extracted(walker.sections.parts(), {"title": title} if title else {})
+
+
+def _cut_boilerplate(root) -> None:
+    for element in list(root.iter()):
+        if not isinstance(element.tag, str) or element.getparent() is None:
+            continue
+        tag = element.tag.lower()
+        if tag in DROPPED or _is_boilerplate(element, tag):
+            element.drop_tree()
+
+
+def _is_boilerplate(element, tag: str) -> bool:
+    if (element.get("role") or "").lower() in DROPPED_ROLES or element.get("hidden") is not None:
+        return True
+    if tag in ("header", "footer"):  # an article's own header holds its title
+        return not any(a.tag in ("article", "main") for a in element.iterancestors())
+    names = f"{element.get('class') or ''} {element.get('id') or ''}"
+    return tag not in ("body", "html", "main", "article") and bool(BOILERPLATE.search(names))
+
+
+def _content_root(root):
+    for path in ("//main", "//*[@role='main']", "//article"):
+        found = root.xpath(path)
+        if len(found) == 1:
+            return found[0]
+    body = root.find("body")
+    return body if body is not None else root
+
+
+def _main_text(data: bytes) -> str | None:
+    """Trafilatura's main text, whitespace removed (for containment tests), or None."""
+    try:
+        import trafilatura
+
+        text = trafilatura.extract(data, output_format="txt", include_tables=True,
+                                   include_comments=False, favor_recall=True)
+    except Exception:  # trafilatura fails in many ways on odd pages
+        return None
+    squashed = _squash(text or "")
+    return squashed if len(squashed) >= 20 else None
+
+
+def _squash(text: str) -> str:
+    return "".join(text.split()).replace("|", "")
+
+
+class _Walker:
+    """Blocks in reading order into sections; ``keep`` decides which blocks are content."""
+
+    def __init__(self, keep: str | None):
+        self.sections, self.keep = Sections(), keep
+        self.pending: list[tuple[int, str]] = []
+        self.inline: list[str] = []
+
+    def walk(self, element) -> None:
+        tag = element.tag.lower() if isinstance(element.tag, str) else ""
+        if tag in HEADINGS:
+            self.flush()
+            self.pending.append((HEADINGS[tag], element.text_content()))
+        elif tag == "table":
+            self.flush()
+            for row in _rows(element):
+                self.block(row, cells=row.split(" | "))
+        elif tag == "pre":
+            self.flush()
+            self.block(element.text_content())
+        elif tag == "br":
+            self.inline.append("\n")
+        elif tag in BLOCKS:
+            self.flush()
+            self.children(element)
+            self.flush()
+        else:
+            self.children(element)
+        if element.tail and tag:
+            self.inline.append(element.tail)
+
+    def children(self, element) -> None:
+        if element.text:
+            self.inline.append(element.text)
+        for child in element:
+            self.walk(child)
+
+    def flush(self) -> None:
+        text = "\n".join(" ".join(line.split()) for line in "".join(self.inline).split("\n"))
+        self.inline = []
+        self.block(text.strip())
+
+    def block(self, text: str, cells: list[str] | None = None) -> None:
+        if not text.strip() or not self._is_content(text, cells):
+            return
+        for level, title in self.pending:
+            self.sections.heading(level, title)
+        self.pending = []
+        self.sections.text(text)
+
+    def _is_content(self, text: str, cells: list[str] | None) -> bool:
+        if self.keep is None:
+            return True
+        return all(_squash(piece) in self.keep for piece in (cells or [text]))
+
+
+def _rows(table) -> list[str]:
+    rows = []
+    for row in table.iter("tr"):
+        cells = [" ".join(cell.text_content().split()) for cell in row if
+                 isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows
