@@ -1,0 +1,58 @@
+"""RTF documents: their text by striprtf, title and author from the info group.
+
+An RTF file is 7-bit text with escapes; striprtf turns it into plain text (the
+file's code page for ``\\'xx`` escapes, Unicode escapes as they are). The
+whole text is one part. Metadata: ``{\\info{\\title ...}{\\author ...}}``.
+
+Example:
+    >>> rtf_document(rb"{\\rtf1\\ansi{\\info{\\title Notes}}Hello \\b world\\b0.\\par}").parts
+    [Part(text='Hello world.', page=None, section=None)]
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from searchapp.corpora.formats.document import (
+    DEFAULT_LIMITS,
+    DocumentError,
+    Extracted,
+    Limits,
+    Part,
+)
+from searchapp.corpora.formats.sniff import describe, sniff
+
+INFO = re.compile(rb"\{\\(title|author)\s+([^{}]*)\}")
+CODEPAGE = re.compile(rb"\\ansicpg(\d+)")
+
+
+def read_rtf(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
+    """An RTF file as one part (at most ``limits.max_expanded_bytes`` of it is read)."""
+    with open(path, "rb") as file:
+        data = file.read(limits.max_expanded_bytes + 1)
+    if len(data) > limits.max_expanded_bytes:
+        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes. "
+                            "Split it, or save it as plain text.")
+    if sniff(data[:8192]) != "rtf":
+        raise DocumentError(f"{name} is not an RTF document: it looks like "
+                            f"{describe(sniff(data[:8192]))}. Give it the extension of what it "
+                            "is.")
+    return [rtf_document(data)]
+
+
+def rtf_document(data: bytes) -> Extracted:
+    """RTF bytes as a document."""
+    from striprtf.striprtf import rtf_to_text
+
+    found = CODEPAGE.search(data[:4096])
+    encoding = f"cp{int(found.group(1))}" if found else "cp1252"
+    try:
+        "".encode(encoding)
+    except LookupError:
+        encoding = "cp1252"
+    raw = data.decode("latin-1")  # RTF is 7-bit; striprtf decodes \'xx by ``encoding``
+    text = rtf_to_text(raw, encoding=encoding, errors="replace").strip()
+    meta = {key.decode(): value.decode(encoding, "replace").strip()
+            for key, value in INFO.findall(data)}
+    return Extracted([Part(text)] if text else [], {k: v for k, v in meta.items() if v})
