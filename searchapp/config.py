@@ -133,6 +133,11 @@ class Settings:
         return self.data_dir / "backups"
 
     @property
+    def originals_dir(self) -> Path:
+        """Uploaded and ingested files as they came, once per SHA-256 (``corpora/originals``)."""
+        return self.data_dir / "originals"
+
+    @property
     def work_dir(self) -> Path:
         """Scratch space for jobs (checkpoints, uploads waiting for a job)."""
         return self.data_dir / "work"

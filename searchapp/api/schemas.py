@@ -140,6 +140,17 @@ class PassageOut(BaseModel):
     end: int
 
 
+class SourceOut(BaseModel):
+    """Where a hit of a document read from a file sits: its path relative to the folder or
+    archive root, its type, and the page (PDF page, slide) and section (heading path) of
+    the matched passage, null where they do not apply."""
+
+    path: str
+    type: str
+    page: int | None
+    section: str | None
+
+
 class Hit(BaseModel):
     id: str
     text: str
@@ -149,6 +160,7 @@ class Hit(BaseModel):
     passage: PassageOut | None
     snippet: str
     meta: dict[str, Any]
+    source: SourceOut | None = None
 
 
 class SearchOut(BaseModel):

@@ -77,8 +77,10 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
             break
         after, batch = rows[-1][0], min(2 * batch, full_batch)
         ids = [doc_id for doc_id, _ in rows]
+        with app.db.session() as s:  # documents read from files: their pages and sections
+            layouts = repo.layouts_by_id(s, ids)
         embedded = embed_documents(encoder, [text for _, text in rows],
-                                   app.settings.passage_tokens)
+                                   app.settings.passage_tokens, [layouts.get(i) for i in ids])
         with app.db.session() as s:
             generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
                                               embedded.vectors, embedded.passages)

@@ -189,8 +189,10 @@ class EncodeAndStore:
         with self.db.session() as s:
             rows = repo.texts_missing_embedding(s, self.corpus_id, self.model_id, ids)
         if rows:
+            with self.db.session() as s:  # documents read from files: pages and sections
+                layouts = repo.layouts_by_id(s, [i for i, _ in rows])
             embedded = embed_documents(self.encoder, [text for _, text in rows],
-                                       self.passage_tokens)
+                                       self.passage_tokens, [layouts.get(i) for i, _ in rows])
             fault_point("ray embed batch encoded, not committed")
             with self.db.session() as s:
                 repo.save_embeddings(s, self.corpus_id, self.model_id, [i for i, _ in rows],

@@ -101,25 +101,58 @@ def plan_spans(text: str, offsets: Sequence[tuple[int, int]], window: int, overl
         start = max(lead, start + 1)
 
 
-def plan(encoder, texts: Sequence[str], tokens: int | None = None) -> list[PassagePlan]:
+def plan(encoder, texts: Sequence[str], tokens: int | None = None,
+         layouts: Sequence[list | None] | None = None) -> list[PassagePlan]:
     """A PassagePlan per text for this encoder's tokenizer and window (``tokens``: the
     passage window, ``Settings.passage_tokens``; None: from the model).
 
     Texts whose UTF-8 length is within the window cannot exceed it (no tokenizer
-    makes more tokens than bytes) and are not tokenised again here.
+    makes more tokens than bytes) and are not tokenised again here. A text with a
+    layout of two parts or more (a document read from a file: its pages or
+    sections, ``layouts[i]`` = [[start, end, page, section], ...]) is planned part
+    by part, so no passage spans two pages.
     """
     window, overlap = window_for(encoder.max_seq_length, tokens)
-    plans: list[PassagePlan | None] = [
-        PassagePlan([(0, len(t))]) if len(t.encode("utf-8")) <= window else None for t in texts]
-    long_idx = [i for i, p in enumerate(plans) if p is None]
-    if long_idx:
+    plans: list[PassagePlan | None] = [None] * len(texts)
+    pieces: list[tuple[int, int, int]] = []  # (text, start, end) planned on their own
+    for i, text in enumerate(texts):
+        parts = layouts[i] if layouts is not None else None
+        if parts and len(parts) > 1:
+            pieces += [(i, int(a), int(b)) for a, b, *_ in parts]
+        elif len(text.encode("utf-8")) <= window:
+            plans[i] = PassagePlan([(0, len(text))])
+        else:
+            pieces.append((i, 0, len(text)))
+    spans: dict[int, list[tuple[int, int]]] = {}
+    for (i, a, _end), piece_spans in zip(pieces, _plan_pieces(encoder, texts, pieces, window,
+                                                            overlap), strict=True):
+        spans.setdefault(i, []).extend((a + x, a + y) for x, y in piece_spans)
+    for i, found in spans.items():
+        plans[i] = PassagePlan(found[:MAX_PASSAGES])
+    return plans  # type: ignore[return-value]
+
+
+def _plan_pieces(encoder, texts: Sequence[str], pieces: list[tuple[int, int, int]],
+                 window: int, overlap: int) -> list[list[tuple[int, int]]]:
+    """Spans within each piece (text, start, end), relative to its start; pieces within
+    the window by their UTF-8 length are one span without tokenising."""
+    out: list[list[tuple[int, int]] | None] = []
+    long_pieces: list[int] = []
+    for n, (i, a, b) in enumerate(pieces):
+        if len(texts[i][a:b].encode("utf-8")) <= window:
+            out.append([(0, b - a)])
+        else:
+            out.append(None)
+            long_pieces.append(n)
+    if long_pieces:
+        chosen = [texts[pieces[n][0]][pieces[n][1]:pieces[n][2]] for n in long_pieces]
         with encoder.inference_lock:
-            tokens = encoder.tokenizer([texts[i] for i in long_idx], add_special_tokens=False,
+            tokens = encoder.tokenizer(chosen, add_special_tokens=False,
                                        return_offsets_mapping=True, truncation=False,
                                        return_attention_mask=False, verbose=False)
-        for i, offsets in zip(long_idx, tokens["offset_mapping"], strict=True):
-            plans[i] = PassagePlan(plan_spans(texts[i], offsets, window, overlap))
-    return plans  # type: ignore[return-value]
+        for n, text, offsets in zip(long_pieces, chosen, tokens["offset_mapping"], strict=True):
+            out[n] = plan_spans(text, offsets, window, overlap)
+    return out  # type: ignore[return-value]
 
 
 @dataclass(frozen=True)
@@ -134,7 +167,8 @@ class Embedded:
         return len(self.passages)
 
 
-def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None) -> Embedded:
+def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
+                    layouts: Sequence[list | None] | None = None) -> Embedded:
     """Vectors for documents, long ones through their passages (one encoder call in all).
 
     Example:
@@ -142,7 +176,7 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None) ->
         >>> out.vectors.shape, list(out.passages)                                # doctest: +SKIP
         ((2, 384), [1])
     """
-    plans = plan(encoder, texts, tokens)
+    plans = plan(encoder, texts, tokens, layouts)
     pieces: list[str] = []
     owners: list[tuple[int, int, int]] = []  # per text: (row, first piece, piece count)
     for row, (text, p) in enumerate(zip(texts, plans, strict=True)):

@@ -91,7 +91,10 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
             chunks = [(ids, texts) for ids, texts in chunks if ids]
     total = sum(len(ids) for ids, _ in chunks)
     for ids, texts in chunks:
-        embedded = embed_documents(encoder, texts, app.settings.passage_tokens)
+        with app.db.session() as s:  # documents read from files: pages and sections
+            layouts = repo.layouts_by_id(s, ids)
+        embedded = embed_documents(encoder, texts, app.settings.passage_tokens,
+                                   [layouts.get(i) for i in ids])
         index.add(np.asarray(ids, dtype=np.int64), embedded.vectors)
         for row, (vectors, _spans) in embedded.passages.items():
             labels = ids[row] * STRIDE + np.arange(len(vectors), dtype=np.int64)

@@ -42,6 +42,7 @@ from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.search.snippets import Snippet, make_snippet
+from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
 from searchapp.vectors.passage_index import STRIDE
@@ -77,6 +78,8 @@ class SearchHit:
     span: tuple[int, int] | None = None  # that passage's characters in ``text``
     snippet: str = ""  # the matched part as plain text (see searchapp.search.snippets)
     highlights: list = field(default_factory=list)  # (start, end) of the query's words in it
+    # a document read from a file: {"path", "type", "page", "section"} (searchapp.search.sources)
+    source: dict | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -99,7 +102,7 @@ def hit_json(h: SearchHit) -> dict:
             "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
             "passage": None if h.span is None else
             {"number": h.passage, "start": h.span[0], "end": h.span[1]},
-            "snippet": h.marked_snippet, "meta": h.meta}
+            "snippet": h.marked_snippet, "meta": h.meta, "source": h.source}
 
 
 @dataclass
@@ -323,6 +326,8 @@ def _hits(app: App, ranked: list[_Ranked], words: list[str]) -> list[SearchHit]:
         docs = repo.documents_by_id(conn, [r.doc for r in ranked])
         with_passage = [r.doc for r in ranked if r.passage is not None]
         spans = repo.passage_spans(conn, with_passage) if with_passage else {}
+        files = [i for i, d in docs.items() if "sha256" in d.meta and "path" in d.meta]
+        layouts = repo.layouts_by_id(conn, files) if files else {}
     hits = []
     for r in ranked:
         doc = docs.get(r.doc)
@@ -335,7 +340,8 @@ def _hits(app: App, ranked: list[_Ranked], words: list[str]) -> list[SearchHit]:
         hits.append(SearchHit(
             doc.external_id, doc.text, round(float(r.score), 6), dict(doc.meta), r.doc,
             r.semantic_rank, _round(r.semantic_score), r.lexical_rank, _round(r.lexical_score),
-            r.passage, span, snippet.text, snippet.highlights))
+            r.passage, span, snippet.text, snippet.highlights,
+            hit_source(doc.meta, layouts.get(r.doc), span, doc.text, words)))
     return hits
 
 

@@ -29,7 +29,14 @@ from searchapp.store import fulltext
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
 from searchapp.store.changes import LazyGeneration, next_generation, record_removed
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
-from searchapp.store.schema import Corpus, Document, EmbeddedCount, Embedding, utcnow
+from searchapp.store.schema import (
+    Corpus,
+    Document,
+    DocumentLayout,
+    EmbeddedCount,
+    Embedding,
+    utcnow,
+)
 
 BATCH = 5_000  # rows per INSERT batch and per lookup of existing ids
 IN_LIMIT = 900  # ids per IN (...) list: under SQLite's variable limit
@@ -45,6 +52,8 @@ class NewDocument:
     external_id: str
     text: str
     meta: dict = field(default_factory=dict)
+    # a document read from a file: [[start, end, page, section], ...] per part of ``text``
+    layout: list | None = None
 
 
 @dataclass(frozen=True)
@@ -146,6 +155,9 @@ class DocumentWriter:
             after = fulltext.last_document_id(s.connection())
             s.execute(insert(Document), rows)
             fulltext.index_new(s.connection(), corpus.id, after)
+            _save_layouts(s, corpus.id, [d for d, digest in zip(docs, digests, strict=True)
+                                         if d.layout and stored.get(d.external_id, (0, ""))[1]
+                                         != digest])
         if relabelled:
             s.connection().execute(_SET_META, relabelled)
         self.added += len(rows) - len(replaced)
@@ -167,6 +179,38 @@ class DocumentWriter:
         return AddResult(self.added, self.updated, self.seen - changed,
                          self.generation.value if self.generation.taken else None,
                          self.meta_updated)
+
+
+def _save_layouts(s: Session, corpus_id: int, docs: Sequence[NewDocument]) -> None:
+    """The layouts of documents just inserted, keyed by their new row ids."""
+    if not docs:
+        return
+    ids = _stored(s, corpus_id, [d.external_id for d in docs])
+    s.execute(insert(DocumentLayout), [
+        {"document_id": ids[d.external_id][0], "parts": d.layout} for d in docs])
+
+
+def layouts_by_id(s: Session | Connection, ids: Iterable[int]) -> dict[int, list]:
+    """{document id: parts} for those of ``ids`` read from files (others have no layout).
+
+    Example:
+        >>> db = Database("sqlite://")
+        >>> with db.session() as s:
+        ...     c = get_or_create_corpus(s, "docs", "m")
+        ...     _ = add_documents(s, c, [NewDocument("a.pdf", "p1\\n\\np2", {},
+        ...                                          [[0, 2, 1, None], [4, 6, 2, None]])])
+        ...     layouts_by_id(s, [1])
+        {1: [[0, 2, 1, None], [4, 6, 2, None]]}
+    """
+    conn = s.connection() if isinstance(s, Session) else s
+    table = DocumentLayout.__table__
+    out: dict[int, list] = {}
+    for part in chunks([int(i) for i in ids], IN_LIMIT):
+        rows = conn.execute(select(table.c.document_id, table.c.parts).where(
+            table.c.document_id.in_(part))).all()
+        out.update({int(i): json.loads(p) if isinstance(p, str | bytes) else p
+                    for i, p in rows})
+    return out
 
 
 def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
@@ -193,6 +237,7 @@ def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation:
                 EmbeddedCount.corpus_id == corpus_id, EmbeddedCount.model_id == model_id
             ).values(count=EmbeddedCount.count - n))
         s.execute(delete(Embedding).where(Embedding.document_id.in_(part)))
+        s.execute(delete(DocumentLayout).where(DocumentLayout.document_id.in_(part)))
         fulltext.unindex(s.connection(), corpus_id, part)
         s.execute(delete(Document).where(Document.id.in_(part)))
     record_removed(s, corpus_id, doc_ids, generation)
@@ -213,12 +258,15 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
     if not rows:
         return 0
     generation = next_generation(s, corpus_id)  # first: it locks the corpus row
+    layouts = layouts_by_id(s, [r.id for r in rows])
     remove_documents(s, corpus_id, [r.id for r in rows], generation)
     after = fulltext.last_document_id(s.connection())
     s.execute(insert(Document), [
         {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
          "content_hash": r.content_hash, "created_at": r.created_at} for r in rows])
     fulltext.index_new(s.connection(), corpus_id, after)
+    _save_layouts(s, corpus_id, [NewDocument(r.external_id, r.text, {}, layouts[r.id])
+                                 for r in rows if r.id in layouts])
     return len(rows)
 
 
@@ -280,6 +328,28 @@ def document_texts(s: Session, corpus_id: int, ids: Iterable[int] | None = None
     out: dict[int, tuple[str, str]] = {}
     for part in chunks([int(i) for i in ids], IN_LIMIT):
         out.update({i: (e, t) for i, e, t in s.execute(q.where(Document.id.in_(part))).all()})
+    return out
+
+
+def stored_files(s: Session, corpus_id: int) -> dict[str, tuple[int, dict]]:
+    """{external id: (id, metadata)} of a corpus' documents read from files (their
+    metadata names a ``path``): what an ingest of files compares against.
+
+    Example:
+        >>> with Database("sqlite://").session() as s:
+        ...     c = get_or_create_corpus(s, "docs", "m")
+        ...     file = NewDocument("a.md", "Hi", {"path": "a.md", "sha256": "9f"})
+        ...     _ = add_documents(s, c, [file, NewDocument("row1", "Hello")])
+        ...     stored_files(s, c.id)
+        {'a.md': (1, {'path': 'a.md', 'sha256': '9f'})}
+    """
+    q = (select(Document.external_id, Document.id, Document.meta)
+         .where(Document.corpus_id == corpus_id).execution_options(yield_per=5_000))
+    out = {}
+    for external_id, doc_id, meta in s.execute(q):
+        meta = _json(meta)
+        if "path" in meta and "sha256" in meta:
+            out[external_id] = (int(doc_id), meta)
     return out
 
 

@@ -67,6 +67,44 @@ def upsert(s: Session, corpus_id: int, kind: str, query: str | None, a_id: str,
     return row
 
 
+def move_judgements(s: Session, corpus_id: int, moves: dict[str, str]) -> int:
+    """Judgements on documents whose id changed (a file moved: same content, new path)
+    follow them: ``moves`` is {old external id: new}. Pairs stay ordered (a < b); where
+    the moved item is judged already under its new ids, that judgement stays and the
+    moved one goes. Returns how many judgements moved.
+
+    Example:
+        >>> from searchapp.store.catalog import get_or_create_corpus
+        >>> from searchapp.store.db import Database
+        >>> with Database("sqlite://").session() as s:
+        ...     c = get_or_create_corpus(s, "docs", "m")
+        ...     _ = upsert(s, c.id, "pair", None, "a/x.pdf", "b.pdf", 1, "cli")
+        ...     moved = move_judgements(s, c.id, {"a/x.pdf": "z/x.pdf"})
+        ...     moved, [(j.a_id, j.b_id) for j in judgement_rows(s, c.id)]
+        (1, [('b.pdf', 'z/x.pdf')])
+    """
+    if not moves:
+        return 0
+    rows: list[Judgement] = []
+    for part in chunks(list(moves), IN_LIMIT):
+        rows += s.scalars(select(Judgement).where(
+            Judgement.corpus_id == corpus_id,
+            Judgement.a_id.in_(part) | Judgement.b_id.in_(part))).all()
+    moved = 0
+    for row in {r.id: r for r in rows}.values():
+        a, b = moves.get(row.a_id, row.a_id), row.b_id and moves.get(row.b_id, row.b_id)
+        if row.kind == "pair" and b is not None and b < a:
+            a, b = b, a
+        key = item_key(row.kind, row.query, a, b)
+        if find(s, corpus_id, key) is not None:
+            s.delete(row)
+        else:
+            row.a_id, row.b_id, row.item_key = a, b, key
+            moved += 1
+        s.flush()
+    return moved
+
+
 def delete_judgement(s: Session, corpus_id: int, judgement_id: int) -> bool:
     """Delete one judgement of the corpus; False when there was none with that id."""
     result = s.execute(delete(Judgement).where(Judgement.corpus_id == corpus_id,

@@ -8,6 +8,7 @@
     api_keys                              (the API's keys, as SHA-256 hashes only)
     corpora ─< judgements                 (a person's labels: query → document, pair)
     corpora ─< evaluation_runs            (metrics measured on those labels, over time)
+    documents ─ document_layouts          (a file's parts: page and section of each span)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -46,7 +47,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -110,6 +111,19 @@ class Document(Base):
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
     content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+
+
+class DocumentLayout(Base):
+    """Where each part of a document read from a file sits: ``parts`` is
+    ``[[start, end, page, section], ...]``, character spans of the document's text
+    in order (``searchapp.corpora.formats.document``). Only documents read from
+    files have one; a passage never spans two parts, and a hit names its part's
+    page and section."""
+
+    __tablename__ = "document_layouts"
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    parts: Mapped[list] = mapped_column(JSON, nullable=False)
 
 
 class Embedding(Base):

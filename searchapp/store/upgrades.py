@@ -34,6 +34,9 @@ the corpus tables itself: per-corpus triggers would all run on every insert).
 A statement wrapped in ``PerCorpus`` runs once per existing corpus with
 ``{corpus}`` its id. PostgreSQL ranks with ``ts_rank_cd``, which reads one
 document and the query only: nothing changes there.
+
+Version 7 (documents from files): a new table ``document_layouts``, the page and
+section of each part of a document read from a file. Nothing existing changes.
 """
 
 from __future__ import annotations
@@ -283,10 +286,18 @@ _V6_FTS_PER_CORPUS_SQLITE = [
 
 _V6_FTS_PER_CORPUS_POSTGRESQL: list = []  # ts_rank_cd pools nothing across corpora
 
+_V7_LAYOUTS = [
+    """CREATE TABLE IF NOT EXISTS document_layouts (
+        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        parts JSON NOT NULL,
+        PRIMARY KEY (document_id))""",
+]
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
     4: {"sqlite": _V4_API_KEYS_SQLITE, "postgresql": _V4_API_KEYS_POSTGRESQL},
     5: {"sqlite": _V5_JUDGEMENTS_SQLITE, "postgresql": _V5_JUDGEMENTS_POSTGRESQL},
     6: {"sqlite": _V6_FTS_PER_CORPUS_SQLITE, "postgresql": _V6_FTS_PER_CORPUS_POSTGRESQL},
+    7: {"sqlite": _V7_LAYOUTS, "postgresql": _V7_LAYOUTS},
 }
