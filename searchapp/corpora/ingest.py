@@ -1,4 +1,5 @@
-"""Read uploads (CSV, TSV, JSONL, JSON array, TXT, Parquet; each also gzipped) into a Table.
+"""Read uploads (CSV, TSV, JSONL, JSON array, TXT, Parquet, XLSX, ODS; each also gzipped) into a
+Table.
 
 ``read_table`` opens a file (bytes or a path) by its name's format and reads
 its header and first rows; the rest is read when the upload streams it
@@ -43,17 +44,16 @@ from searchapp.corpora.source import Source, check_path
 from searchapp.corpora.table import Table
 from searchapp.errors import IngestError
 
-FORMATS = ("csv", "tsv", "jsonl", "json", "txt", "parquet")
+FORMATS = ("csv", "tsv", "jsonl", "json", "txt", "parquet", "xlsx", "ods")
 FORMAT_WORDS = ("CSV (.csv), TSV (.tsv), JSON Lines (.jsonl), JSON (.json), plain text with "
-                "one document per line (.txt) or Parquet (.parquet), each also gzipped (.gz)")
+                "one document per line (.txt), Parquet (.parquet), or the first sheet of an "
+                "Excel (.xlsx) or OpenDocument (.ods) spreadsheet, each also gzipped (.gz)")
 KNOWN_OTHERS = {"docx": "a Word document", "doc": "a Word document", "odt": "a text document",
-                "xlsx": "an Excel workbook", "xls": "an Excel workbook",
-                "ods": "a spreadsheet", "pdf": "a PDF", "zip": "a zip archive",
+                "xls": "an old-format Excel workbook", "pdf": "a PDF", "zip": "a zip archive",
                 "pptx": "a PowerPoint file", "html": "a web page", "htm": "a web page",
                 "xml": "an XML file", "md": "a Markdown file"}
-EXPORT_HINT = {"xlsx": "; in Excel, File > Save As > CSV UTF-8 makes one we read",
-               "xls": "; in Excel, File > Save As > CSV UTF-8 makes one we read",
-               "ods": "; File > Save As > Text CSV makes one we read",
+EXPORT_HINT = {"xls": "; in Excel, File > Save As > Excel Workbook (.xlsx) or CSV UTF-8 "
+                      "makes one we read",
                "md": "; renamed to .txt it is read one document per line"}
 
 __all__ = ["FORMATS", "ID_COLUMN_GUESSES", "MAX_ID_CHARS", "MAX_META_CHARS", "MAX_TEXT_CHARS",

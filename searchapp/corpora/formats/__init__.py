@@ -13,6 +13,8 @@ the file wrote (``searchapp.corpora.cells``): no reader guesses a type.
 - ``jsonl``: JSON Lines, one object per line; ``json_array``: a JSON array of
   objects or strings (or an object holding one), read item by item.
 - ``parquet``: Parquet, a batch of rows at a time, each column cast to text by Arrow.
+- ``spreadsheet``: Excel (.xlsx) and OpenDocument (.ods) workbooks, the first sheet's rows,
+  each cell the text the sheet shows.
 
 Example:
     >>> from searchapp.corpora.source import Source
@@ -28,11 +30,13 @@ from searchapp.corpora.formats.delimited import read_delimited
 from searchapp.corpora.formats.json_array import read_json_array
 from searchapp.corpora.formats.jsonl import read_jsonl
 from searchapp.corpora.formats.parquet import read_parquet
+from searchapp.corpora.formats.spreadsheet import read_spreadsheet
 from searchapp.corpora.formats.text import read_txt
 
 READERS = {"csv": read_delimited, "tsv": read_delimited, "jsonl": read_jsonl,
-           "json": read_json_array, "txt": read_txt, "parquet": read_parquet}
+           "json": read_json_array, "txt": read_txt, "parquet": read_parquet,
+           "xlsx": read_spreadsheet, "ods": read_spreadsheet}
 UNITS = {"csv": "line", "tsv": "line", "jsonl": "line", "json": "item", "txt": "line",
-         "parquet": "row"}  # what a row's number counts, for messages
+         "parquet": "row", "xlsx": "row", "ods": "row"}  # what a row's number counts, for messages
 
 __all__ = ["READERS", "UNITS", "Reading", "Row"]
