@@ -31,6 +31,7 @@ from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
 from searchapp.web.middleware import DoorMiddleware
 from searchapp.web.nodelay import set_nodelay_on_listeners
+from searchapp.web.originals import original_routes
 from searchapp.web.routes import door_routes
 from searchapp.web.shared import lifespan
 
@@ -54,7 +55,7 @@ async def lifespan_with_nodelay(server):
         yield
 
 
-app = st.App("app.py", routes=door_routes(door),
+app = st.App("app.py", routes=door_routes(door) + original_routes(),
              middleware=[Middleware(DoorMiddleware, door=door),
                          Middleware(ApiDispatch, api=build_api())],
              on_script_error=on_script_error, lifespan=lifespan_with_nodelay)

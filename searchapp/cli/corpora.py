@@ -18,9 +18,19 @@ from searchapp.errors import InvalidParameterError, SearchAppError
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``ingest``, ``embed`` and ``corpora`` to the command parser."""
-    c = sub.add_parser("ingest", help="upload a CSV/TSV/JSONL/JSON/TXT/Parquet file into a corpus")
-    c.add_argument("path")
+    c = sub.add_parser(
+        "ingest", help="add documents (PDF, Word, slides, web pages, Markdown, e-mail, e-books; "
+        "files, folders, .zip/.tar archives) or a table (CSV/TSV/JSONL/JSON/TXT/Parquet/XLSX/ODS)",
+        description="One table file: a document per row (a .txt: per line). Anything else "
+        "(documents, several files, folders, archives): a document per file, its id the path "
+        "relative to the folder or archive root; ingested again, unchanged files are skipped.")
+    c.add_argument("path", nargs="+")
     c.add_argument("--corpus", required=True)
+    c.add_argument("--whole-files", action="store_true",
+                   help="read a .txt as one document (default: one document per line)")
+    c.add_argument("--sync", action="store_true",
+                   help="also remove the documents whose files are gone")
+    c.add_argument("--json", action="store_true", help="print the ingest's report as JSON")
     c.add_argument("--text-column", action="append",
                    help="the column to search (default: guessed); repeat it to join several "
                    "columns, row by row, into the text (--text-column title --text-column body)")
@@ -56,13 +66,38 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=corpora)
 
 
+def is_table(paths: list[str], whole_files: bool) -> bool:
+    """One file of a table format (a .txt unless ``whole_files``): read row by row.
+
+    Example:
+        >>> is_table(["faq.csv"], False), is_table(["notes.txt"], True), is_table(["a.pdf"], False)
+        (True, False, False)
+    """
+    from pathlib import Path
+
+    from searchapp.corpora.ingest import detect_format
+
+    if len(paths) != 1 or Path(paths[0]).is_dir():
+        return False
+    try:
+        fmt = detect_format(Path(paths[0]).name)
+    except SearchAppError:
+        return False
+    return not (fmt == "txt" and whole_files)
+
+
 def ingest(args: argparse.Namespace) -> int:
+    if not is_table(args.path, args.whole_files):
+        return ingest_files(args)
+    if args.sync:
+        raise InvalidParameterError("--sync is for files, folders and archives; a table's rows "
+                                    "are kept in step by uploading the table again.")
     from searchapp.corpora.columns import column_stats
     from searchapp.corpora.ingest import read_table
     from searchapp.corpora.service import upload
 
     app = common.open_app()
-    table = read_table(args.path)
+    table = read_table(args.path[0])
     text = args.text_column[0] if args.text_column and len(args.text_column) == 1 \
         else args.text_column
     for stats in column_stats(table.preview(), [text] if isinstance(text, str) else text or []):
@@ -82,6 +117,36 @@ def ingest(args: argparse.Namespace) -> int:
           f"in {result.get('seconds', 0)} s.")
     if result.get("split"):
         print(split_sentence(result["split"], result["passages"]))
+    return 0
+
+
+def ingest_files(args: argparse.Namespace) -> int:
+    """Files, folders and archives: the ``ingest`` job, run here with ``--wait``."""
+    from pathlib import Path
+
+    from searchapp.corpora.files_job import IngestReport, request_ingest
+
+    app = common.open_app()
+    job_id = request_ingest(app, args.corpus, [Path(p) for p in args.path], sync=args.sync,
+                            model=args.model)
+    if not args.wait:
+        print(f"Ingest job {job_id} queued; `searchapp worker` runs it "
+              f"(`searchapp jobs` shows its progress).")
+        return 0
+    common.run_job(app, "ingest job")(job_id)
+    report = IngestReport(**common.job_result(app, job_id))
+    embedded = {}
+    if report.embed_job is not None:
+        common.run_job(app, "embed job")(report.embed_job)
+        embedded = common.job_result(app, report.embed_job)
+    if args.json:
+        print_json({**report.as_dict(), "embedded": embedded.get("embedded", 0)})
+        return 0
+    for line in report.lines():
+        print(line)
+    if embedded:
+        print(f"Embedded and indexed {embedded.get('embedded', 0)} documents "
+              f"({embedded.get('passages', 0):,} passages) in {embedded.get('seconds', 0)} s.")
     return 0
 
 

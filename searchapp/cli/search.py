@@ -43,9 +43,27 @@ def search(args: argparse.Namespace) -> int:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
         print(f"{rank:>3}. {h.score:.3f}  [{cell(h.id)}]  {cell(h.marked_snippet)}")
+        if h.source:
+            print(" " * 7 + cell(where_in_file(h.source)))
         if mode == "hybrid" or h.passage is not None:
             print(" " * 7 + hit_detail(h))
     return 0
+
+
+def where_in_file(source: dict) -> str:
+    """``guide/install.pdf · page 4 · 2.1 Requirements`` for a hit of a file.
+
+    Example:
+        >>> where_in_file({"path": "a/b.pptx", "type": "pptx", "page": 3, "section": None})
+        'a/b.pptx · slide 3'
+    """
+    page = "slide" if source.get("type") in ("pptx", "odp") else "page"
+    parts = [source["path"]]
+    if source.get("page") is not None:
+        parts.append(f"{page} {source['page']}")
+    if source.get("section"):
+        parts.append(str(source["section"]))
+    return " · ".join(parts)
 
 
 def hit_detail(h) -> str:

@@ -27,13 +27,13 @@ import re
 import shutil
 from pathlib import Path
 
-from searchapp.errors import SearchAppError
+from searchapp.errors import NotFoundError
 
 CHUNK = 1 << 20
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-class OriginalNotFoundError(SearchAppError):
+class OriginalNotFoundError(NotFoundError):
     """No stored original with that hash (never uploaded, or the data folder lost it)."""
 
 

@@ -28,6 +28,7 @@ from searchapp.jobs.horizon import SEPARATOR, RateMeter
 
 TASKS: dict[str, str] = {
     "embed": "searchapp.corpora.embed_job:embed_corpus",
+    "ingest": "searchapp.corpora.files_job:ingest_task",
     "finetune": "searchapp.training.task:finetune",
     "duplicates": "searchapp.duplicates.service:duplicates_task",
     "calibrate": "searchapp.duplicates.calibration:calibrate_task",
@@ -38,7 +39,8 @@ TASKS: dict[str, str] = {
     "adapt": "searchapp.training.learn:adapt_task",
 }
 # What each kind counts, for its rate ("412 documents/s").
-UNITS: dict[str, str] = {"embed": "documents", "finetune": "steps", "duplicates": "documents",
+UNITS: dict[str, str] = {"embed": "documents", "ingest": "files", "finetune": "steps",
+                         "duplicates": "documents",
                          "calibrate": "pairs", "clusters": "documents", "backup": "steps",
                          "evaluate": "queries", "learn": "steps", "adapt": "steps"}
 

@@ -92,15 +92,38 @@ def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
     return "".join(out) + ("…" if len(text) > limit else "")
 
 
+FILE_DETAILS = ("title", "author", "modified", "pages")  # of a file's metadata, shown in a row
+
+
 def details_text(hit: SearchHit) -> str:
-    """The line under the snippet: id, then each non-empty metadata value, escaped."""
+    """The line under the snippet: id, then each non-empty metadata value, escaped (for a
+    hit of a file: its title, author, date and pages; the rest is in "Document")."""
+    shown = {k: v for k, v in hit.meta.items() if k in FILE_DETAILS} if hit.source \
+        else hit.meta
     return " · ".join([f"id {md_escape(hit.id)}"] + [
         f"{md_escape(str(key))}: {md_escape(str(value))}"
-        for key, value in hit.meta.items() if str(value).strip()])
+        for key, value in shown.items() if str(value).strip()])
+
+
+def where_in_file(source: dict) -> str:
+    """``install.pdf · page 4 · 2.1 Requirements``: the file and the place of the passage.
+
+    Example:
+        >>> where_in_file({"path": "guide/install.pdf", "type": "pdf", "page": 4,
+        ...                "section": "2.1 Requirements"})
+        'install.pdf · page 4 · 2.1 Requirements'
+    """
+    page = "slide" if source.get("type") in ("pptx", "odp") else "page"
+    parts = [source["path"].rsplit("/", 1)[-1]]
+    if source.get("page") is not None:
+        parts.append(f"{page} {source['page']}")
+    if source.get("section"):
+        parts.append(str(source["section"]))
+    return " · ".join(parts)
 
 
 def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
-               extra: str = "", mark: Callable[[], None] | None = None) -> None:
+               extra: str = "", mark: Callable[[], None] | None = None, corpus: str = "") -> None:
     """One result row: rank and title, snippet, details, score, then the action buttons.
 
     ``extra`` is one more caption line (e.g. the ranks in both lists); ``mark``
@@ -112,6 +135,8 @@ def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
     short = "\n" not in hit.text.strip() and len(hit.text) <= TITLE_CHARS and hit.passage is None
     head = f"**{rank}.** {snippet}" if short else \
         f"**{rank}. {md_escape(title_of(hit.text))}**  \n{snippet}"
+    if hit.source:  # a file: its name, page and section head the row
+        head = f"**{rank}. {md_escape(where_in_file(hit.source))}**  \n{snippet}"
     note = "Cosine similarity between the query and the text (1 = same meaning)" \
         if hit.semantic_score is not None else "BM25 over the query's words"
     with st.container(key=f"hit-{rank}", gap=None):
@@ -125,6 +150,8 @@ def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
             for action in actions:
                 st.button(action.label, icon=action.icon, type="tertiary", help=action.help,
                           key=f"hit-{rank}-{action.label}", on_click=action.run, args=(hit,))
+            if hit.source and corpus:
+                open_original(hit, corpus)
             with st.popover("Document", icon=":material/article:", type="tertiary"):
                 whole_document(hit)
             if mark is not None:
@@ -139,6 +166,21 @@ def whole_document(hit: SearchHit) -> None:
         st.dataframe([{"field": str(k), "value": str(v)} for k, v in hit.meta.items()],
                      hide_index=True, width="stretch")
     if hit.passage is not None and hit.span is not None:
+        where = f", {where_in_file(hit.source)}" if hit.source else ""
         st.caption(f"Matched passage {hit.passage + 1} (characters {hit.span[0]:,}–"
-                   f"{hit.span[1]:,}).")
+                   f"{hit.span[1]:,}{md_escape(where)}):")
+        st.info(md_escape(hit.text[hit.span[0]:hit.span[1]]))
+        st.caption("The whole text:")
     st.markdown(md_escape(hit.text))
+
+
+def open_original(hit: SearchHit, corpus: str) -> None:
+    """A link to the hit's original file: a PDF opens at the hit's page in the browser's
+    own viewer, other files download (``searchapp.web.originals``)."""
+    from searchapp.web.originals import original_link
+
+    pdf = hit.source.get("type") == "pdf"
+    page = hit.source.get("page")
+    label = f"Open at page {page}" if pdf and page else "Open" if pdf else "Download original"
+    st.link_button(label, original_link(corpus, hit.id, hit.source), type="tertiary",
+                   icon=":material/open_in_new:" if pdf else ":material/download:")

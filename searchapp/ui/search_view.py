@@ -153,7 +153,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
     marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
     _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {SCORE_NOTES[request.mode]}",
-          request.mode, lambda hit, key: marks(doc=hit.id, key=key))
+          request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus)
 
 
 def _related(app: App, corpus: str, like: str | None, dups: str | None,
@@ -180,11 +180,11 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
         return
     mark = None if like else \
         (lambda hit, key: judgement_marks(app, corpus, a=dups, b=hit.id, key=key))
-    _list(hits, page, k, note, "semantic", mark)
+    _list(hits, page, k, note, "semantic", mark, corpus=corpus)
 
 
 def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
-          mark: Callable[[SearchHit, str], None] | None = None) -> None:
+          mark: Callable[[SearchHit, str], None] | None = None, corpus: str = "") -> None:
     """One page of hits (the ``page``-th k of them) with its caption and page buttons;
     ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate)."""
     first = (page - 1) * k
@@ -196,7 +196,8 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
         st.caption(f"Results {first + 1:,}–{first + len(shown):,}. {note}")
     for rank, hit in enumerate(shown, start=first + 1):
         render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "",
-                   mark=None if mark is None else partial(mark, hit, f"hit-{rank}"))
+                   mark=None if mark is None else partial(mark, hit, f"hit-{rank}"),
+                   corpus=corpus)
     more = len(hits) >= page * k and page * k < MAX_K
     if page > 1 or more:
         with st.container(horizontal=True, gap="small", key="search-pages"):

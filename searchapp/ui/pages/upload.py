@@ -1,4 +1,8 @@
-"""Upload page: add a file to a new or existing corpus, load the sample, delete a corpus.
+"""Upload page: add documents or a table to a new or existing corpus, load the sample,
+delete a corpus.
+
+Documents (several files, archives, anything but one table) go through
+``searchapp.ui.documents_upload`` and the ``ingest`` job; a table as below.
 
 The page opens the file (``searchapp.corpora.ingest``: its columns and first rows, for
 the preview), stores it in one transaction (``searchapp.corpora.service.upload``, which
@@ -38,6 +42,7 @@ from searchapp.ui.common import (
     remembered_corpus,
     user_errors,
 )
+from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
 from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
@@ -53,16 +58,21 @@ state.setdefault("upload.nonce", 0)  # bumped after an upload to clear the file 
 
 
 def remember_upload(summary: corpora.UploadSummary) -> None:
-    """Keep the summary and job for after the rerun, and clear the file picker.
+    """Keep the summary and job for after the rerun, and clear the file picker."""
+    remember({"message": summary.describe(), "job_id": summary.job_id,
+              "corpus": summary.corpus})
+
+
+def remember(last: dict) -> None:
+    """Keep what was done ({message, job_id, corpus}) for after the rerun; clear the picker.
 
     The job id also goes into the address (``?job=12``), so a reload of the
     page (a new session) still shows the job's progress.
     """
-    state["upload.last"] = {"message": summary.describe(), "job_id": summary.job_id,
-                            "corpus": summary.corpus}
-    if summary.job_id is not None:
-        st.query_params["job"] = str(summary.job_id)
-    remember_corpus(summary.corpus)
+    state["upload.last"] = last
+    if last["job_id"] is not None:
+        st.query_params["job"] = str(last["job_id"])
+    remember_corpus(last["corpus"])
     state["upload.nonce"] += 1
     st.rerun()
 
@@ -76,10 +86,11 @@ def from_address() -> dict | None:
         job = queue.get(app.db, int(job_id))
     except SearchAppError:
         return None
-    if job.kind != "embed":
+    if job.kind not in ("embed", "ingest"):
         return None
     corpus = job.payload.get("corpus", "")
-    return {"message": f"Corpus {corpus!r}: embedding job {job.id}.", "job_id": job.id,
+    what = "embedding" if job.kind == "embed" else "reading files,"
+    return {"message": f"Corpus {corpus!r}: {what} job {job.id}.", "job_id": job.id,
             "corpus": corpus}
 
 
@@ -108,7 +119,9 @@ if last and last["corpus"] in names:
         page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
                   icon=":material/search:")
 
-    if last["job_id"] is not None:
+    if last["job_id"] is not None and queue.get(app.db, last["job_id"]).kind == "ingest":
+        ingest_outcome(app, last["job_id"], last["corpus"], link_to_search)
+    elif last["job_id"] is not None:
         job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}", link_to_search)
     else:
         st.caption("Nothing new to embed.")
@@ -222,14 +235,23 @@ def pick_corpus(filename: str, key: str) -> str | None:
     return name
 
 
-st.subheader("Add a file")
+st.subheader("Add documents or a table")
 # Any file is accepted here: a wrong type gets our message (the formats we read), not
 # Streamlit's bare "file type not allowed".
-uploaded = st.file_uploader(
-    "CSV, TSV, JSONL, JSON, TXT (one document per line) or Parquet; also gzipped (.gz)",
-    key=f"file-{state['upload.nonce']}",
-    help=f"Up to {app.settings.max_upload_bytes / 2**20:,.0f} MiB once uncompressed "
+picked = st.file_uploader(
+    "Documents (PDF, Word, PowerPoint, OpenDocument, web pages, Markdown, reStructuredText, "
+    "RTF, EPUB, e-mail .eml/.mbox, text), several at once or as a .zip/.tar archive: a "
+    "document per file. Or one table (CSV, TSV, JSONL, JSON, Parquet, Excel .xlsx, "
+    ".ods, or a .txt read one document per line): a document per row.",
+    key=f"file-{state['upload.nonce']}", accept_multiple_files=True,
+    help=f"Up to {app.settings.max_upload_bytes / 2**20:,.0f} MiB per file once uncompressed "
          "(SEARCHAPP_MAX_UPLOAD_BYTES).")
+whole_txt = bool(picked) and len(picked) == 1 and picked[0].name.lower().endswith(".txt") and \
+    st.toggle("Read the .txt as one document (not one document per line)",
+              key=f"whole-{state['upload.nonce']}")
+uploaded = picked[0] if picked and is_table_upload(picked, whole_txt) else None
+if picked and uploaded is None:
+    documents_form(app, picked, names, remember, key=f"docs-{state['upload.nonce']}")
 if uploaded is not None:
     table = None
     with user_errors():

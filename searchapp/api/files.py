@@ -1,0 +1,63 @@
+"""Files into a corpus, and the originals back: documents as people keep them.
+
+    POST /corpora/{name}/files                  upload files or archives (multipart, field
+                                                ``files``, repeated; ``sync=true`` also removes
+                                                documents whose files are gone): an ``ingest``
+                                                job, answered 202 with the job
+    GET  /corpora/{name}/originals/{id}         a document's original file, as ingested
+
+Example:
+    >>> sorted(r.path for r in router.routes)
+    ['/corpora/{name}/files', '/corpora/{name}/originals/{doc_id:path}']
+"""
+
+from __future__ import annotations
+
+import shutil
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, File, Form, Request, UploadFile
+from starlette.responses import Response
+
+from searchapp.api import schemas as s
+from searchapp.api.corpora import DocPathId, Name
+from searchapp.api.deps import AppDep, principal, queued, writer
+from searchapp.api.jobs import job_out
+from searchapp.api.problems import ProblemRoute
+from searchapp.config import max_upload_bytes
+from searchapp.corpora import documents as docs
+from searchapp.corpora.files_job import request_ingest
+from searchapp.corpora.originals import OriginalNotFoundError, original_path
+from searchapp.corpora.staging import stage_uploads
+from searchapp.jobs import queue
+from searchapp.web.originals import original_response
+
+router = APIRouter(tags=["files"], route_class=ProblemRoute, dependencies=[Depends(principal)])
+
+
+@router.post("/corpora/{name}/files", response_model=s.JobOut, status_code=202,
+             summary="Add files (documents or archives) to a corpus",
+             dependencies=[Depends(writer)])
+def add_files(request: Request, name: Name, app: AppDep,
+              files: Annotated[list[UploadFile], File(description="documents or archives")],
+              sync: Annotated[bool, Form()] = False) -> s.JobOut:
+    folder = stage_uploads(app.settings.work_dir, [(f.filename or "upload", f.file)
+                                                   for f in files], max_upload_bytes())
+    try:
+        job_id = request_ingest(app, name, sorted(folder.iterdir()), sync=sync, staged=folder)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    queued(request, app, job_id)
+    return job_out(queue.get(app.db, job_id))
+
+
+@router.get("/corpora/{name}/originals/{doc_id:path}", summary="A document's original file",
+            response_class=Response)
+def get_original(name: Name, doc_id: DocPathId, app: AppDep) -> Response:
+    doc = docs.get(app, name, doc_id)
+    if "sha256" not in doc.meta:
+        raise OriginalNotFoundError(f"Document {doc_id!r} was not read from a file: it has "
+                                    "no original.")
+    return original_response(original_path(app.settings.originals_dir, doc.meta["sha256"]),
+                             doc.meta)

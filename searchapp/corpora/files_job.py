@@ -1,0 +1,313 @@
+"""Files, folders and archives into a corpus: the ``ingest`` job, incremental and resumable.
+
+One way through: file → reader → parts → documents → store → embed job; no
+stage reads a file twice. ``request_ingest`` queues the job with the paths to
+read (a folder or file of the CLI where it lies, or an upload kept in the work
+folder until the job ends). The job compares each file with the store by its
+path and SHA-256:
+
+- unchanged (same path, same hash): not read again;
+- new or changed: read in an extraction process (``extract_pool``: a file that
+  hangs or exhausts memory costs that file only), its documents written in one
+  transaction per batch (a document is stored whole or not at all), its original
+  kept once per hash (``originals``);
+- ``sync``: documents whose file is gone are removed; where a removed file's
+  content reappears under another path, its judgements follow it;
+- a file that cannot be read is one line of the report (which file, why, what to
+  do) and the rest goes on; nothing stored before changes for it.
+
+Killed at any point, the job runs again from the start and finds what it had
+stored unchanged, so it goes on where it stopped. It ends by queuing the embed
+job for the new and changed documents.
+
+Example:
+    >>> job_id = request_ingest(app, "manuals", [Path("~/manuals")], sync=True)  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from searchapp.context import App
+from searchapp.corpora.extract import FileResult, extract_file
+from searchapp.corpora.extract_pool import ExtractionPool
+from searchapp.corpora.formats.document import Limits
+from searchapp.corpora.formats.document_readers import document_type
+from searchapp.corpora.inputs import InputFile, InputLimits, Skipped, is_archive, iter_inputs
+from searchapp.corpora.originals import keep
+from searchapp.corpora.service import request_embed, validate_corpus_name
+from searchapp.embedding.models import model_path
+from searchapp.errors import ConfigError, IngestError, ModelError
+from searchapp.jobs import queue
+from searchapp.store import repo
+from searchapp.store.judgement_rows import move_judgements
+
+log = logging.getLogger(__name__)
+BATCH_DOCUMENTS = 64  # documents written per transaction
+BATCH_CHARS = 4_000_000  # or fewer, when their texts are long
+
+
+@dataclass
+class IngestReport:
+    """What an ingest of files did, for the page, the CLI and ``--json``: files added,
+    changed, unchanged, removed (``sync``), skipped (not a type we read, links, bad
+    archive members) and failed (could not be read), with one line per file left out."""
+
+    corpus: str
+    added: int = 0
+    changed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    documents: int = 0
+    moved_judgements: int = 0
+    problems: list[dict] = field(default_factory=list)  # {"path", "reason"}
+    notes: list[str] = field(default_factory=list)
+    embed_job: int | None = None
+
+    def describe(self) -> str:
+        """One sentence.
+
+        Example:
+            >>> IngestReport("docs", added=3, unchanged=2, failed=1).describe()
+            "Corpus 'docs': 3 files added, 0 changed, 2 unchanged, 0 removed, 0 skipped, 1 failed."
+        """
+        return (f"Corpus {self.corpus!r}: {self.added:,} files added, {self.changed:,} changed, "
+                f"{self.unchanged:,} unchanged, {self.removed:,} removed, {self.skipped:,} "
+                f"skipped, {self.failed:,} failed.")
+
+    def lines(self) -> list[str]:
+        """The sentence, then a line per file left out and per note."""
+        return [self.describe(), *(f"  {p['path']}: {p['reason']}" for p in self.problems),
+                *(f"  note: {n}" for n in self.notes)]
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+def document_limits(env: dict | None = None) -> Limits:
+    """What one file may cost: ``SEARCHAPP_MAX_PAGES`` pages or slides (default 2,000).
+
+    Example:
+        >>> document_limits({"SEARCHAPP_MAX_PAGES": "50"}).max_pages
+        50
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_MAX_PAGES") or "").strip()
+    if not raw:
+        return Limits()
+    if not raw.isdigit() or int(raw) < 1:
+        raise ConfigError(f"SEARCHAPP_MAX_PAGES={raw!r} is not a positive whole number; "
+                          "e.g. 2000.")
+    return Limits(max_pages=int(raw))
+
+
+def accepts(path: str) -> bool:
+    """Whether a path inside a folder or archive is a document type we read."""
+    return document_type(path) is not None
+
+
+def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = False,
+                   model: str | None = None, staged: Path | None = None) -> int:
+    """Queue the ``ingest`` job for ``paths`` (files, folders, archives) into ``corpus``.
+
+    ``staged``: a folder of uploaded files the job owns and removes when it ends.
+    Refused before queuing: a path that does not exist, a model that is unknown,
+    a corpus name that breaks the rule, or a corpus whose model differs from ``model``.
+    """
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise IngestError(f"No file or folder at {missing[0]}: check the path.")
+    with app.db.session() as s:
+        existing = repo.find_corpus(s, corpus)
+        name = existing.name if existing else validate_corpus_name(corpus)
+        if existing is not None and model and model != existing.model_name:
+            raise ModelError(f"Corpus {name!r} uses model {existing.model_name!r}; switch its "
+                             "model from the Models page, or ingest into a new corpus.")
+        model_name = existing.model_name if existing else (model or app.settings.model)
+    model_path(model_name, app.settings)  # an unknown model fails before anything is queued
+    payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
+               "sync": bool(sync), "model": model_name,
+               "staged": str(staged) if staged else None}
+    return queue.enqueue(app.db, "ingest", payload)
+
+
+def ingest_task(ctx, payload: dict) -> dict:
+    """The ``ingest`` job: read, compare, store, report; then queue the embedding."""
+    app, name = ctx.app, payload["corpus"]
+    with app.db.session() as s:
+        corpus = repo.get_or_create_corpus(s, name, payload["model"])
+        corpus_id = corpus.id
+        stored = repo.stored_files(s, corpus_id)
+    run = _Run(app, ctx, corpus_id, IngestReport(name), stored)
+    paths = [Path(p) for p in payload["paths"]]
+    total = _count_files(paths)
+    work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
+    shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
+    try:
+        run.read(iter_inputs(paths, work, InputLimits.from_env(), accepts), total)
+        if payload.get("sync"):
+            run.remove_gone()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report = run.report
+    if report.added or report.changed or report.removed or report.documents:
+        report.embed_job = request_embed(app, name, new_rows=True)
+    if payload.get("staged"):
+        shutil.rmtree(payload["staged"], ignore_errors=True)
+    return report.as_dict()
+
+
+def _count_files(paths: Sequence[Path]) -> int:
+    """Files to look at, for the progress bar (0 where an archive must be read to count)."""
+    total = 0
+    for path in paths:
+        if path.is_dir():
+            total += sum(len(files) for _, _, files in os.walk(path))
+        elif is_archive(path.name):
+            return 0
+        else:
+            total += 1
+    return total
+
+
+class _Run:
+    """One ingest's state: what the store held, what was seen, the batch being written."""
+
+    def __init__(self, app: App, ctx, corpus_id: int, report: IngestReport,
+                 stored: dict[str, tuple[int, dict]]):
+        self.app, self.ctx, self.corpus_id, self.report = app, ctx, corpus_id, report
+        self.by_path: dict[str, list[str]] = {}
+        for external_id, (_, meta) in stored.items():
+            self.by_path.setdefault(meta["path"], []).append(external_id)
+        self.stored = stored
+        self.seen: set[str] = set()  # paths found (read, unchanged or failed: not gone)
+        self.new_hashes: dict[str, str] = {}  # sha256 -> external id, of files added
+        self.batch: list = []
+        self.stale: list[str] = []  # ids of changed files' documents that are no more
+        self.done = self.total = 0
+
+    def unchanged(self, item: InputFile) -> bool:
+        ids = self.by_path.get(item.path, [])
+        return bool(ids) and all(self.stored[i][1].get("sha256") == item.sha256 for i in ids)
+
+    def todo(self, inputs: Iterator[InputFile | Skipped]) -> Iterator[tuple[InputFile, tuple]]:
+        limits = document_limits()
+        for item in inputs:
+            if isinstance(item, Skipped):
+                self.report.skipped += 1
+                self.report.problems.append({"path": item.path, "reason": item.reason})
+                self._tick()
+                continue
+            self.seen.add(item.path)
+            if self.unchanged(item):
+                self.report.unchanged += 1
+                item.discard()
+                self._tick()
+                continue
+            yield item, (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
+
+    def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
+        self.total = total
+        with ExtractionPool() as pool:
+            pending = {}
+
+            def tasks():
+                for item, args in self.todo(inputs):
+                    pending[item.path] = item
+                    yield item.path, args
+
+            for path, result in pool.map_unordered(extract_file, tasks()):
+                item = pending.pop(path)
+                if isinstance(result, Exception):
+                    self.report.failed += 1
+                    self.report.problems.append({"path": path, "reason": _reason(result)})
+                else:
+                    self._take(item, result)
+                item.discard()
+                self._tick()
+            self._flush()
+
+    def _take(self, item: InputFile, result: FileResult) -> None:
+        keep(self.app.settings.originals_dir, item.local, item.sha256)
+        old_ids = set(self.by_path.get(item.path, []))
+        if old_ids:
+            self.report.changed += 1
+        else:
+            self.report.added += 1
+            self.new_hashes.setdefault(item.sha256, item.path)
+        new_ids = {d.external_id for d in result.documents}
+        self.stale += sorted(old_ids - new_ids)
+        self.batch += result.documents
+        self.report.notes += result.notes
+        if len(self.batch) >= BATCH_DOCUMENTS or \
+                sum(len(d.text) for d in self.batch) >= BATCH_CHARS:
+            self._flush()
+
+    def _flush(self) -> None:
+        stale = self.stale
+        if not self.batch and not stale:
+            return
+        with self.app.db.session() as s:
+            corpus = _corpus(s, self.corpus_id)
+            writer = repo.DocumentWriter(s, corpus)
+            writer.add(_distinct(self.batch))
+            writer.finish()
+            if stale:
+                repo.delete_by_external_id(s, corpus, stale)
+        self.report.documents += len(self.batch)
+        self.batch, self.stale = [], []
+
+    def remove_gone(self) -> None:
+        """``sync``: the documents whose files were not found this time go; judgements on a
+        removed file whose content came back under another path follow it."""
+        gone = [p for p in self.by_path if p not in self.seen]
+        if not gone:
+            return
+        moves = {}
+        for path in gone:
+            for external_id in self.by_path[path]:
+                digest = self.stored[external_id][1].get("sha256")
+                if digest in self.new_hashes and external_id == path:
+                    moves[external_id] = self.new_hashes[digest]
+        with self.app.db.session() as s:
+            corpus = _corpus(s, self.corpus_id)
+            repo.delete_by_external_id(s, corpus, [i for p in gone for i in self.by_path[p]])
+            self.report.moved_judgements = move_judgements(s, self.corpus_id, moves)
+        self.report.removed = len(gone)
+
+    def _tick(self) -> None:
+        self.done += 1
+        total = max(self.total, self.done) if self.total else 0
+        self.ctx.progress(self.done, total, f"Reading files: {self.done:,}"
+                          + (f" of {total:,}" if total else "")
+                          + f" ({self.report.added + self.report.changed:,} read, "
+                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)")
+
+
+def _corpus(s, corpus_id: int):
+    from searchapp.store.schema import Corpus
+
+    return s.get(Corpus, corpus_id)
+
+
+def _distinct(docs: list) -> list:
+    """The last document of each id (a path given twice in one batch is written once)."""
+    return list({d.external_id: d for d in docs}.values())
+
+
+def _reason(exc: BaseException) -> str:
+    """A failure as the report's line: a SearchAppError's own words; anything else is
+    logged with its traceback and named in one line."""
+    from searchapp.errors import SearchAppError
+
+    if isinstance(exc, SearchAppError):
+        return str(exc)
+    log.error("reading a file failed", exc_info=exc)
+    return f"could not be read ({type(exc).__name__}: {exc})"

@@ -1,0 +1,111 @@
+"""The Upload page's documents: files, several at once, and archives, into a corpus.
+
+A table (one CSV, a .txt read line by line, ...) keeps the table form of the
+page; anything else goes here: the files are kept in the work folder
+(``corpora.staging``) and the ``ingest`` job reads them (``corpora.files_job``),
+a document per file, its id the path inside the archive or the file's name.
+After the job the page shows its report (added, changed, unchanged, removed,
+skipped, failed, with a line per file left out) and then the embedding's bar.
+
+Example (inside the page script):
+    >>> documents_form(app, uploaded_files, names, remember)   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import streamlit as st
+
+from searchapp.context import App
+from searchapp.corpora.files_job import IngestReport, request_ingest
+from searchapp.corpora.ingest import detect_format
+from searchapp.corpora.staging import stage_uploads
+from searchapp.errors import SearchAppError
+from searchapp.jobs import queue
+from searchapp.ui.common import job_progress, md_inline, user_errors
+
+NEW, EXISTING = "A new corpus", "An existing corpus"
+REPORT_LINES = 50  # files left out listed on the page; the rest are counted
+
+
+def is_table_upload(files: Sequence, whole_files: bool) -> bool:
+    """One file of a table format (a .txt unless read whole): the table form applies.
+
+    Example:
+        >>> class F: name = "faq.csv"
+        >>> is_table_upload([F()], False)
+        True
+    """
+    if len(files) != 1:
+        return False
+    try:
+        fmt = detect_format(files[0].name)
+    except SearchAppError:
+        return False
+    return not (fmt == "txt" and whole_files)
+
+
+def documents_form(app: App, files: Sequence, names: list[str],
+                   remember: Callable[[dict], None], key: str) -> None:
+    """The list of files, the corpus to add them to, and the button that queues the job."""
+    total = sum(f.size for f in files)
+    st.caption(md_inline(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
+                         f"({total / 2**20:,.1f} MiB): " +
+                         ", ".join(f.name for f in files[:20]) +
+                         (f" and {len(files) - 20:,} more" if len(files) > 20 else "") +
+                         ". A document per file (an archive: per file inside it), its id "
+                         "the path inside the archive or the file's name."))
+    corpus = _pick_corpus(files[0].name if len(files) == 1 else "documents", names, key)
+    sync = st.checkbox("Also remove the corpus' documents whose files are not in this upload",
+                       key=f"sync-{key}", help="For an archive of a whole folder uploaded "
+                       "again: files deleted from the folder leave the corpus too.")
+    if st.button("Add and embed", type="primary", disabled=not corpus,
+                 icon=":material/upload:", key=f"add-{key}"):
+        with user_errors("Nothing was stored: "), st.spinner("Keeping the files..."):
+            folder = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
+                                   app.settings.max_upload_bytes)
+            job_id = request_ingest(app, corpus, sorted(folder.iterdir()), sync=sync,
+                                    staged=folder)
+            remember({"message": f"Corpus {corpus!r}: reading {len(files):,} uploaded "
+                      f"file{'s' if len(files) != 1 else ''} (job {job_id}).",
+                      "job_id": job_id, "corpus": corpus})
+
+
+def _pick_corpus(filename: str, names: list[str], key: str) -> str | None:
+    mode = NEW if not names else st.radio("Add the documents to", [NEW, EXISTING],
+                                          horizontal=True, key=f"doc-mode-{key}")
+    if mode == EXISTING:
+        return st.selectbox("Corpus", names, key=f"doc-existing-{key}")
+    stem = Path(filename).name.split(".")[0] or "documents"
+    name = st.text_input("New corpus name", value=stem, key=f"doc-name-{key}", max_chars=200)
+    if name.strip() in names:
+        st.warning(f"A corpus named {name.strip()!r} already exists. Choose '{EXISTING}' to "
+                   "add these documents to it, or pick another name.", icon=":material/warning:")
+        return None
+    return name
+
+
+def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[], None]) -> None:
+    """The ingest job's bar; once done, its report and the embedding job's bar."""
+    job = queue.get(app.db, job_id)
+
+    def report() -> None:
+        done = IngestReport(**(queue.get(app.db, job_id).result or {"corpus": corpus}))
+        st.markdown(md_inline(done.describe()))
+        problems = done.problems[:REPORT_LINES]
+        if problems:
+            st.dataframe([{"file": p["path"], "why, and what to do": p["reason"]}
+                          for p in problems], hide_index=True, width="stretch")
+        if len(done.problems) > REPORT_LINES:
+            st.caption(f"And {len(done.problems) - REPORT_LINES:,} more (the API's "
+                       f"`GET /api/v1/jobs/{job_id}` lists them all).")
+        for note in done.notes[:REPORT_LINES]:
+            st.caption(md_inline(note))
+        if done.embed_job is not None:
+            job_progress(app, done.embed_job, f"Embedding {corpus!r}", on_embedded)
+        else:
+            on_embedded()
+
+    job_progress(app, job.id, f"Reading the files into {corpus!r}", report)

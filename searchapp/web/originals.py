@@ -1,0 +1,94 @@
+"""The original of a document read from a file, one click from its hit, behind the door.
+
+``GET /originals/{corpus}/{document id}`` answers with the file as it was
+ingested (``corpora/originals``): a PDF inline, so the browser's own viewer
+opens it (the results list links to ``...#page=4``); plain text, Markdown,
+reStructuredText and e-mail inline as ``text/plain``; everything else (HTML,
+SVG inside an archive, Word, slides) as a download. No original can run script
+in the app's origin: every answer carries ``X-Content-Type-Options: nosniff``
+(the browser keeps the type we send) and, but for the PDF viewer, a
+``Content-Security-Policy: sandbox`` that gives the response an opaque origin
+with scripts off, so even an HTML file opened directly reaches neither the
+app's cookies nor its API.
+
+The route sits with the pages, so the door admits it as it admits them: the
+login cookie where a password is set, anyone on the open local server.
+
+Example:
+    >>> disposition("inline", "Ünïcode guide.pdf")
+    'inline; filename="_n_code guide.pdf"; filename*=UTF-8\\'\\'%C3%9Cn%C3%AFcode%20guide.pdf'
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import quote
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from searchapp.errors import SearchAppError
+
+ORIGINALS_PATH = "/originals"
+INLINE_TYPES = {"pdf": "application/pdf"}
+TEXT_TYPES = {"txt", "md", "rst", "eml"}
+SANDBOX = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
+_UNSAFE_NAME = re.compile(r'[^A-Za-z0-9 ._()+-]')
+
+
+def disposition(kind: str, filename: str) -> str:
+    """A Content-Disposition with an ASCII fallback name and the exact UTF-8 name."""
+    fallback = _UNSAFE_NAME.sub("_", filename)[:150] or "file"
+    return f'{kind}; filename="{fallback}"; filename*=UTF-8\'\'{quote(filename, safe="")}'
+
+
+def original_response(path, meta: dict) -> Response:
+    """The stored file ``path`` answered with the headers its type needs (see above)."""
+    kind, name = meta.get("type", ""), meta.get("file") or "original"
+    headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=300",
+               "Referrer-Policy": "no-referrer"}
+    if kind in INLINE_TYPES:
+        headers["Content-Disposition"] = disposition("inline", name)
+        return FileResponse(path, media_type=INLINE_TYPES[kind], headers=headers)
+    headers["Content-Security-Policy"] = SANDBOX
+    if kind in TEXT_TYPES:
+        headers["Content-Disposition"] = disposition("inline", name)
+        return FileResponse(path, media_type="text/plain; charset=utf-8", headers=headers)
+    headers["Content-Disposition"] = disposition("attachment", name)
+    return FileResponse(path, media_type="application/octet-stream", headers=headers)
+
+
+def original_routes() -> list[Route]:
+    """The route serving originals (the door in front of it checks who asks)."""
+    from searchapp.corpora import documents
+    from searchapp.corpora.originals import original_path
+    from searchapp.web import shared
+
+    async def original(request: Request) -> Response:
+        corpus, doc_id = request.path_params["corpus"], request.path_params["doc_id"]
+        try:
+            app = shared.app()
+            doc = documents.get(app, corpus, doc_id)
+            if "sha256" not in doc.meta:
+                return PlainTextResponse(
+                    f"Document {doc_id!r} was not read from a file: it has no original.", 404)
+            path = original_path(app.settings.originals_dir, doc.meta["sha256"])
+        except SearchAppError as exc:
+            return PlainTextResponse(str(exc), 404)
+        return original_response(path, doc.meta)
+
+    return [Route(ORIGINALS_PATH + "/{corpus}/{doc_id:path}", original, methods=["GET"])]
+
+
+def original_link(corpus: str, doc_id: str, source: dict | None) -> str:
+    """The address that opens a hit's original, at its page for a PDF.
+
+    Example:
+        >>> original_link("docs", "guide/a b.pdf", {"type": "pdf", "page": 4})
+        '/originals/docs/guide/a%20b.pdf#page=4'
+    """
+    link = f"{ORIGINALS_PATH}/{quote(corpus, safe='')}/{quote(doc_id, safe='/')}"
+    if source and source.get("type") == "pdf" and source.get("page"):
+        link += f"#page={int(source['page'])}"
+    return link
