@@ -211,6 +211,15 @@ def test_html_main_content_with_sections_and_no_boilerplate(tmp_path):
         assert junk not in doc.text
 
 
+def test_html_without_landmarks_keeps_what_trafilatura_finds_to_be_content():
+    page = PAGE.replace(b"<main>", b"<div>").replace(b"</main>", b"</div><div><a href='/p'>"
+                                                     b"Privacy policy</a> | <a href='/t'>Terms "
+                                                     b"of use</a></div>")
+    doc = read_html_bytes(page, "w.html")
+    assert "Part | Count\nBolt | 12" in doc.text and "Upgrading replaces" in doc.text
+    assert "Privacy policy" not in doc.text and "Terms of use" not in doc.text
+
+
 def test_html_tiny_page_falls_back_to_its_body():
     doc = read_html_bytes(b"<html><body><p>Hi.</p></body></html>", "t.html")
     assert doc.text == "Hi."

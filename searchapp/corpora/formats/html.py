@@ -8,7 +8,8 @@ class or id names navigation, menus, sidebars, breadcrumbs or cookie banners,
 such as the DocBook manuals' ``navheader``/``navfooter``): h1..h6 give the
 heading path, tables their rows as " | "-joined cells. Trafilatura, favouring
 recall, then says which of those blocks are main content: a block is kept when
-its text is in trafilatura's. Where trafilatura finds nothing (a tiny page),
+its text is in trafilatura's (a table without links that follows kept text is
+kept whole: trafilatura drops small tables). Where trafilatura finds nothing (a tiny page),
 every block left after the cut is kept. A heading is kept only with text
 under it. Metadata: the page's title. Nothing is fetched: no network, no DTD.
 
@@ -129,6 +130,7 @@ class _Walker:
         self.sections, self.keep = Sections(), keep
         self.pending: list[tuple[int, str]] = []
         self.inline: list[str] = []
+        self.last_kept = False
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
@@ -137,8 +139,7 @@ class _Walker:
             self.pending.append((HEADINGS[tag], element.text_content()))
         elif tag == "table":
             self.flush()
-            for row in _rows(element):
-                self.block(row, cells=row.split(" | "))
+            self.table(element)
         elif tag == "pre":
             self.flush()
             self.block(element.text_content())
@@ -164,8 +165,20 @@ class _Walker:
         self.inline = []
         self.block(text.strip())
 
-    def block(self, text: str, cells: list[str] | None = None) -> None:
-        if not text.strip() or not self._is_content(text, cells):
+    def table(self, element) -> None:
+        """A table's rows; trafilatura drops small tables, so a table without links right
+        after kept text is kept whole."""
+        rows = _rows(element)
+        whole = self.last_kept and not element.xpath(".//a[@href]") and \
+            not any(self._is_content(row, row.split(" | ")) for row in rows)
+        for row in rows:
+            self.block(row, cells=row.split(" | "), force=whole)
+
+    def block(self, text: str, cells: list[str] | None = None, force: bool = False) -> None:
+        if not text.strip():
+            return
+        self.last_kept = force or self._is_content(text, cells)
+        if not self.last_kept:
             return
         for level, title in self.pending:
             self.sections.heading(level, title)
