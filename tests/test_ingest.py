@@ -145,7 +145,7 @@ def test_a_folder_or_a_missing_path_says_what_to_give(tmp_path):
 
 
 @pytest.mark.parametrize("name,content,message", [
-    ("folder", None, "is a folder"),
+    ("folder", None, "has no file of a type we read"),
     ("missing.csv", None, "No file at"),
     ("nul.csv", b"text\nbad\x00\n", "line 2 contains a NUL byte"),
     ("bomb.txt.gz", gzip.compress(bytes(5_000_000)), "larger than the upload limit of 1 MiB"),

@@ -50,6 +50,8 @@ from searchapp.store.judgement_rows import move_judgements
 log = logging.getLogger(__name__)
 BATCH_DOCUMENTS = 64  # documents written per transaction
 BATCH_CHARS = 4_000_000  # or fewer, when their texts are long
+TYPE_WORDS = ("PDF, Word .docx, PowerPoint .pptx, OpenDocument .odt/.odp, web pages, Markdown, "
+              "reStructuredText, text, RTF, EPUB, e-mail .eml/.mbox, or a .zip/.tar archive")
 
 
 @dataclass
@@ -123,7 +125,11 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     """
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
-        raise IngestError(f"No file or folder at {missing[0]}: check the path.")
+        raise IngestError(f"No file at {missing[0]}: check the path and the file name.")
+    for folder in (Path(p) for p in paths if Path(p).is_dir()):
+        if not _has_documents(folder):
+            raise IngestError(f"{folder} has no file of a type we read ({TYPE_WORDS}); "
+                              "nothing was queued.")
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)
         name = existing.name if existing else validate_corpus_name(corpus)
@@ -162,6 +168,14 @@ def ingest_task(ctx, payload: dict) -> dict:
     if payload.get("staged"):
         shutil.rmtree(payload["staged"], ignore_errors=True)
     return report.as_dict()
+
+
+def _has_documents(folder: Path) -> bool:
+    """Whether a folder holds, at any depth, a file we read or an archive (links not followed)."""
+    for _, _, files in os.walk(folder):
+        if any(accepts(f) or is_archive(f) for f in files):
+            return True
+    return False
 
 
 def _count_files(paths: Sequence[Path]) -> int:

@@ -1,0 +1,170 @@
+"""Documents end to end: a folder or archive → the ingest job → passages → search hits
+that name their file, page and section; ingesting again is incremental; bad files are
+report lines, never a stop. The real reader libraries, the bundled encoder, SQLite and
+hnswlib throughout (the CLI run in this process)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from searchapp.cli.main import main
+from searchapp.search.service import search
+from searchapp.store import repo
+from tests.document_files import make_docx, make_pdf
+
+MANUAL = [
+    "Installing the server. Download the package and unpack it into a folder of your choice.",
+    "Backups and recovery. A nightly dump of the database keeps a copy of every table; "
+    "restore it with the recovery tool after a disk failure.",
+    "Tuning memory. The shared buffers setting decides how much memory the cache of pages "
+    "may take; a quarter of the machine's memory is a good start.",
+]
+
+
+def folder_of_documents(root: Path) -> Path:
+    docs = root / "docs"
+    (docs / "guide").mkdir(parents=True)
+    make_pdf(docs / "guide" / "manual.pdf", MANUAL, title="Server manual", author="Ops")
+    (docs / "notes.md").write_text(
+        "---\ntitle: Team notes\n---\n# Holidays\nThe office is closed over the winter "
+        "holidays.\n\n# Parking\nBicycles go in the courtyard behind the kitchen.\n",
+        encoding="utf-8")
+    make_docx(docs / "policy.docx")
+    return docs
+
+
+def ingest(*args: str, capsys) -> dict:
+    capsys.readouterr()
+    assert main(["ingest", *args, "--corpus", "docs", "--wait", "--json"]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def test_a_folder_is_searchable_with_the_page_and_section_of_each_hit(app, tmp_path, capsys):
+    docs = folder_of_documents(tmp_path)
+    report = ingest(str(docs), capsys=capsys)
+    assert (report["added"], report["failed"], report["unchanged"]) == (3, 0, 0)
+    [hit] = search(app, "docs", "how much memory should the page cache use", k=1,
+                   mode="semantic")
+    assert hit.id == "guide/manual.pdf"
+    assert hit.source == {"path": "guide/manual.pdf", "type": "pdf", "page": 3, "section": None}
+    assert "shared buffers" in hit.text[hit.span[0]:hit.span[1]]  # the page named holds it
+    [hit] = search(app, "docs", "where do I leave my bike", k=1, mode="hybrid")
+    assert hit.source["path"] == "notes.md" and hit.source["section"] == "Parking"
+    assert hit.meta["title"] == "Team notes" and hit.meta["type"] == "md"
+    capsys.readouterr()
+    assert main(["search", "--corpus", "docs", "nightly dump restore", "--json", "-k", "1"]) == 0
+    [out] = json.loads(capsys.readouterr().out)["results"]
+    assert out["source"] == {"path": "guide/manual.pdf", "type": "pdf", "page": 2,
+                             "section": None}
+
+
+def test_no_passage_spans_two_pages(app, tmp_path, capsys):
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    make_pdf(docs / "short.pdf", ["Alpha page.", "Beta page.", "Gamma page."])
+    ingest(str(docs), capsys=capsys)
+    with app.db.session() as s:
+        corpus = repo.corpus_state(s, "docs")
+        [(doc_id, _)] = repo.stored_files(s, corpus.id).values()
+        layout = repo.layouts_by_id(s, [doc_id])[doc_id]
+        spans = repo.passage_spans(s.connection(), [doc_id])[doc_id]
+    pages = [(a, b) for a, b, _page, _section in layout]
+    assert len(spans) == 3
+    for start, end in spans:  # each passage lies inside one page
+        assert any(a <= start and end <= b for a, b in pages)
+
+
+def test_ingesting_again_skips_unchanged_rereads_changed_and_sync_removes(app, tmp_path,
+                                                                          capsys):
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    again = ingest(str(docs), capsys=capsys)
+    assert (again["added"], again["changed"], again["unchanged"]) == (0, 0, 3)
+    assert again["embed_job"] is None
+    (docs / "notes.md").write_text("# Parking\nCars park in the basement now.\n", "utf-8")
+    (docs / "guide" / "manual.pdf").unlink()
+    (docs / "faq.md").write_text("# FAQ\nAsk the front desk.\n", "utf-8")
+    third = ingest(str(docs), "--sync", capsys=capsys)
+    assert (third["added"], third["changed"], third["unchanged"], third["removed"]) == \
+        (1, 1, 1, 1)
+    with app.db.session() as s:
+        ids = sorted(repo.stored_files(s, repo.corpus_state(s, "docs").id))
+    assert ids == ["faq.md", "notes.md", "policy.docx"]
+    [hit] = search(app, "docs", "where do cars park", k=1, mode="lexical")
+    assert "basement" in hit.text
+
+
+def test_judgements_follow_a_file_that_moved(app, tmp_path, capsys):
+    from searchapp.judgements import service as judgements
+
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    judgements.add(app, "docs", label=2, query="bike parking", doc="notes.md", source="cli")
+    (docs / "archive").mkdir()
+    shutil.move(docs / "notes.md", docs / "archive" / "notes.md")
+    report = ingest(str(docs), "--sync", capsys=capsys)
+    assert report["moved_judgements"] == 1
+    [row] = judgements.list_judgements(app, "docs")
+    assert row.a == "archive/notes.md"
+
+
+def test_an_archive_with_bad_members_ingests_the_rest(app, tmp_path, capsys):
+    archive = tmp_path / "upload.zip"
+    make_pdf(tmp_path / "ok.pdf", ["Quarterly figures rose by ten percent."])
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(tmp_path / "ok.pdf", "reports/ok.pdf")
+        z.writestr("reports/broken.pdf", b"%PDF-1.4 this is not really a pdf")
+        z.writestr("../escape.md", "# Out\nno")
+        z.writestr("reports/fake.docx", b"plain text, not a zip")
+        z.writestr("reports/empty.md", b"")
+    report = ingest(str(archive), capsys=capsys)
+    assert report["added"] == 1 and report["failed"] == 3 and report["skipped"] == 1
+    reasons = {p["path"]: p["reason"] for p in report["problems"]}
+    assert set(reasons) == {"reports/broken.pdf", "../escape.md", "reports/fake.docx",
+                            "reports/empty.md"}
+    [hit] = search(app, "docs", "quarterly figures", k=1, mode="hybrid")
+    assert hit.source["path"] == "reports/ok.pdf" and hit.source["page"] == 1
+
+
+def test_the_original_is_kept_once_per_content(app, tmp_path, capsys):
+    docs = folder_of_documents(tmp_path)
+    shutil.copy(docs / "notes.md", docs / "guide" / "copy.md")
+    ingest(str(docs), capsys=capsys)
+    stored = sorted(p.name for p in app.settings.originals_dir.rglob("*") if p.is_file())
+    assert len(stored) == 3  # notes.md and guide/copy.md share one original
+    with app.db.session() as s:
+        metas = {e: m for e, (_, m) in repo.stored_files(s, repo.corpus_state(s, "docs").id
+                                                         ).items()}
+    assert metas["notes.md"]["sha256"] == metas["guide/copy.md"]["sha256"]
+
+
+@pytest.mark.parametrize("bad", ["encrypted", "not-a-pdf"])
+def test_a_bad_file_is_one_report_line_and_stores_nothing_of_it(app, tmp_path, capsys, bad):
+    docs = tmp_path / "in"
+    docs.mkdir()
+    (docs / "good.md").write_text("# Hello\nA good file.\n", "utf-8")
+    if bad == "encrypted":
+        make_pdf(docs / "secret.pdf", ["Hidden text"], password="pw")
+    else:
+        (docs / "secret.pdf").write_bytes(b"<html><body>I am a web page</body></html>")
+    report = ingest(str(docs), capsys=capsys)
+    assert report["added"] == 1 and report["failed"] == 1
+    [problem] = report["problems"]
+    assert problem["path"] == "secret.pdf" and len(problem["reason"]) > 20
+    with app.db.session() as s:
+        assert list(repo.stored_files(s, repo.corpus_state(s, "docs").id)) == ["good.md"]
+
+
+def test_a_single_txt_is_read_per_line_unless_whole_files(app, tmp_path, capsys):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("first line\nsecond line\n", "utf-8")
+    assert main(["ingest", str(notes), "--corpus", "lines", "--wait"]) == 0
+    assert main(["ingest", str(notes), "--corpus", "whole", "--wait", "--whole-files"]) == 0
+    with app.db.session() as s:
+        assert repo.corpus_state(s, "lines").documents == 2
+        assert repo.corpus_state(s, "whole").documents == 1
