@@ -172,10 +172,7 @@ def ingest_task(ctx, payload: dict) -> dict:
 
 def _has_documents(folder: Path) -> bool:
     """Whether a folder holds, at any depth, a file we read or an archive (links not followed)."""
-    for _, _, files in os.walk(folder):
-        if any(accepts(f) or is_archive(f) for f in files):
-            return True
-    return False
+    return any(accepts(f) or is_archive(f) for _, _, files in os.walk(folder) for f in files)
 
 
 def _count_files(paths: Sequence[Path]) -> int:
