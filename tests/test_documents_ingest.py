@@ -168,3 +168,17 @@ def test_a_single_txt_is_read_per_line_unless_whole_files(app, tmp_path, capsys)
     with app.db.session() as s:
         assert repo.corpus_state(s, "lines").documents == 2
         assert repo.corpus_state(s, "whole").documents == 1
+
+
+def test_originals_go_into_backups_and_come_back_on_restore(app, tmp_path, capsys):
+    from searchapp.backups.service import backup, restore
+
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    kept = sorted(p.relative_to(app.settings.originals_dir)
+                  for p in app.settings.originals_dir.rglob("*") if p.is_file())
+    made = backup(app, tmp_path / "b.tar")
+    assert sum(n.startswith("originals/") for n in made.manifest["members"]) == 3
+    restored = restore(made.path, tmp_path / "restored").data_dir
+    assert sorted(p.relative_to(restored / "originals")
+                  for p in (restored / "originals").rglob("*") if p.is_file()) == kept

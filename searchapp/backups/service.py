@@ -4,7 +4,8 @@ A backup holds the database copied at one moment (``store/snapshot.py``: the
 SQLite backup API, or ``pg_dump`` on PostgreSQL) with everything it stores
 (corpora, documents, vectors, jobs, stored results, API key hashes, and the
 judgements once that store is merged), the fine-tuned model folders of
-``DATA_DIR/models``, and a manifest: SHA-256 and size of each member, the schema
+``DATA_DIR/models``, the original files of ingested documents (``DATA_DIR/originals``),
+and a manifest: SHA-256 and size of each member, the schema
 version, where it came from, the non-secret settings, and each corpus with its
 counts and generation as the copy holds them. Index files are not included: they
 are derived caches, rebuilt from the database at the first search after a
@@ -110,8 +111,9 @@ def public_settings(app: App) -> dict:
             "passage_tokens": s.passage_tokens, "ray_address": s.ray_address}
 
 
-def model_files(models_dir: Path) -> list[tuple[str, Path]]:
-    """(archive name, path) of every regular file under the fine-tuned models' folder.
+def model_files(models_dir: Path, prefix: str = "models") -> list[tuple[str, Path]]:
+    """(archive name, path) of every regular file under the fine-tuned models' folder (or,
+    with ``prefix="originals"``, the ingested files' originals).
 
     Example:
         >>> model_files(Path("/nonexistent"))
@@ -121,8 +123,8 @@ def model_files(models_dir: Path) -> list[tuple[str, Path]]:
         return []
     out = []
     for path in sorted(models_dir.rglob("*")):
-        if path.is_file() and not path.is_symlink():
-            out.append((f"models/{path.relative_to(models_dir).as_posix()}", path))
+        if path.is_file() and not path.is_symlink() and not path.name.endswith(".part"):
+            out.append((f"{prefix}/{path.relative_to(models_dir).as_posix()}", path))
     return out
 
 
@@ -159,8 +161,9 @@ def backup(app: App, out: Path, progress: Callable[[int, str], None] | None = No
             raise BackupError(f"Cannot back up the database at {snapshot.redacted(url)}: only "
                               "SQLite files and PostgreSQL are supported (an in-memory "
                               "database has nothing to keep).")
-        tell(2, "Adding the fine-tuned models")
+        tell(2, "Adding the fine-tuned models and the original files")
         files += model_files(app.settings.models_dir)
+        files += model_files(app.settings.originals_dir, "originals")
         tell(3, f"Writing {len(files)} files with their checksums")
         manifest = archive.write(out, files, {
             "kind": "backup", "searchapp_version": __version__,
@@ -217,7 +220,7 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
                 return staging / "searchapp.db"
             if name == DATABASE_POSTGRES:
                 return staging / "work" / "restore.pgdump"
-            if name.startswith("models/"):
+            if name.startswith(("models/", "originals/")):
                 return staging / name
             return None
 
