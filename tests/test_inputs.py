@@ -339,6 +339,14 @@ def test_too_many_zip_entries_are_counted_before_zipfile_reads_them(tmp_path):
         "many.zip has more than 3 entries (SEARCHAPP_MAX_FILES); split it into smaller archives"]
 
 
+def test_zip64_entries_are_counted(tmp_path, monkeypatch):
+    monkeypatch.setattr(zipfile, "ZIP_FILECOUNT_LIMIT", 2)  # a zip64 end record for 5 entries
+    archive = make_zip(tmp_path / "z64.zip", [(f"{i}" * 100, b"x") for i in range(5)])
+    assert b"PK\x06\x06" in archive.read_bytes()
+    with open(archive, "rb") as raw:
+        assert count_zip_entries(raw, 100) == 5
+
+
 def test_a_damaged_zip_is_one_line(tmp_path):
     (tmp_path / "bad.zip").write_bytes(b"PK\x03\x04 not really")
     assert "is not a zip archive or is damaged" in skipped(run(tmp_path, tmp_path / "bad.zip"))[
@@ -466,4 +474,28 @@ def test_any_member_names_stay_inside_the_work_folder(tmp_path_factory, names):
     for archive in (zipped, tarred):
         items = list(iter_inputs([archive], tmp / "work", InputLimits(), lambda p: True))
         check_inputs(items, tmp / "work")
+    assert listing(tmp, tmp / "work") == before
+
+
+@settings(max_examples=80, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(kind=st.sampled_from(["zip", "tar.gz", "tar"]),
+       edits=st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 255)), min_size=1,
+                      max_size=6),
+       cut=st.none() | st.integers(0, 10**6))
+def test_damaged_archives_are_lines_never_exceptions(tmp_path_factory, kind, edits, cut):
+    tmp = tmp_path_factory.mktemp("damaged")
+    path = tmp / f"a.{kind}"
+    if kind == "zip":
+        make_zip(path, [("a.txt", b"alpha " * 50), ("b/c.txt", b"beta")])
+    else:
+        make_tar(path, [(tar_info("a.txt"), b"alpha " * 50), (tar_info("b/c.txt"), b"beta")],
+                 mode="w:gz" if kind == "tar.gz" else "w")
+    data = bytearray(path.read_bytes())
+    for at, value in edits:
+        data[at % len(data)] = value
+    path.write_bytes(bytes(data[:cut % len(data)] if cut is not None else data))
+    before = listing(tmp, tmp / "work")
+    items = list(iter_inputs([path], tmp / "work", InputLimits(), lambda p: True))
+    check_inputs(items, tmp / "work")
     assert listing(tmp, tmp / "work") == before

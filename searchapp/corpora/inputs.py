@@ -72,7 +72,7 @@ RATIO_FLOOR = 1 << 20  # compressed bytes: below this the ratio is counted again
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
 ZIP_ERRORS = (zipfile.BadZipFile, OSError, EOFError, zlib.error, lzma.LZMAError,
-              NotImplementedError, RuntimeError, ValueError)
+              NotImplementedError, RuntimeError, ValueError, struct.error)
 LINK = "is a link; links are not followed (copy the file into the folder instead)"
 SPECIAL = "is not a regular file (a device, pipe or socket); only files are read"
 NOT_READ = "is not a type we read"
@@ -567,6 +567,7 @@ def count_zip_entries(raw: BinaryIO, limit: int) -> int:
     while count <= limit and raw.tell() < start + size:
         header = raw.read(46)
         if len(header) < 46 or header[:4] != b"PK\x01\x02":
+            count = max(count, size // 46)  # not walkable: as many as could fit
             break
         name, extra, comment = struct.unpack("<HHH", header[28:34])
         raw.seek(name + extra + comment, os.SEEK_CUR)
@@ -587,12 +588,13 @@ def _central_directory(raw: BinaryIO) -> tuple[int, int]:
     size, = struct.unpack("<I", tail[at + 12:at + 16])
     record = end - len(tail) + at
     locator = tail[at - 20:at] if at >= 20 else b""
-    if size == 0xFFFFFFFF and locator[:4] == b"PK\x06\x07":
-        zip64_at, = struct.unpack("<Q", locator[8:16])
-        raw.seek(zip64_at)
-        zip64 = raw.read(56)
-        size, = struct.unpack("<Q", zip64[40:48])
-        record = zip64_at
+    if locator[:4] == b"PK\x06\x07":  # zip64: its own end record lies before the locator
+        for zip64_at in (struct.unpack("<Q", locator[8:16])[0], record - 20 - 56):
+            raw.seek(max(0, zip64_at))
+            zip64 = raw.read(56)
+            if zip64[:4] == b"PK\x06\x06" and len(zip64) == 56:
+                size, = struct.unpack("<Q", zip64[40:48])
+                return zip64_at - size, size
     return record - size, size
 
 
