@@ -74,7 +74,8 @@ def _add(result: FileResult, extracted: list[Extracted], doc_id: str, base: dict
                 f"{limits.max_text_chars:,} one document may hold. Split the file into "
                 "smaller ones and add them again.")
         meta = {**base, **{k: str(v) for k, v in one.meta.items() if v not in (None, "")}}
-        meta["modified"] = base.get("modified", meta.get("modified", ""))
+        if not one.meta.get("modified") and "modified" in base:  # else the file's own date
+            meta["modified"] = base["modified"]
         if one.pages_without_text:
             meta["pages_without_text"] = ",".join(str(p) for p in one.pages_without_text)
         external_id = doc_id + one.suffix

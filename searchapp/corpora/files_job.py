@@ -137,7 +137,8 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
             raise ModelError(f"Corpus {name!r} uses model {existing.model_name!r}; switch its "
                              "model from the Models page, or ingest into a new corpus.")
         model_name = existing.model_name if existing else (model or app.settings.model)
-    model_path(model_name, app.settings)  # an unknown model fails before anything is queued
+        model_path(model_name, app.settings)  # an unknown model fails before anything is queued
+        repo.get_or_create_corpus(s, name, model_name)  # listed while its files are read
     payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
                "staged": str(staged) if staged else None}
