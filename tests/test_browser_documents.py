@@ -52,6 +52,7 @@ def test_a_zip_and_a_pdf_are_uploaded_searched_and_a_hit_opens_at_its_page(serve
 
 
 def upload_search_and_open(page, url: str, tmp: Path) -> None:
+    """Upload, wait for both jobs, search, and open the first hit's original at its page."""
     if True:
         page.goto(url)
         page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
@@ -86,9 +87,10 @@ def test_an_uploaded_html_original_cannot_run_script_in_the_app_origin(served, r
     assert answer.headers["x-content-type-options"] == "nosniff"
     with browser_page(browser, request) as page:
         page.goto(url + "/healthz")
-        with page.expect_download() as download:  # handed to the user, never rendered here
-            with pytest.raises(Exception, match="Download is starting|ERR_ABORTED"):
-                page.goto(original)
+        # handed to the user as a file, never rendered here
+        with page.expect_download() as download, \
+                pytest.raises(Exception, match=r"Download is starting|ERR_ABORTED"):
+            page.goto(original)
         assert download.value.suggested_filename == "release.html"
         assert page.evaluate("window.__pwned") is None
         page.goto(f"{url}/originals/handbook/wiki/notes.md")  # text: shown as text
