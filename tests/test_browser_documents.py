@@ -53,27 +53,26 @@ def test_a_zip_and_a_pdf_are_uploaded_searched_and_a_hit_opens_at_its_page(serve
 
 def upload_search_and_open(page, url: str, tmp: Path) -> None:
     """Upload, wait for both jobs, search, and open the first hit's original at its page."""
-    if True:
-        page.goto(url)
-        page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
-        page.locator("input[type=file]").set_input_files([str(p) for p in upload_files(tmp)])
-        page.get_by_label("New corpus name").fill("handbook")
-        page.get_by_role("button", name="Add and embed").click()
-        page.get_by_text("3 files added, 0 changed").wait_for(timeout=120_000)
-        page.get_by_text("Embedding 'handbook': done").wait_for(timeout=240_000)
-        page.get_by_role("link", name="Search 'handbook'").click()
-        page.get_by_label("Query").fill("how many days of paid leave")
-        page.get_by_role("button", name="Search").click()
-        first = page.locator(".st-key-hit-1")
-        first.wait_for(timeout=60_000)
-        page.screenshot(path=str(ARTIFACTS / "browser-documents-search.png"), full_page=True)
-        assert "handbook.pdf · page 3" in first.inner_text()
-        link = first.get_by_role("link", name="Open at page 3")
-        href = link.get_attribute("href")
-        assert href.endswith("/originals/handbook/handbook.pdf#page=3")
-        opened = page.request.get(url + href.split("#")[0] if href.startswith("/") else href)
-        assert opened.status == 200 and opened.headers["content-type"] == "application/pdf"
-        assert opened.body() == (tmp / "handbook.pdf").read_bytes()
+    page.goto(url)
+    page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
+    page.locator("input[type=file]").set_input_files([str(p) for p in upload_files(tmp)])
+    page.get_by_label("New corpus name").fill("handbook")
+    page.get_by_role("button", name="Add and embed").click()
+    page.get_by_text("3 files added, 0 changed").wait_for(timeout=120_000)
+    page.get_by_text("Embedding 'handbook': done").wait_for(timeout=240_000)
+    page.get_by_role("link", name="Search 'handbook'").click()
+    page.get_by_label("Query").fill("how many days of paid leave")
+    page.get_by_role("button", name="Search").click()
+    first = page.locator(".st-key-hit-1")
+    first.wait_for(timeout=60_000)
+    page.screenshot(path=str(ARTIFACTS / "browser-documents-search.png"), full_page=True)
+    assert "handbook.pdf · page 3" in first.inner_text()
+    link = first.get_by_role("link", name="Open at page 3")
+    href = link.get_attribute("href")
+    assert href.endswith("/originals/handbook/handbook.pdf#page=3")
+    opened = page.request.get(url + href.split("#")[0] if href.startswith("/") else href)
+    assert opened.status == 200 and opened.headers["content-type"] == "application/pdf"
+    assert opened.body() == (tmp / "handbook.pdf").read_bytes()
 
 
 def test_an_uploaded_html_original_cannot_run_script_in_the_app_origin(served, request):
