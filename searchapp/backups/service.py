@@ -30,6 +30,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -39,9 +40,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from searchapp import __version__
+from searchapp import __version__, data_lock
 from searchapp.context import App
-from searchapp.errors import BackupError, NotFoundError
+from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
 from searchapp.jobs import queue
 from searchapp.private_files import private_dir
 from searchapp.store import archive, snapshot
@@ -195,16 +196,28 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
     """
     archive_path = Path(archive_path).expanduser()
     manifest = check(archive_path)
-    members = manifest["members"]
     data_dir = Path(data_dir).expanduser().resolve()
     if data_dir.exists() and not data_dir.is_dir():
         raise BackupError(f"{data_dir} is a file; restore into a folder.")
-    occupied = data_dir.is_dir() and any(data_dir.iterdir())
+    occupied = data_dir.is_dir() and any(p.name != data_lock.LOCK_DIR for p in data_dir.iterdir())
     if occupied and not force:
         raise BackupError(f"{data_dir} is not empty; restore into a new folder, or add --force "
                           "to replace it (the folder there now is kept, renamed).")
-    if occupied:
-        _refuse_live(data_dir)
+    with contextlib.ExitStack() as held:
+        if data_dir.is_dir():  # held alone until the new folder is in place
+            if occupied:
+                _refuse_live(data_dir)
+            try:
+                held.enter_context(data_lock.exclusive(data_dir))
+            except DataFolderBusyError as exc:
+                raise BackupError(str(exc)) from None
+        return _restore_into(archive_path, manifest, data_dir, database_url)
+
+
+def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
+                  database_url: str | None) -> RestoreResult:
+    """Write the archive into a folder beside ``data_dir``, check it, swap it in."""
+    members = manifest["members"]
     if DATABASE_POSTGRES in members and not (database_url or "").startswith("postgresql"):
         raise BackupError("This backup is of a PostgreSQL database: give the empty database to "
                           "restore it into with --database-url postgresql://...")
