@@ -41,6 +41,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from searchapp import __version__, data_lock
+from searchapp.backups import contents
+from searchapp.backups.contents import Contents
 from searchapp.context import App
 from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
 from searchapp.jobs import queue
@@ -48,8 +50,8 @@ from searchapp.private_files import private_dir
 from searchapp.store import archive, snapshot
 from searchapp.store.schema import SCHEMA_VERSION
 
-DATABASE_SQLITE = "database/searchapp.db"
-DATABASE_POSTGRES = "database/searchapp.pgdump"
+DATABASE_SQLITE = contents.DATABASE_SQLITE
+DATABASE_POSTGRES = contents.DATABASE_POSTGRES
 SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.tar")
 STEPS = 3  # database, models, archive
 
@@ -84,6 +86,16 @@ class RestoreResult:
     data_dir: Path
     manifest: dict
     replaced: Path | None  # where the folder that was there went (with --force)
+    contents: Contents | None = None  # counted in the restored SQLite database
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An archive checked as restore would: its manifest, and what its database holds
+    (counted in a temporary copy; None for a PostgreSQL dump, which only pg_restore reads)."""
+
+    manifest: dict
+    contents: Contents | None
 
 
 @dataclass(frozen=True)
@@ -176,12 +188,51 @@ def backup(app: App, out: Path, progress: Callable[[int, str], None] | None = No
 
 def check(archive_path: Path) -> dict:
     """Verify an archive without restoring it: its manifest, or BackupError naming the fault.
+    Everything restore checks is checked (see ``inspect``).
 
     Example:
         >>> check(Path("nightly.tar"))["schema_version"]                  # doctest: +SKIP
         4
     """
-    return archive.verify(Path(archive_path), SCHEMA_VERSION)
+    return inspect(archive_path).manifest
+
+
+def inspect(archive_path: Path) -> Checked:
+    """Check an archive as restore will: every member against the manifest, then the
+    database itself, copied to a temporary folder, opened and counted.
+
+    Example:
+        >>> inspect(Path("nightly.tar")).contents.describe()              # doctest: +SKIP
+        '2 corpora (3,038 documents), schema 6'
+    """
+    archive_path = Path(archive_path).expanduser()
+    manifest = _verified(archive_path)
+    if DATABASE_SQLITE not in manifest["members"]:
+        return Checked(manifest, None)
+    with tempfile.TemporaryDirectory(prefix="searchapp-check-") as tmp:
+        copy = Path(tmp) / "searchapp.db"
+        _extracting(archive_path, manifest, lambda name: copy if name == DATABASE_SQLITE
+                    else None, Path(tmp))
+        return Checked(manifest, contents.inspect_sqlite(
+            copy, archive_path.name, SCHEMA_VERSION, manifest.get("schema_version")))
+
+
+def _verified(archive_path: Path) -> dict:
+    """The archive's members against its manifest, and the manifest's own shape."""
+    manifest = archive.verify(archive_path, SCHEMA_VERSION)
+    contents.database_member(archive_path.name, manifest["members"])
+    contents.check_corpora_list(archive_path.name, manifest)
+    return manifest
+
+
+def _extracting(archive_path: Path, manifest: dict, place: Callable[[str], Path | None],
+                where: Path) -> None:
+    """``archive.extract``, with a full or failing disk said in one line."""
+    try:
+        archive.extract(archive_path, manifest, place)
+    except OSError as exc:
+        raise BackupError(f"Cannot write into {where}: {exc.strerror or exc} (a full disk?); "
+                          "nothing was restored, the folder there is untouched.") from None
 
 
 def restore(archive_path: Path, data_dir: Path, force: bool = False,
@@ -195,7 +246,7 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
         >>> restore(Path("nightly.tar"), Path("/srv/searchapp-data"))     # doctest: +SKIP
     """
     archive_path = Path(archive_path).expanduser()
-    manifest = check(archive_path)
+    manifest = _verified(archive_path)  # the database itself is checked once extracted
     data_dir = Path(data_dir).expanduser().resolve()
     if data_dir.exists() and not data_dir.is_dir():
         raise BackupError(f"{data_dir} is a file; restore into a folder.")
@@ -234,12 +285,11 @@ def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
                 return staging / name
             return None
 
-        archive.extract(archive_path, manifest, place)
+        _extracting(archive_path, manifest, place, staging)
+        counted = None
         if DATABASE_SQLITE in members:
-            state = snapshot.integrity(staging / "searchapp.db")
-            if state != "ok":
-                raise BackupError(f"The database in {archive_path.name} fails its integrity "
-                                  f"check ({state}); nothing was restored.")
+            counted = contents.inspect_sqlite(staging / "searchapp.db", archive_path.name,
+                                              SCHEMA_VERSION, manifest.get("schema_version"))
         else:
             snapshot.restore_postgres(staging / "work" / "restore.pgdump", database_url or "")
             (staging / "work" / "restore.pgdump").unlink()
@@ -254,7 +304,7 @@ def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
     except BaseException:
         _remove_tree(staging)
         raise
-    return RestoreResult(data_dir, manifest, replaced)
+    return RestoreResult(data_dir, manifest, replaced, counted)
 
 
 def _refuse_live(data_dir: Path) -> None:
