@@ -1,6 +1,8 @@
 """App: settings, database, and the process-wide caches (encoders, model rows, indexes).
 
-One App per process. The CLI and the worker make one; the Streamlit app keeps
+One App per process. While it lives, the process holds its data folder
+(``data_lock``: a restore refuses a folder some process holds). The CLI and
+the worker make one; the Streamlit app keeps
 one in ``searchapp.web.shared`` (shared by all sessions, hence the locks). Each
 cache has its own lock, per key where loading is slow, so loading a model
 never holds up a search on an index that is ready.
@@ -16,7 +18,9 @@ from __future__ import annotations
 
 import json
 import threading
+import weakref
 
+from searchapp import data_lock
 from searchapp.config import Settings
 from searchapp.embedding.models import load_encoder, model_path
 from searchapp.errors import ReadOnlyError, os_error
@@ -39,6 +43,9 @@ class App:
             error = os_error(exc, self.settings.data_dir)
             if not isinstance(error, ReadOnlyError):
                 raise (error or exc) from exc
+        # the folder is ours while this App lives: a restore never replaces it under us
+        if data_lock.hold(self.settings.data_dir):
+            weakref.finalize(self, data_lock.release, self.settings.data_dir)
         self.db = Database(self.settings.database_url, self.settings.busy_timeout,
                            backup_dir=self.settings.backup_dir)
         self.indexes = IndexCache(self.db, self.settings.index_dir)

@@ -215,6 +215,10 @@ class PermissionDeniedError(SearchAppError):
     """The credential may not do this: a read-only API key asked to change something (403)."""
 
 
+class DataFolderBusyError(SearchAppError):
+    """A data folder is held by another process (a restore, or the app while restoring)."""
+
+
 class BackupError(SearchAppError):
     """A backup cannot be written, or an archive is refused by restore (nothing was changed)."""
 

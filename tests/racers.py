@@ -30,6 +30,22 @@ def upload_shared(url: str) -> None:
     db.dispose()
 
 
+def delete_one(url: str, corpus: str, external_id: str) -> int:
+    """Delete one document by id as the API does (``store.repo.delete_by_external_id`` in one
+    session); how many this process deleted."""
+    from searchapp.store import repo
+    from searchapp.store.db import Database
+
+    db = Database(url)
+    try:
+        with db.session() as s:
+            deleted, _missing = repo.delete_by_external_id(s, repo.get_corpus(s, corpus),
+                                                           [external_id])
+            return len(deleted)
+    finally:
+        db.dispose()
+
+
 _BARRIER = None
 
 
@@ -39,8 +55,8 @@ def _run(target, args, barrier, results) -> None:
     try:
         if target is not upload_shared:
             barrier.wait()
-        target(*args)
-        results.put("ok")
+        value = target(*args)
+        results.put("ok" if value is None else f"ok {value}")
     except Exception as exc:  # reported to the test, which shows it
         results.put(f"{type(exc).__name__}: {exc}")
 

@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import socket
@@ -40,16 +41,18 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from searchapp import __version__
+from searchapp import __version__, data_lock
+from searchapp.backups import contents
+from searchapp.backups.contents import Contents
 from searchapp.context import App
-from searchapp.errors import BackupError, NotFoundError
+from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
 from searchapp.jobs import queue
 from searchapp.private_files import private_dir
 from searchapp.store import archive, snapshot
 from searchapp.store.schema import SCHEMA_VERSION
 
-DATABASE_SQLITE = "database/searchapp.db"
-DATABASE_POSTGRES = "database/searchapp.pgdump"
+DATABASE_SQLITE = contents.DATABASE_SQLITE
+DATABASE_POSTGRES = contents.DATABASE_POSTGRES
 SNAPSHOT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}\.tar")
 STEPS = 3  # database, models, archive
 
@@ -84,6 +87,16 @@ class RestoreResult:
     data_dir: Path
     manifest: dict
     replaced: Path | None  # where the folder that was there went (with --force)
+    contents: Contents | None = None  # counted in the restored SQLite database
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An archive checked as restore would: its manifest, and what its database holds
+    (counted in a temporary copy; None for a PostgreSQL dump, which only pg_restore reads)."""
+
+    manifest: dict
+    contents: Contents | None
 
 
 @dataclass(frozen=True)
@@ -178,12 +191,51 @@ def backup(app: App, out: Path, progress: Callable[[int, str], None] | None = No
 
 def check(archive_path: Path) -> dict:
     """Verify an archive without restoring it: its manifest, or BackupError naming the fault.
+    Everything restore checks is checked (see ``inspect``).
 
     Example:
         >>> check(Path("nightly.tar"))["schema_version"]                  # doctest: +SKIP
         4
     """
-    return archive.verify(Path(archive_path), SCHEMA_VERSION)
+    return inspect(archive_path).manifest
+
+
+def inspect(archive_path: Path) -> Checked:
+    """Check an archive as restore will: every member against the manifest, then the
+    database itself, copied to a temporary folder, opened and counted.
+
+    Example:
+        >>> inspect(Path("nightly.tar")).contents.describe()              # doctest: +SKIP
+        '2 corpora (3,038 documents), schema 6'
+    """
+    archive_path = Path(archive_path).expanduser()
+    manifest = _verified(archive_path)
+    if DATABASE_SQLITE not in manifest["members"]:
+        return Checked(manifest, None)
+    with tempfile.TemporaryDirectory(prefix="searchapp-check-") as tmp:
+        copy = Path(tmp) / "searchapp.db"
+        _extracting(archive_path, manifest, lambda name: copy if name == DATABASE_SQLITE
+                    else None, Path(tmp))
+        return Checked(manifest, contents.inspect_sqlite(
+            copy, archive_path.name, SCHEMA_VERSION, manifest.get("schema_version")))
+
+
+def _verified(archive_path: Path) -> dict:
+    """The archive's members against its manifest, and the manifest's own shape."""
+    manifest = archive.verify(archive_path, SCHEMA_VERSION)
+    contents.database_member(archive_path.name, manifest["members"])
+    contents.check_corpora_list(archive_path.name, manifest)
+    return manifest
+
+
+def _extracting(archive_path: Path, manifest: dict, place: Callable[[str], Path | None],
+                where: Path) -> None:
+    """``archive.extract``, with a full or failing disk said in one line."""
+    try:
+        archive.extract(archive_path, manifest, place)
+    except OSError as exc:
+        raise BackupError(f"Cannot write into {where}: {exc.strerror or exc} (a full disk?); "
+                          "nothing was restored, the folder there is untouched.") from None
 
 
 def restore(archive_path: Path, data_dir: Path, force: bool = False,
@@ -197,17 +249,29 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
         >>> restore(Path("nightly.tar"), Path("/srv/searchapp-data"))     # doctest: +SKIP
     """
     archive_path = Path(archive_path).expanduser()
-    manifest = check(archive_path)
-    members = manifest["members"]
+    manifest = _verified(archive_path)  # the database itself is checked once extracted
     data_dir = Path(data_dir).expanduser().resolve()
     if data_dir.exists() and not data_dir.is_dir():
         raise BackupError(f"{data_dir} is a file; restore into a folder.")
-    occupied = data_dir.is_dir() and any(data_dir.iterdir())
+    occupied = data_dir.is_dir() and any(p.name != data_lock.LOCK_DIR for p in data_dir.iterdir())
     if occupied and not force:
         raise BackupError(f"{data_dir} is not empty; restore into a new folder, or add --force "
                           "to replace it (the folder there now is kept, renamed).")
-    if occupied:
-        _refuse_live(data_dir)
+    with contextlib.ExitStack() as held:
+        if data_dir.is_dir():  # held alone until the new folder is in place
+            if occupied:
+                _refuse_live(data_dir)
+            try:
+                held.enter_context(data_lock.exclusive(data_dir))
+            except DataFolderBusyError as exc:
+                raise BackupError(str(exc)) from None
+        return _restore_into(archive_path, manifest, data_dir, database_url)
+
+
+def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
+                  database_url: str | None) -> RestoreResult:
+    """Write the archive into a folder beside ``data_dir``, check it, swap it in."""
+    members = manifest["members"]
     if DATABASE_POSTGRES in members and not (database_url or "").startswith("postgresql"):
         raise BackupError("This backup is of a PostgreSQL database: give the empty database to "
                           "restore it into with --database-url postgresql://...")
@@ -224,12 +288,11 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
                 return staging / name
             return None
 
-        archive.extract(archive_path, manifest, place)
+        _extracting(archive_path, manifest, place, staging)
+        counted = None
         if DATABASE_SQLITE in members:
-            state = snapshot.integrity(staging / "searchapp.db")
-            if state != "ok":
-                raise BackupError(f"The database in {archive_path.name} fails its integrity "
-                                  f"check ({state}); nothing was restored.")
+            counted = contents.inspect_sqlite(staging / "searchapp.db", archive_path.name,
+                                              SCHEMA_VERSION, manifest.get("schema_version"))
         else:
             snapshot.restore_postgres(staging / "work" / "restore.pgdump", database_url or "")
             (staging / "work" / "restore.pgdump").unlink()
@@ -244,7 +307,7 @@ def restore(archive_path: Path, data_dir: Path, force: bool = False,
     except BaseException:
         _remove_tree(staging)
         raise
-    return RestoreResult(data_dir, manifest, replaced)
+    return RestoreResult(data_dir, manifest, replaced, counted)
 
 
 def _refuse_live(data_dir: Path) -> None:

@@ -52,31 +52,39 @@ def restore(args: argparse.Namespace) -> int:
     from searchapp.backups import service
 
     if args.check:
-        manifest = service.check(Path(args.archive))
+        checked = service.inspect(Path(args.archive))
+        manifest = checked.manifest
         if args.json:
-            print_json(manifest)
+            print_json({**manifest, "database": checked.contents and checked.contents.as_dict()})
         else:
-            print(f"{args.archive}: intact; {len(manifest['members'])} files, schema "
-                  f"{manifest['schema_version']}, made {manifest.get('created_at')}.")
+            holds = f"; its database holds {checked.contents.describe()}" \
+                if checked.contents else f", schema {manifest['schema_version']}"
+            print(f"{args.archive}: intact; {len(manifest['members'])} files{holds}, made "
+                  f"{manifest.get('created_at')}.")
         return 0
     if not args.data_dir:
         raise SearchAppError("Say where to restore: searchapp restore FILE --data-dir DIR "
                              "(or --check to only verify it).")
     done = service.restore(Path(args.archive), Path(args.data_dir), force=args.force,
                            database_url=args.database_url)
+    counted = done.contents  # what the restored database holds, counted there
     if args.json:
         print_json({"data_dir": str(done.data_dir), "replaced": done.replaced,
-                    "manifest": done.manifest})
+                    "restored": counted and counted.as_dict(), "manifest": done.manifest})
         return 0
-    corpora = done.manifest.get("corpora", [])
-    print(f"Restored {service.plural(len(corpora), 'corpus', 'corpora')} into {done.data_dir} "
-          f"(schema {done.manifest['schema_version']}, backed up "
-          f"{done.manifest.get('created_at')}).")
-    for c in corpora:
-        print(f"  {c['name']}: {c['documents']} documents, generation {c['generation']}")
+    if counted is not None:
+        print(f"Restored {counted.describe()} into {done.data_dir} (backed up "
+              f"{done.manifest.get('created_at')}).")
+        for c in counted.corpora:
+            print(f"  {c.name}: {service.plural(c.documents, 'document')}")
+    else:
+        print(f"Restored the PostgreSQL database and {done.data_dir} (backed up "
+              f"{done.manifest.get('created_at')}).")
     if done.replaced:
         print(f"The folder that was there is kept as {done.replaced}.")
-    settings = {k: v for k, v in done.manifest.get("settings", {}).items() if v is not None}
+    settings = done.manifest.get("settings")
+    settings = {k: v for k, v in settings.items() if v is not None} \
+        if isinstance(settings, dict) else {}
     if settings:
         print("Settings at the backup: " + ", ".join(
             f"SEARCHAPP_{k.upper()}={v}" for k, v in settings.items()))

@@ -36,6 +36,7 @@ from searchapp.cli import (
     search,
 )
 from searchapp.cli.output import escaped_output
+from searchapp.data_lock import set_kind
 from searchapp.errors import SearchAppError
 from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
@@ -62,6 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
     with escaped_output():
         args = build_parser().parse_args(argv)
+        set_kind("worker" if args.command == "worker" else f"`searchapp {args.command}`")
         try:
             return args.func(args)
         except SearchAppError as exc:

@@ -237,6 +237,14 @@ def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,
         raise IngestError(f"{table.label(number)}: the id column {plan.id!r} is empty.")
     if check_all or len(doc_id) > MAX_ID_CHARS:
         check_cell(doc_id, "id", plan.id, table.label(number))
+    if not doc_id.isprintable() or doc_id in (".", ".."):  # the one id rule (documents.ID_RULE)
+        from searchapp.corpora.documents import check_id
+        from searchapp.errors import InvalidParameterError
+
+        try:
+            check_id(doc_id)
+        except InvalidParameterError as exc:
+            raise IngestError(f"{table.label(number)}, column {plan.id!r}: {exc}") from None
     return doc_id
 
 

@@ -29,6 +29,7 @@ Example:
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -94,18 +95,35 @@ class DeleteSummary:
     generation: int
 
 
+ID_RULE = ("a document id is 1-500 characters of text with no control character (newline, "
+           "tab, ...) and is not '.' or '..'; spaces around it are removed")
+
+
 def check_id(external_id: object) -> str:
-    """A document id as stored: 1-500 characters of text, no NUL, encodable as UTF-8.
+    """A document id as stored, by the one rule every front end uses (``ID_RULE``): spaces
+    around it removed; refused when empty, too long, holding a control character (a newline
+    or a tab anywhere), or ``.``/``..`` (which no URL path can name).
 
     Example:
-        >>> check_id("q-17")
+        >>> check_id("  q-17 ")
         'q-17'
+        >>> check_id("..")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.InvalidParameterError: Document id '..' cannot be named in a URL; ...
     """
     if not isinstance(external_id, str) or not external_id.strip():
-        raise InvalidParameterError("A document id must be a non-empty string.")
+        raise InvalidParameterError(f"A document id must be a non-empty string: {ID_RULE}.")
+    external_id = external_id.strip()
     if len(external_id) > MAX_ID_CHARS:
         raise InvalidParameterError(f"Document id {external_id[:40]!r}... is longer than "
                                     f"{MAX_ID_CHARS} characters.")
+    if any(unicodedata.category(c) == "Cc" for c in external_id):
+        raise InvalidParameterError(f"Document id {external_id[:40]!r} holds a control "
+                                    f"character; {ID_RULE}.")
+    if external_id in (".", ".."):
+        raise InvalidParameterError(f"Document id {external_id!r} cannot be named in a URL; "
+                                    f"{ID_RULE}.")
     check_text_value(external_id, "document id")
     return external_id
 

@@ -234,11 +234,11 @@ def request_embed(app: App, name: str, new_rows: bool = False) -> int | None:
     """
     active = queue.active_for(app.db, "embed", "corpus", name)
     if active and (active.status == "queued" or not new_rows):
-        return active.id  # a running job may have passed its last batch: queue another
-    with app.db.session() as s:
+        return active.id  # a running job may have passed its last batch: queue one more,
+    with app.db.session() as s:  # but never a second one behind it (``enqueue_once``)
         repo.get_corpus(s, name)
     if new_rows or _needs_embedding(app, name):
-        return _enqueue_embed(app, name)
+        return _enqueue_embed(app, name, once=True)
     return None
 
 
@@ -273,7 +273,7 @@ def request_ray_embed(app: App, name: str, address: str | None = "auto", actors:
 
 
 def _enqueue_embed(app: App, corpus: str, model: str | None = None, switch: bool = False,
-                   ray: dict | None = None) -> int:
+                   ray: dict | None = None, once: bool = False) -> int:
     """The one place an ``embed`` job's payload is written (``corpora.embed_job`` reads it).
 
     ``{"corpus"}``, plus ``"model"`` and ``"switch": True`` to move the corpus to another
@@ -285,6 +285,8 @@ def _enqueue_embed(app: App, corpus: str, model: str | None = None, switch: bool
     if ray is not None:
         payload.update({"engine": "ray", "address": ray.get("address")}
                        | {k: v for k, v in ray.items() if v is not None and k != "address"})
+    if once:  # one pending embed job per corpus, whoever asks at the same moment
+        return queue.enqueue_once(app.db, "embed", payload, "corpus")
     return queue.enqueue(app.db, "embed", payload)
 
 

@@ -32,7 +32,7 @@ import socket
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import or_, select, text, update
 
 from searchapp.errors import JobError, JobNotFoundError
 from searchapp.jobs.processes import is_zombie
@@ -133,6 +133,32 @@ def enqueue(db: Database, kind: str, payload: dict) -> int:
         job = Job(kind=kind, payload=payload, status="queued")
         s.add(job)
         s.flush()
+        return job.id
+
+
+def enqueue_once(db: Database, kind: str, payload: dict, key: str) -> int:
+    """Add a queued job unless one of ``kind`` with the same ``payload[key]`` is queued
+    already; the id of the one queued. Atomic between processes: the new row and the check
+    are one transaction (SQLite: the insert takes the write lock first; PostgreSQL: an
+    advisory lock per kind and key), so two callers at one moment queue one job.
+
+    Example:
+        >>> db = Database("sqlite://")
+        >>> first = enqueue_once(db, "embed", {"corpus": "faq"}, "corpus")
+        >>> enqueue_once(db, "embed", {"corpus": "faq"}, "corpus") == first
+        True
+    """
+    with db.session() as s:
+        if db.engine.dialect.name == "postgresql":
+            s.execute(text("SELECT pg_advisory_xact_lock(hashtext(:k))"),
+                      {"k": f"{kind}:{key}={payload.get(key)!r}"})
+        job = Job(kind=kind, payload=payload, status="queued")
+        s.add(job)
+        s.flush()
+        first = job_rows.active_job(s, kind, key, payload.get(key), statuses=("queued",))
+        if first is not None and first.id != job.id:
+            s.delete(job)
+            return first.id
         return job.id
 
 

@@ -16,7 +16,15 @@ without our manifest (foreign), a member whose size or SHA-256 differs from
 the manifest (altered), a member the manifest does not list or one it lists
 that is missing, a name that would land outside the target folder or is a
 link, and an archive of a newer format or schema than this searchapp reads.
-``extract`` then writes the members, hashing again as it writes.
+An archive cannot lie about sizes: a sparse member, a member whose header
+size differs from the manifest's, a manifest of more than ``MAX_MANIFEST``
+bytes (refused from its header, before it is read) and manifest sizes adding
+up to more than the archive itself are refused; every member is read counting
+its bytes. Names are checked as the file system will take them: no part over
+255 bytes, no more than ``MAX_DEPTH`` folders, no name twice, no file that is
+also another member's folder, every manifest entry an object with a size and
+a SHA-256. ``extract`` then writes the members with the same checks, hashing
+and counting again as it writes.
 
 Example:
     >>> import tempfile
@@ -49,6 +57,10 @@ FORMAT = "searchapp-backup"
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 CHUNK = 1 << 20
+MAX_MANIFEST = 16 << 20  # a manifest lists a database and model files: kilobytes
+MAX_DEPTH = 32  # folders in a member's name (models/NAME/... is 3 to 5)
+MAX_PART_BYTES = 255  # a file name's limit on Linux file systems
+MAX_NAME_BYTES = 1024
 
 
 class _Hashing(io.RawIOBase):
@@ -66,6 +78,17 @@ class _Hashing(io.RawIOBase):
             self.sha.update(memoryview(buffer)[:n])
             self.size += n
         return n or 0
+
+
+class _Tee:
+    """Each chunk into a hash and a file."""
+
+    def __init__(self, digest, out) -> None:
+        self.digest, self.out = digest, out
+
+    def write(self, chunk: bytes) -> None:
+        self.digest.update(chunk)
+        self.out.write(chunk)
 
 
 def utc_stamp(when: datetime | None = None) -> str:
@@ -118,12 +141,74 @@ def write(dest: Path, files: Sequence[tuple[str, Path]], manifest: dict,
 
 
 def _check_name(name: str) -> str:
-    """An archive member name that stays inside the folder it is extracted to."""
+    """An archive member name that stays inside the folder it is extracted to, and that the
+    file system can take as it is (no part over 255 bytes, at most ``MAX_DEPTH`` deep).
+
+    Example:
+        >>> _check_name("models/m/config.json")
+        'models/m/config.json'
+        >>> _check_name("a/" * 40 + "b")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.BackupError: Unsafe name in the archive: ... (41 parts deep; at most 32).
+    """
+    if not isinstance(name, str):
+        raise BackupError(f"Unsafe name in the archive: {name!r} is not a text.")
     path = PurePosixPath(name)
+    shown = repr(name[:24] + "...") if len(name) > 40 else repr(name)
     if not name or path.is_absolute() or ".." in path.parts or "\\" in name or \
-            any(ord(c) < 32 for c in name):
-        raise BackupError(f"Unsafe name in the archive: {name!r}.")
+            any(ord(c) < 32 or ord(c) == 127 for c in name) or str(path) != name:
+        raise BackupError(f"Unsafe name in the archive: {shown}.")
+    if len(path.parts) > MAX_DEPTH:
+        raise BackupError(f"Unsafe name in the archive: {shown} ({len(path.parts)} parts deep; "
+                          f"at most {MAX_DEPTH}).")
+    try:
+        encoded = [part.encode() for part in path.parts]
+    except UnicodeEncodeError:
+        raise BackupError(f"Unsafe name in the archive: {shown} (not UTF-8).") from None
+    if any(len(part) > MAX_PART_BYTES for part in encoded) or len(name.encode()) > \
+            MAX_NAME_BYTES:
+        raise BackupError(f"Unsafe name in the archive: {shown} (a part over "
+                          f"{MAX_PART_BYTES} bytes, or the whole over {MAX_NAME_BYTES}).")
     return name
+
+
+def check_listing(archive_name: str, listed: object, archive_size: int) -> dict[str, dict]:
+    """The manifest's ``members`` checked: each name safe, each entry an object with an
+    integer size and a SHA-256, no file that is another's folder, the sizes adding up to no
+    more than the archive holds. BackupError naming the first fault.
+
+    Example:
+        >>> check_listing("b.tar", {"a": {"size": 1, "sha256": "0" * 64},
+        ...                         "a/b": {"size": 1, "sha256": "0" * 64}}, 10_000)
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.BackupError: b.tar: 'a' is both a file and the folder of 'a/b'; refused.
+    """
+    if not isinstance(listed, dict):
+        raise BackupError(f"{archive_name}: its manifest's members are not a list of files.")
+    total = 0
+    for name, entry in listed.items():
+        _check_name(name)
+        if not isinstance(entry, dict) or type(entry.get("size")) is not int or \
+                entry["size"] < 0 or not _is_sha256(entry.get("sha256")):
+            raise BackupError(f"{archive_name}: the manifest's entry for {name!r} is not an "
+                              "object with a size and a SHA-256 (altered); refused.")
+        total += entry["size"]
+    if total > archive_size:
+        raise BackupError(f"{archive_name}: its manifest claims {total:,} bytes of files, more "
+                          f"than the archive's {archive_size:,} bytes (altered); refused.")
+    folders = {str(parent): name for name in listed for parent in PurePosixPath(name).parents}
+    for name in listed:
+        if name in folders:
+            raise BackupError(f"{archive_name}: {name!r} is both a file and the folder of "
+                              f"{folders[name]!r}; refused.")
+    return listed
+
+
+def _is_sha256(value: object) -> bool:
+    return isinstance(value, str) and len(value) == 64 and \
+        all(c in "0123456789abcdef" for c in value)
 
 
 def _open(path: Path) -> tarfile.TarFile:
@@ -149,7 +234,11 @@ def read_manifest(path: Path) -> dict:
     with _open(path) as tar:
         try:
             member = tar.getmember(MANIFEST)
-            data = tar.extractfile(member).read()  # type: ignore[union-attr]
+            if member.issparse() or not member.isfile() or member.size > MAX_MANIFEST:
+                raise BackupError(f"{path.name}: its {MANIFEST} is not a plain file of at most "
+                                  f"{MAX_MANIFEST >> 20} MiB (it claims {member.size:,} "
+                                  "bytes); refused without reading it.")
+            data = tar.extractfile(member).read(MAX_MANIFEST + 1)  # type: ignore[union-attr]
         except (KeyError, AttributeError):
             raise BackupError(f"{path.name} is not a searchapp backup: it has no "
                               f"{MANIFEST}.") from None
@@ -182,21 +271,17 @@ def verify(path: Path, newest_schema: int) -> dict:
         raise BackupError(f"{path.name} holds a database at schema version {schema}, newer "
                           f"than this searchapp ({newest_schema}); upgrade searchapp to "
                           "restore it.")
-    listed: dict[str, dict] = manifest["members"]
+    listed = check_listing(path.name, manifest["members"], path.stat().st_size)
     seen: set[str] = set()
     with _open(path) as tar:
         try:
             for member in tar:
                 if member.name == MANIFEST:
                     continue
-                _check_member(path, member, listed)
+                _check_member(path, member, listed, seen)
                 digest = hashlib.sha256()
-                size = 0
-                source = tar.extractfile(member)
-                while chunk := source.read(CHUNK):  # type: ignore[union-attr]
-                    digest.update(chunk)
-                    size += len(chunk)
                 expected = listed[member.name]
+                size = _copy(tar, member, expected["size"], path.name, digest.update)
                 if size != expected.get("size") or digest.hexdigest() != expected.get("sha256"):
                     raise BackupError(f"{path.name}: {member.name} does not match its checksum "
                                       "in the manifest (altered or damaged); nothing was "
@@ -212,36 +297,61 @@ def verify(path: Path, newest_schema: int) -> dict:
     return manifest
 
 
-def _check_member(path: Path, member: tarfile.TarInfo, listed: dict) -> None:
+def _check_member(path: Path, member: tarfile.TarInfo, listed: dict, seen: set[str]) -> None:
+    """A member as its header describes it, before a byte of it is read (and marked seen)."""
     _check_name(member.name)
     if not member.isfile():
         raise BackupError(f"{path.name}: {member.name} is not a plain file (a link or a "
                           "device); refused.")
+    if member.issparse():
+        raise BackupError(f"{path.name}: {member.name} is a sparse file (its size, "
+                          f"{member.size:,} bytes, is mostly holes); a backup never holds "
+                          "one; refused.")
     if member.name not in listed:
         raise BackupError(f"{path.name}: {member.name} is not in the manifest (added or "
                           "renamed after the backup); refused.")
+    if member.name in seen:
+        raise BackupError(f"{path.name}: {member.name} is in the archive twice; refused.")
+    if member.size != listed[member.name]["size"]:
+        raise BackupError(f"{path.name}: {member.name} claims {member.size:,} bytes, its "
+                          f"manifest {listed[member.name]['size']:,} (altered); refused.")
+    seen.add(member.name)
+
+
+def _copy(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int, archive_name: str,
+          sink: Callable[[bytes], object]) -> int:
+    """Feed a member's bytes to ``sink``, counting them; BackupError past ``limit``."""
+    source = tar.extractfile(member)
+    size = 0
+    while chunk := source.read(min(CHUNK, limit - size + 1)):  # type: ignore[union-attr]
+        size += len(chunk)
+        if size > limit:
+            raise BackupError(f"{archive_name}: {member.name} holds more than the {limit:,} "
+                              "bytes its manifest lists (altered); refused.")
+        sink(chunk)
+    return size
 
 
 def extract(path: Path, manifest: dict, place: Callable[[str], Path | None]) -> list[Path]:
     """Write each member to ``place(name)`` (None: skip it), checking its SHA-256 again as it
     is written; returns the files written. Call ``verify`` first."""
     written: list[Path] = []
-    listed = manifest["members"]
-    with _open(Path(path)) as tar:
+    path = Path(path)
+    listed = check_listing(path.name, manifest["members"], path.stat().st_size)
+    seen: set[str] = set()
+    with _open(path) as tar:
         for member in tar:
             if member.name == MANIFEST:
                 continue
-            _check_member(Path(path), member, listed)
+            _check_member(path, member, listed, seen)
             target = place(member.name)
             if target is None:
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
             digest = hashlib.sha256()
-            source = tar.extractfile(member)
-            with open(target, "wb") as out:
-                while chunk := source.read(CHUNK):  # type: ignore[union-attr]
-                    digest.update(chunk)
-                    out.write(chunk)
+            with open(target, "xb") as out:  # a new file: never one already there
+                _copy(tar, member, listed[member.name]["size"], path.name,
+                      _Tee(digest, out).write)
             if digest.hexdigest() != listed[member.name]["sha256"]:
                 raise BackupError(f"{Path(path).name}: {member.name} changed while it was "
                                   "restored; nothing was restored.")

@@ -85,14 +85,16 @@ def delete_by_external_id(s: Session, corpus: Corpus, external_ids: Sequence[str
     One generation for the batch, none when nothing was stored.
     """
     wanted = list(dict.fromkeys(external_ids))
+    if not _stored(s, corpus.id, wanted):  # nothing to delete: no generation, no lock
+        return [], wanted
+    generation = LazyGeneration(s, corpus.id).value  # it locks the corpus row
+    # read again under that lock: a concurrent delete of the same ids has committed by now,
+    # so each row is deleted (and counted) by exactly one caller
     stored = _stored(s, corpus.id, wanted)
     missing = [e for e in wanted if e not in stored]
     ids = [stored[e][0] for e in wanted if e in stored]
-    if not ids:
-        return [], missing
-    generation = LazyGeneration(s, corpus.id).value  # first: it locks the corpus row
-    remove_documents(s, corpus.id, ids, generation)
+    removed = remove_documents(s, corpus.id, ids, generation)
     s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
-        document_count=Corpus.document_count - len(ids)))
+        document_count=Corpus.document_count - removed))
     s.expire(corpus, ["document_count", "generation", "updated_at"])
     return ids, missing

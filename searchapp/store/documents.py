@@ -136,33 +136,47 @@ class DocumentWriter:
         for doc in docs:
             self.keys.update(doc.meta)
         digests = [content_hash(d.text) for d in docs]
-        stored = {} if self.empty else _stored(s, corpus.id, [d.external_id for d in docs])
-        rows, replaced, relabelled = [], [], []
-        for doc, digest in zip(docs, digests, strict=True):
-            old = stored.get(doc.external_id)
-            if old is None or old[1] != digest:
-                rows.append(_row(corpus.id, doc, digest))
-                if old is not None:
-                    replaced.append(old[0])
-            elif old[2] != doc.meta:
-                relabelled.append({"doc_id": old[0], "new_meta": doc.meta})
+        rows, replaced, relabelled = self._plan(docs, digests)
         if not rows and not relabelled:
             return
-        self.generation.value  # noqa: B018 - taken before the first write: it locks the corpus row
-        if replaced:
-            remove_documents(s, corpus.id, replaced, self.generation.value)
+        if not self.generation.taken:
+            self.generation.value  # noqa: B018 - before the first write: it locks the corpus row
+            # planned again under that lock: a concurrent writer has committed by now, so a
+            # row is replaced (and counted) once, never from a stale read
+            self.empty = not _has_documents(s, corpus.id)
+            rows, replaced, relabelled = self._plan(docs, digests)
+        removed = remove_documents(s, corpus.id, replaced, self.generation.value) \
+            if replaced else 0
         if rows:
             after = fulltext.last_document_id(s.connection())
             s.execute(insert(Document), rows)
             fulltext.index_new(s.connection(), corpus.id, after)
-            _save_layouts(s, corpus.id, [d for d, digest in zip(docs, digests, strict=True)
-                                         if d.layout and stored.get(d.external_id, (0, ""))[1]
-                                         != digest])
+            inserted = {r["external_id"] for r in rows}
+            _save_layouts(s, corpus.id, [d for d in docs
+                                         if d.layout and d.external_id in inserted])
         if relabelled:
             s.connection().execute(_SET_META, relabelled)
+        replaced = replaced[:removed]  # as many as were really there
         self.added += len(rows) - len(replaced)
         self.updated += len(replaced)
         self.meta_updated += len(relabelled)
+
+    def _plan(self, docs: Sequence[NewDocument], digests: list[str]
+              ) -> tuple[list[dict], list[int], list[dict]]:
+        """(rows to insert, stored ids they replace, metadata updates) for a batch."""
+        corpus_id = self.corpus.id
+        stored = {} if self.empty else _stored(self.s, corpus_id,
+                                               [d.external_id for d in docs])
+        rows, replaced, relabelled = [], [], []
+        for doc, digest in zip(docs, digests, strict=True):
+            old = stored.get(doc.external_id)
+            if old is None or old[1] != digest:
+                rows.append(_row(corpus_id, doc, digest))
+                if old is not None:
+                    replaced.append(old[0])
+            elif old[2] != doc.meta:
+                relabelled.append({"doc_id": old[0], "new_meta": doc.meta})
+        return rows, replaced, relabelled
 
     def finish(self) -> AddResult:
         """Counters and metadata columns brought up to date; what changed."""
@@ -213,6 +227,11 @@ def layouts_by_id(s: Session | Connection, ids: Iterable[int]) -> dict[int, list
     return out
 
 
+def _has_documents(s: Session, corpus_id: int) -> bool:
+    return s.scalar(select(Document.id).where(Document.corpus_id == corpus_id).limit(1)) \
+        is not None
+
+
 def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
                   batch: int = BATCH) -> AddResult:
     """Insert new documents; an existing id with new text is replaced (and re-embedded), one
@@ -227,8 +246,10 @@ def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
     return writer.finish()
 
 
-def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation: int) -> None:
-    """Delete documents with their vectors (counts kept right) and leave tombstones."""
+def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation: int) -> int:
+    """Delete documents with their vectors (counts kept right) and leave tombstones; how many
+    document rows were deleted. Call it holding the corpus row's lock (``next_generation``)."""
+    removed = 0
     for part in chunks(doc_ids, IN_LIMIT):
         per_model = s.execute(select(Embedding.model_id, func.count()).where(
             Embedding.document_id.in_(part)).group_by(Embedding.model_id)).all()
@@ -239,8 +260,9 @@ def remove_documents(s: Session, corpus_id: int, doc_ids: list[int], generation:
         s.execute(delete(Embedding).where(Embedding.document_id.in_(part)))
         s.execute(delete(DocumentLayout).where(DocumentLayout.document_id.in_(part)))
         fulltext.unindex(s.connection(), corpus_id, part)
-        s.execute(delete(Document).where(Document.id.in_(part)))
+        removed += s.execute(delete(Document).where(Document.id.in_(part))).rowcount
     record_removed(s, corpus_id, doc_ids, generation)
+    return removed
 
 
 def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:

@@ -35,9 +35,11 @@ class JobState:
     total: int
 
 
-def active_job(s: Session, kind: str, key: str, value) -> Job | None:
-    """The oldest queued or running job of ``kind`` whose payload[key] == value, if any."""
-    for job in s.scalars(select(Job).where(Job.kind == kind, Job.status.in_(ACTIVE))
+def active_job(s: Session, kind: str, key: str, value,
+               statuses: tuple[str, ...] = ACTIVE) -> Job | None:
+    """The oldest job of ``kind`` in ``statuses`` (queued or running) whose payload[key] ==
+    value, if any."""
+    for job in s.scalars(select(Job).where(Job.kind == kind, Job.status.in_(statuses))
                          .order_by(Job.id)):
         if (job.payload or {}).get(key) == value:
             return job

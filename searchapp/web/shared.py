@@ -197,7 +197,9 @@ def ensure_background_worker(app: App) -> int:
 
 @contextlib.asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[None]:
-    """``st.App(lifespan=...)``: when the server shuts down, stop the worker it started.
+    """``st.App(lifespan=...)``: the server holds its data folder from its start (a restore
+    refuses a folder in use, ``data_lock``), and when it shuts down, stops the worker it
+    started.
 
     uvicorn ends a SIGTERM'd server by raising the signal again once it has shut
     down, so ``atexit`` handlers never run there; the lifespan's end does.
@@ -205,9 +207,23 @@ async def lifespan(_server: Any) -> AsyncIterator[None]:
     Example:
         >>> st.App("app.py", lifespan=lifespan)              # doctest: +SKIP
     """
+    from searchapp import data_lock
+    from searchapp.config import Settings
+    from searchapp.errors import SearchAppError
+    from searchapp.private_files import private_dir
+
+    data_lock.set_kind("server")
+    try:  # broken settings are reported by the first page or request, as before
+        data_dir = Settings.from_env().data_dir
+        private_dir(data_dir)
+        held = data_lock.hold(data_dir)
+    except (SearchAppError, OSError):
+        held = False
     try:
         yield
     finally:
+        if held:
+            data_lock.release(data_dir)
         keeper = peek("worker-keeper")
         if keeper is not None:
             keeper.stop_started()
