@@ -182,3 +182,64 @@ def test_originals_go_into_backups_and_come_back_on_restore(app, tmp_path, capsy
     restored = restore(made.path, tmp_path / "restored").data_dir
     assert sorted(p.relative_to(restored / "originals")
                   for p in (restored / "originals").rglob("*") if p.is_file()) == kept
+
+
+def test_an_ingest_killed_mid_way_resumes_with_nothing_lost_or_doubled(app, tmp_path):
+    """A worker SIGKILLs itself (``SEARCHAPP_FAULT_KILL_AT``) after a committed batch and
+    before the last file; the next worker takes the job over and finds the stored files
+    unchanged. Every file is then stored once, whole (text and layout), with one original."""
+    import os
+    import subprocess
+    import sys
+
+    from searchapp.corpora.files_job import BATCH_DOCUMENTS, request_ingest
+    from searchapp.jobs import queue
+    from searchapp.jobs.worker import work
+
+    docs = tmp_path / "many"
+    docs.mkdir()
+    n = BATCH_DOCUMENTS * 2 + 10
+    for i in range(n):
+        (docs / f"note-{i:03}.md").write_text(f"# Note {i}\nThe number {i} is written here.\n")
+    job_id = request_ingest(app, "docs", [docs])
+    env = {**os.environ, "SEARCHAPP_FAULT_KILL_AT": str(BATCH_DOCUMENTS + 20)}
+    killed = subprocess.run([sys.executable, "-m", "searchapp", "worker"], env=env,
+                            capture_output=True, text=True, timeout=300)
+    assert killed.returncode == -9 and "fault injection" in killed.stderr
+    with app.db.session() as s:
+        partial = len(repo.stored_files(s, repo.corpus_state(s, "docs").id))
+    assert 0 < partial < n  # it died with some files stored and some not
+    work(app, stop_when_idle=True, poll_seconds=0.05)
+    job = queue.get(app.db, job_id)
+    assert job.status == "succeeded", job.error
+    assert job.result["unchanged"] == partial and job.result["added"] == n - partial
+    with app.db.session() as s:
+        corpus = repo.corpus_state(s, "docs")
+        stored = repo.stored_files(s, corpus.id)
+        layouts = repo.layouts_by_id(s, [i for i, _ in stored.values()])
+        assert corpus.documents == len(stored) == n == len(layouts)
+
+
+def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
+    import os
+
+    from searchapp.corpora.files_job import request_ingest
+    from searchapp.corpora.staging import stage_uploads
+    from searchapp.jobs import queue
+    from searchapp.jobs.worker import work
+
+    make_pdf(tmp_path / "a.pdf", ["Text of a page."])
+    with open(tmp_path / "a.pdf", "rb") as f:
+        staged = stage_uploads(app.settings.work_dir, [("a.pdf", f)], 1 << 20)
+    job_id = request_ingest(app, "docs", sorted(staged.iterdir()), staged=staged)
+    queue.cancel(app.db, job_id)  # while queued: the job never runs
+    assert queue.get(app.db, job_id).status == "cancelled" and staged.exists()
+    os.utime(staged, (0, 0))  # an hour and more ago
+    (tmp_path / "more").mkdir()
+    (tmp_path / "more" / "b.md").write_text("# B\nAnother file.\n")
+    request_ingest(app, "docs", [tmp_path / "more"])  # the next ingest sweeps the orphan
+    assert not staged.exists()
+    running = request_ingest(app, "docs", [tmp_path / "more"])
+    queue.cancel(app.db, running)
+    work(app, stop_when_idle=True, poll_seconds=0.05)
+    assert queue.get(app.db, running).status == "cancelled"

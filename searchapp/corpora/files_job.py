@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -42,14 +43,16 @@ from searchapp.corpora.inputs import InputFile, InputLimits, Skipped, is_archive
 from searchapp.corpora.originals import keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
-from searchapp.errors import ConfigError, IngestError, ModelError
+from searchapp.errors import ConfigError, IngestError, JobCancelled, ModelError
 from searchapp.jobs import queue
+from searchapp.jobs.tasks import fault_point
 from searchapp.store import repo
 from searchapp.store.judgement_rows import move_judgements
 
 log = logging.getLogger(__name__)
 BATCH_DOCUMENTS = 64  # documents written per transaction
 BATCH_CHARS = 4_000_000  # or fewer, when their texts are long
+ORPHAN_AFTER = 3_600  # seconds before an upload no job names is swept
 TYPE_WORDS = ("PDF, Word .docx, PowerPoint .pptx, OpenDocument .odt/.odp, web pages, Markdown, "
               "reStructuredText, text, RTF, EPUB, e-mail .eml/.mbox, or a .zip/.tar archive")
 
@@ -139,10 +142,31 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
         model_name = existing.model_name if existing else (model or app.settings.model)
         model_path(model_name, app.settings)  # an unknown model fails before anything is queued
         repo.get_or_create_corpus(s, name, model_name)  # listed while its files are read
+    sweep_uploads(app, keep=staged)
     payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
                "staged": str(staged) if staged else None}
     return queue.enqueue(app.db, "ingest", payload)
+
+
+def sweep_uploads(app: App, keep: Path | None = None) -> int:
+    """Remove the uploaded files of ingest jobs that ended without reading them (cancelled
+    while queued, or failed): every folder under ``work/uploads`` but ``keep`` that no
+    queued or running ingest job names and that is older than ``ORPHAN_AFTER`` seconds
+    (an upload being staged right now by another request is not yet named by its job).
+    Returns how many went."""
+    folder = app.settings.work_dir / "uploads"
+    if not folder.is_dir():
+        return 0
+    wanted = {job.payload.get("staged") for job in queue.active(app.db, "ingest")}
+    wanted.add(str(keep) if keep else None)
+    gone = 0
+    for staged in folder.iterdir():
+        old = staged.lstat().st_mtime < time.time() - ORPHAN_AFTER
+        if old and str(staged) not in wanted and staged.is_dir() and not staged.is_symlink():
+            shutil.rmtree(staged, ignore_errors=True)
+            gone += 1
+    return gone
 
 
 def ingest_task(ctx, payload: dict) -> dict:
@@ -161,6 +185,10 @@ def ingest_task(ctx, payload: dict) -> dict:
         run.read(iter_inputs(paths, work, InputLimits.from_env(), accepts), total)
         if payload.get("sync"):
             run.remove_gone()
+    except JobCancelled:  # the uploaded files go with the job; what was stored stays
+        if payload.get("staged"):
+            shutil.rmtree(payload["staged"], ignore_errors=True)
+        raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = run.report
@@ -273,6 +301,7 @@ class _Run:
             writer.finish()
             if stale:
                 repo.delete_by_external_id(s, corpus, stale)
+        fault_point("ingest batch committed")
         self.report.documents += len(self.batch)
         self.batch, self.stale = [], []
 

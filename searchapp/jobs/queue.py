@@ -182,6 +182,13 @@ def recent(db: Database, limit: int = 50) -> list[JobView]:
         return [_view(j) for j in s.scalars(select(Job).order_by(Job.id.desc()).limit(limit))]
 
 
+def active(db: Database, kind: str) -> list[JobView]:
+    """Every queued or running job of ``kind``, oldest first."""
+    with db.session() as s:
+        return [_view(j) for j in s.scalars(select(Job).where(
+            Job.kind == kind, Job.status.in_(job_rows.ACTIVE)).order_by(Job.id))]
+
+
 def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
     """A queued or running job of ``kind`` whose payload[key] == value, if any."""
     with db.session() as s:
