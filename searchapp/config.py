@@ -10,6 +10,13 @@ Variables (all optional):
     SEARCHAPP_MAX_UPLOAD_BYTES  largest upload once uncompressed, in bytes or with a K, M or
                             G suffix (binary units; default ``1G``): a bigger file, or a
                             small .gz that expands past it, is refused while it is read
+    SEARCHAPP_MAX_PAGES     pages or slides read from one document (default 2000; a longer
+                            file is refused with one line, the others ingested)
+    SEARCHAPP_MAX_FILES, SEARCHAPP_MAX_UNPACKED_BYTES, SEARCHAPP_MAX_RATIO  files per
+                            ingest (100000), bytes unpacked from archives (4G), and how
+                            many times an archive may expand its own size (200)
+    SEARCHAPP_EXTRACT_TIMEOUT, SEARCHAPP_EXTRACT_MEMORY  seconds one file may take to read
+                            (120) and the memory of each reading process (2G)
     SEARCHAPP_PASSWORD      turns on a login form before every page of the web app
     SEARCHAPP_PASSWORD_HASH the same with a hash from ``searchapp hash-password`` instead
                             of the password (see ``searchapp/passwords.py``); set one of the two

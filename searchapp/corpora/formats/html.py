@@ -8,8 +8,11 @@ class or id names navigation, menus, sidebars, breadcrumbs or cookie banners,
 such as the DocBook manuals' ``navheader``/``navfooter``): h1..h6 give the
 heading path, tables their rows as " | "-joined cells. Trafilatura, favouring
 recall, then says which of those blocks are main content: a block is kept when
-its text is in trafilatura's (a table without links that follows kept text is
-kept whole: trafilatura drops small tables). Where trafilatura finds nothing (a tiny page),
+its text is in trafilatura's, or, for a block of at least ``MIN_WORDS`` words, when
+most of its word trigrams are (trafilatura loses words inside nested inline
+elements, such as the DocBook manuals' ``<code><em>data_type</em></code>``, so a
+whole paragraph would not match); a table without links that follows kept text is
+kept whole: trafilatura drops small tables. Where trafilatura finds nothing (a tiny page),
 every block left after the cut is kept. A heading is kept only with text
 under it. Metadata: the page's title. Nothing is fetched: no network, no DTD.
 
@@ -46,6 +49,9 @@ BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt"
           "blockquote", "figure", "figcaption", "caption", "address", "header", "footer",
           "body", "tr", "hr", "center", "details", "summary"}
 HEADINGS = {f"h{n}": n for n in range(1, 7)}
+WORD = re.compile(r"\w+")
+MIN_WORDS = 8  # a block this long is content when SHARE of its word trigrams are trafilatura's
+SHARE = 0.6
 
 
 def read_html(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
@@ -106,8 +112,30 @@ def _content_root(root):
     return body if body is not None else root
 
 
-def _main_text(data: bytes) -> str | None:
-    """Trafilatura's main text, whitespace removed (for containment tests), or None."""
+class _Kept:
+    """Trafilatura's main text: whitespace removed (for containment tests) and its
+    lower-cased word trigrams."""
+
+    def __init__(self, text: str):
+        self.squashed = _squash(text)
+        self.trigrams = set(_trigrams(text))
+
+    def holds(self, text: str) -> bool:
+        if _squash(text) in self.squashed:
+            return True
+        grams = _trigrams(text)
+        if len(grams) < MIN_WORDS - 2:
+            return False
+        return sum(g in self.trigrams for g in grams) >= SHARE * len(grams)
+
+
+def _trigrams(text: str) -> list[tuple[str, str, str]]:
+    words = WORD.findall(text.lower())
+    return list(zip(words, words[1:], words[2:], strict=False))
+
+
+def _main_text(data: bytes) -> _Kept | None:
+    """Trafilatura's main text, or None."""
     try:
         import trafilatura
 
@@ -115,8 +143,7 @@ def _main_text(data: bytes) -> str | None:
                                    include_comments=False, favor_recall=True)
     except Exception:  # trafilatura fails in many ways on odd pages
         return None
-    squashed = _squash(text or "")
-    return squashed if len(squashed) >= 20 else None
+    return _Kept(text) if len(_squash(text or "")) >= 20 else None
 
 
 def _squash(text: str) -> str:
@@ -126,7 +153,7 @@ def _squash(text: str) -> str:
 class _Walker:
     """Blocks in reading order into sections; ``keep`` decides which blocks are content."""
 
-    def __init__(self, keep: str | None):
+    def __init__(self, keep: _Kept | None):
         self.sections, self.keep = Sections(), keep
         self.pending: list[tuple[int, str]] = []
         self.inline: list[str] = []
@@ -188,7 +215,9 @@ class _Walker:
     def _is_content(self, text: str, cells: list[str] | None) -> bool:
         if self.keep is None:
             return True
-        return all(_squash(piece) in self.keep for piece in (cells or [text]))
+        if cells:
+            return all(_squash(cell) in self.keep.squashed for cell in cells)
+        return self.keep.holds(text)
 
 
 def _rows(table) -> list[str]:
