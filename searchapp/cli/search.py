@@ -42,7 +42,8 @@ def search(args: argparse.Namespace) -> int:
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
-        print(f"{rank:>3}. {h.score:.3f}  [{cell(h.id)}]  {cell(h.marked_snippet)}")
+        snippet = " ".join(h.marked_snippet.split())  # a page's line breaks are layout
+        print(f"{rank:>3}. {h.score:.3f}  [{cell(h.id)}]  {cell(snippet)}")
         if h.source:
             print(" " * 7 + cell(where_in_file(h.source)))
         if mode == "hybrid" or h.passage is not None:

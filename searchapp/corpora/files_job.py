@@ -89,11 +89,17 @@ class IngestReport:
 
     def lines(self) -> list[str]:
         """The sentence, then a line per file left out and per note."""
-        return [self.describe(), *(f"  {p['path']}: {p['reason']}" for p in self.problems),
+        return [self.describe(), *(f"  {_problem(p)}" for p in self.problems),
                 *(f"  note: {n}" for n in self.notes)]
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+def _problem(problem: dict) -> str:
+    """``path: reason``, the path once (a reader's message may name the file itself)."""
+    path, reason = problem["path"], problem["reason"]
+    return reason if reason.startswith(path) else f"{path}: {reason}"
 
 
 def document_limits(env: dict | None = None) -> Limits:

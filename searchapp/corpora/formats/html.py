@@ -12,9 +12,11 @@ its text is in trafilatura's, or, for a block of at least ``MIN_WORDS`` words, w
 most of its word trigrams are (trafilatura loses words inside nested inline
 elements, such as the DocBook manuals' ``<code><em>data_type</em></code>``, so a
 whole paragraph would not match); a table without links that follows kept text is
-kept whole: trafilatura drops small tables. Where trafilatura finds nothing (a tiny page),
-every block left after the cut is kept. A heading is kept only with text
-under it. Metadata: the page's title. Nothing is fetched: no network, no DTD.
+kept whole: trafilatura drops small tables. A header block whose h1 holds the whole
+page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. Where
+trafilatura finds nothing (a tiny page), every block left after the cut is kept. A
+heading is kept only with text under it. Metadata: the page's title. Nothing is
+fetched: no network, no DTD.
 
 ``read_html_bytes`` is what the EPUB and e-mail readers use for their HTML.
 
@@ -80,7 +82,7 @@ def read_html_bytes(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> 
     title = " ".join((root.findtext(".//title") or "").split())
     _cut_boilerplate(root)
     keep = _main_text(data)
-    walker = _Walker(keep)
+    walker = _Walker(keep, title)
     walker.walk(_content_root(root))
     return Extracted(walker.sections.parts(), {"title": title} if title else {})
 
@@ -153,8 +155,9 @@ def _squash(text: str) -> str:
 class _Walker:
     """Blocks in reading order into sections; ``keep`` decides which blocks are content."""
 
-    def __init__(self, keep: _Kept | None):
-        self.sections, self.keep = Sections(), keep
+    def __init__(self, keep: _Kept | None, title: str = ""):
+        self.sections, self.keep, self.title = Sections(), keep, _squash(title).lower()
+        self.forced = 0  # inside the page's title block: its blocks are kept
         self.pending: list[tuple[int, str]] = []
         self.inline: list[str] = []
         self.last_kept = False
@@ -174,8 +177,11 @@ class _Walker:
             self.inline.append("\n")
         elif tag in BLOCKS:
             self.flush()
+            forced = self._title_block(element, tag)
+            self.forced += forced
             self.children(element)
             self.flush()
+            self.forced -= forced
         else:
             self.children(element)
         if element.tail and tag:
@@ -204,13 +210,24 @@ class _Walker:
     def block(self, text: str, cells: list[str] | None = None, force: bool = False) -> None:
         if not text.strip():
             return
-        self.last_kept = force or self._is_content(text, cells)
+        self.last_kept = force or self.forced > 0 or self._is_content(text, cells)
         if not self.last_kept:
             return
         for level, title in self.pending:
             self.sections.heading(level, title)
         self.pending = []
         self.sections.text(text)
+
+    def _title_block(self, element, tag: str) -> bool:
+        """A ``header`` (tag, class or id) whose h1 holds the whole page title is the
+        article's heading block (AsciiDoc's ``div#header``: the title and the NAME line,
+        which trafilatura drops)."""
+        if not self.title or self.forced or (tag != "header" and "header" not in
+                                             f"{element.get('class') or ''} "
+                                             f"{element.get('id') or ''}".lower().split()):
+            return False
+        h1 = element.find(".//h1")
+        return h1 is not None and self.title in _squash(h1.text_content()).lower()
 
     def _is_content(self, text: str, cells: list[str] | None) -> bool:
         if self.keep is None:
