@@ -13,7 +13,7 @@ Example:
     >>> _ = (folder / "guide.md").write_text("# Install\\nRun make.\\n")
     >>> [(d.external_id, d.meta["type"], d.layout) for d in extract_file(
     ...     str(folder / "guide.md"), "docs/guide.md", 12, None, "ab" * 32).documents]
-    [('docs/guide.md', 'md', [[0, 9, None, 'Install']])]
+    [('docs/guide.md', 'md', [[0, 17, None, 'Install']])]
 """
 
 from __future__ import annotations
