@@ -42,12 +42,14 @@ def ws_url(url: str) -> str:
 
 
 @contextlib.contextmanager
-def stream(url: str, cookie: str | None, resume: str | None = None
-           ) -> Iterator[ClientConnection]:
+def stream(url: str, cookie: str | None, resume: str | None = None,
+           origin: str | None = None) -> Iterator[ClientConnection]:
     """A websocket on ``/_stcore/stream`` with the login cookie (or none), asking to resume
-    Streamlit session ``resume`` if given."""
+    Streamlit session ``resume`` if given, sent from ``origin`` (a page's) if given."""
     protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", *([resume] if resume else [])]
     headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
+    if origin:
+        headers["Origin"] = origin
     with connect(ws_url(url), subprotocols=protocols, additional_headers=headers,
                  open_timeout=30, max_size=None) as ws:
         yield ws
