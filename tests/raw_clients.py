@@ -30,9 +30,11 @@ RUN_TIMEOUT = 120.0  # seconds for one script run (the first loads the App)
 
 
 def log_in(client: httpx.Client, password: str, headers: dict | None = None) -> str:
-    """POST the login form; returns the login cookie's value (asserts the login worked)."""
+    """POST the login form as the login page does (from its own origin); returns the login
+    cookie's value (asserts the login worked)."""
+    origin = str(client.base_url).rstrip("/")
     response = client.post("/login", data={"password": password, "next": "/"},
-                           headers=headers or {})
+                           headers={"Origin": origin, **(headers or {})})
     assert response.status_code == 303, (response.status_code, response.text)
     return response.cookies[COOKIE]
 
