@@ -85,11 +85,15 @@ def judgement_rows(s: Session, corpus_id: int, kind: str | None = None) -> list[
 def judgement_page(s: Session, corpus_id: int, kind: str | None, after_id: int,
                    limit: int) -> list[Judgement]:
     """At most ``limit`` of a corpus' judgements with an id above ``after_id``, by id (a page
-    of a keyset-paged list: one indexed range read, however deep the page)."""
-    q = select(Judgement).where(Judgement.corpus_id == corpus_id, Judgement.id > after_id)
-    if kind is not None:
-        q = q.where(Judgement.kind == kind)
-    return list(s.scalars(q.order_by(Judgement.id).limit(limit)))
+    of a keyset-paged list). Each kind is one range read of the (corpus, kind, id) index,
+    however deep the page; both kinds are two such reads merged (one query over both sorted
+    the whole corpus' rows for every page: 0.56 s a page at 1M judgements)."""
+    found: list[Judgement] = []
+    for k in (kind,) if kind is not None else ("pair", "query"):
+        found += s.scalars(select(Judgement).where(
+            Judgement.corpus_id == corpus_id, Judgement.kind == k, Judgement.id > after_id)
+            .order_by(Judgement.id).limit(limit))
+    return sorted(found, key=lambda row: row.id)[:limit]
 
 
 def labels_by_key(s: Session, corpus_id: int, keys: list[str]) -> dict[str, tuple[int, int]]:
