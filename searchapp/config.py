@@ -289,11 +289,13 @@ def allowed_hosts(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
         name = raw.strip().lower()
         if not name:
             continue
-        if name.startswith("["):
+        if any(c in name for c in "/@ ?#\\"):
+            name = ""
+        elif name.startswith("["):
             name = name[1:name.find("]")] if "]" in name else ""
         elif name.count(":") == 1:
             name = name.split(":")[0]
-        if not name or any(c in name for c in "/@ ?#"):
+        if not name:
             raise ConfigError(f"SEARCHAPP_ALLOWED_HOSTS has {raw.strip()!r}, which is not a host "
                               "name; use names or addresses separated by commas, e.g. "
                               "search.example.org,10.0.0.5 (or * for any).")
