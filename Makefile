@@ -28,6 +28,9 @@ $(VENV)/.installed-dev: requirements-dev.txt $(VENV)/.installed
 	touch $@
 
 # serve.py: the pages of app.py behind the login door (searchapp/web/), as one ASGI app.
+# It answers to loopback names only unless SEARCHAPP_ALLOWED_HOSTS says more, believes
+# X-Forwarded-For only from SEARCHAPP_TRUSTED_PROXIES (uvicorn's default, 127.0.0.1, is
+# replaced there), and looks nothing up outside (.streamlit/config.toml: browser.serverAddress).
 # OMP_WAIT_POLICY=PASSIVE: torch's threads sleep instead of spinning between queries, so the
 # app's searches do not fight the worker and Streamlit for the cores (benchmarks/ui_latency.py:
 # the app's search p50 69 -> 37 ms at 100,000 documents). Set it yourself to override.

@@ -14,6 +14,13 @@ Listening beyond 127.0.0.1 (``--server.address 0.0.0.0``, or no address at all:
 Streamlit's default is every interface) without a password or an API key is
 refused here, at start, with a message saying how to set one.
 
+Before the door, the site guard (``searchapp.web.sites``) refuses a ``Host`` the server
+does not answer to and a write or websocket from another origin, and the body limit
+(``searchapp.web.body_limit``) a body over SEARCHAPP_MAX_REQUEST_BYTES. Uvicorn believes
+``X-Forwarded-For`` only from SEARCHAPP_TRUSTED_PROXIES (``FORWARDED_ALLOW_IPS`` is set from
+it here, before the server starts), and nothing here looks up an outside address
+(``searchapp.web.outbound``).
+
 Running ``streamlit run app.py`` instead serves the pages without the door:
 with a password set, they then refuse to open and say to use this file.
 """
@@ -26,14 +33,19 @@ from starlette.middleware import Middleware
 from streamlit import config as streamlit_config
 
 from searchapp.api.app import ApiDispatch, build_api
+from searchapp.config import allowed_hosts, max_request_bytes
+from searchapp.errors import SearchAppError
 from searchapp.private_files import restrict_umask
+from searchapp.web.body_limit import BodyLimit, BodyLimits
 from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
 from searchapp.web.middleware import DoorMiddleware
 from searchapp.web.nodelay import set_nodelay_on_listeners
 from searchapp.web.originals import original_routes
+from searchapp.web.outbound import no_outside_lookups, trust_forwarding_from
 from searchapp.web.routes import door_routes
 from searchapp.web.shared import lifespan
+from searchapp.web.sites import HostPolicy, SiteGuard
 
 restrict_umask()
 door = install()
@@ -41,9 +53,17 @@ if door.settings is not None:
     door.settings.ensure_dirs()
     install_app_log(door.settings.data_dir)
 refusal = door.listen_on(streamlit_config.get_option("server.address"))
+try:
+    hosts = HostPolicy.for_server(allowed_hosts(), door.beyond_loopback)
+    limits = BodyLimits.for_server(max_request_bytes(),
+                                   int(streamlit_config.get_option("server.maxUploadSize")))
+    trust_forwarding_from()
+except SearchAppError as exc:
+    refusal = refusal or str(exc)
 if refusal is not None:
     print(f"searchapp: {refusal}", file=sys.stderr, flush=True)
     raise SystemExit(2)
+no_outside_lookups(streamlit_config)
 
 
 @contextlib.asynccontextmanager
@@ -56,6 +76,8 @@ async def lifespan_with_nodelay(server):
 
 
 app = st.App("app.py", routes=door_routes(door) + original_routes(),
-             middleware=[Middleware(DoorMiddleware, door=door),
+             middleware=[Middleware(SiteGuard, hosts=hosts),
+                         Middleware(BodyLimit, limits=limits),
+                         Middleware(DoorMiddleware, door=door),
                          Middleware(ApiDispatch, api=build_api())],
              on_script_error=on_script_error, lifespan=lifespan_with_nodelay)

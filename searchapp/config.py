@@ -27,6 +27,18 @@ Variables (all optional):
     SEARCHAPP_RAY_ADDRESS   a Ray cluster for embedding (``auto``, ``HOST:6379``,
                             ``ray://HOST:10001`` or ``local``): the Jobs page offers
                             "Embed on Ray", and ``embed --engine ray`` uses it by default
+    SEARCHAPP_ALLOWED_HOSTS the host names the web server answers to besides the loopback
+                            names (comma list, e.g. ``search.example.org,10.0.0.5``; ``*``
+                            for any): a request naming another ``Host`` is refused (421),
+                            which stops DNS rebinding. Unset: loopback names only on a
+                            loopback server, any name on one that listens beyond it
+    SEARCHAPP_TRUSTED_PROXIES  addresses whose ``X-Forwarded-For``/``-Proto`` the web server
+                            believes (comma list of IPs or networks, e.g. ``127.0.0.1`` for
+                            a reverse proxy on this machine); default none: the client is
+                            the peer of the connection (the login throttle's key)
+    SEARCHAPP_MAX_REQUEST_BYTES  largest request body the web server reads (default ``64M``);
+                            uploads through the pages get Streamlit's ``server.maxUploadSize``
+                            if that is larger; a bigger body is refused with 413
 
 Example:
     >>> s = Settings.from_env({"SEARCHAPP_DATA_DIR": "/tmp/x"})
@@ -271,3 +283,76 @@ def _password_settings(env: Mapping[str, str]) -> tuple[str | None, str | None]:
         except ValueError as exc:
             raise ConfigError(f"SEARCHAPP_PASSWORD_HASH is {exc}.") from None
     return password, password_hash
+
+
+DEFAULT_MAX_REQUEST_BYTES = 64 << 20  # 64 MiB: a JSON batch of documents fits many times over
+
+
+def allowed_hosts(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """SEARCHAPP_ALLOWED_HOSTS as lower-case host names (no ports); empty when unset.
+
+    Example:
+        >>> allowed_hosts({"SEARCHAPP_ALLOWED_HOSTS": " Search.Example.org, [::1]:8501 ,"})
+        ('search.example.org', '::1')
+    """
+    env = os.environ if env is None else env
+    names = []
+    for raw in (env.get("SEARCHAPP_ALLOWED_HOSTS", "") or "").split(","):
+        name = raw.strip().lower()
+        if not name:
+            continue
+        if any(c in name for c in "/@ ?#\\"):
+            name = ""
+        elif name.startswith("["):
+            name = name[1:name.find("]")] if "]" in name else ""
+        elif name.count(":") == 1:
+            name = name.split(":")[0]
+        if not name:
+            raise ConfigError(f"SEARCHAPP_ALLOWED_HOSTS has {raw.strip()!r}, which is not a host "
+                              "name; use names or addresses separated by commas, e.g. "
+                              "search.example.org,10.0.0.5 (or * for any).")
+        names.append(name.rstrip("."))
+    return tuple(names)
+
+
+def trusted_proxies(env: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """SEARCHAPP_TRUSTED_PROXIES as IP addresses or networks; empty (trust none) when unset.
+
+    Example:
+        >>> trusted_proxies({"SEARCHAPP_TRUSTED_PROXIES": "127.0.0.1, 10.0.0.0/8"})
+        ('127.0.0.1', '10.0.0.0/8')
+        >>> trusted_proxies({})
+        ()
+    """
+    import ipaddress
+
+    env = os.environ if env is None else env
+    found = []
+    for raw in (env.get("SEARCHAPP_TRUSTED_PROXIES", "") or "").split(","):
+        item = raw.strip()
+        if not item:
+            continue
+        try:
+            ipaddress.ip_network(item, strict=False)
+        except ValueError:
+            raise ConfigError(f"SEARCHAPP_TRUSTED_PROXIES has {item!r}, which is not an IP "
+                              "address or network; e.g. 127.0.0.1 (a reverse proxy on this "
+                              "machine) or 10.0.0.0/8.") from None
+        found.append(item)
+    return tuple(found)
+
+
+def max_request_bytes(env: Mapping[str, str] | None = None) -> int:
+    """SEARCHAPP_MAX_REQUEST_BYTES (default 64 MiB), validated.
+
+    Example:
+        >>> max_request_bytes({"SEARCHAPP_MAX_REQUEST_BYTES": "1M"}), max_request_bytes({})
+        (1048576, 67108864)
+    """
+    env = os.environ if env is None else env
+    raw = env.get("SEARCHAPP_MAX_REQUEST_BYTES", "") or str(DEFAULT_MAX_REQUEST_BYTES)
+    try:
+        return parse_size(raw)
+    except ValueError:
+        raise ConfigError(f"SEARCHAPP_MAX_REQUEST_BYTES={raw!r} is not a size; use bytes or a "
+                          "number with K, M or G, e.g. 16M.") from None

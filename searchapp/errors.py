@@ -155,7 +155,14 @@ def os_error(exc: OSError, where: object) -> StorageError | None:
         return ReadOnlyError(str(where))
     if exc.errno == errno.EIO:
         return DiskIOError(str(where))
+    if exc.errno == errno.ELOOP or type(exc).__name__ == "UnsafeFileError":
+        return LinkedFileError(str(exc.strerror or exc))
     return None
+
+
+class LinkedFileError(StorageError):
+    """A file the app writes is a link (or not a plain file): it is left alone. The message
+    names it and says to remove it (``private_files.open_private``)."""
 
 
 class JobError(SearchAppError):

@@ -29,12 +29,12 @@ from __future__ import annotations
 import os
 import re
 import secrets
-import tempfile
 import time
 import traceback
 from pathlib import Path
 
 from searchapp.errors import SearchAppError
+from searchapp.private_files import open_private_file, private_temp_dir
 
 MESSAGE_LIMIT = 500  # characters of a one-line message (a job's error, an error: line)
 LOG_NAME = "searchapp.log"  # the CLI's log in the data folder; the worker's is worker.log
@@ -87,8 +87,13 @@ def new_reference() -> str:
 
 
 def fallback_log() -> Path:
-    """Where a failure is logged when the data folder cannot take it (read-only, full)."""
-    return Path(tempfile.gettempdir()) / f"searchapp-{os.getuid()}.log"
+    """Where a failure is logged when the data folder cannot take it (read-only, full): in
+    this user's own folder of the temporary folder (``/tmp/searchapp-UID/searchapp.log``),
+    which no one else can put a link in."""
+    try:
+        return private_temp_dir() / "searchapp.log"
+    except OSError:
+        return Path(os.devnull)
 
 
 def log_exception(exc: BaseException, log_file: Path | None, where: str = "") -> tuple[str, Path]:
@@ -107,7 +112,10 @@ def log_exception(exc: BaseException, log_file: Path | None, where: str = "") ->
         if target is None:
             continue
         try:
-            with open(target, "a", encoding="utf-8", errors="backslashreplace") as f:
+            if target == Path(os.devnull):
+                continue
+            with open_private_file(target, text_mode="a", encoding="utf-8",
+                                   errors="backslashreplace") as f:
                 f.write(entry)
             return reference, target
         except OSError:

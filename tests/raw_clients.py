@@ -30,9 +30,11 @@ RUN_TIMEOUT = 120.0  # seconds for one script run (the first loads the App)
 
 
 def log_in(client: httpx.Client, password: str, headers: dict | None = None) -> str:
-    """POST the login form; returns the login cookie's value (asserts the login worked)."""
+    """POST the login form as the login page does (from its own origin); returns the login
+    cookie's value (asserts the login worked)."""
+    origin = str(client.base_url).rstrip("/")
     response = client.post("/login", data={"password": password, "next": "/"},
-                           headers=headers or {})
+                           headers={"Origin": origin, **(headers or {})})
     assert response.status_code == 303, (response.status_code, response.text)
     return response.cookies[COOKIE]
 
@@ -42,12 +44,14 @@ def ws_url(url: str) -> str:
 
 
 @contextlib.contextmanager
-def stream(url: str, cookie: str | None, resume: str | None = None
-           ) -> Iterator[ClientConnection]:
+def stream(url: str, cookie: str | None, resume: str | None = None,
+           origin: str | None = None) -> Iterator[ClientConnection]:
     """A websocket on ``/_stcore/stream`` with the login cookie (or none), asking to resume
-    Streamlit session ``resume`` if given."""
+    Streamlit session ``resume`` if given, sent from ``origin`` (a page's) if given."""
     protocols = ["streamlit", "PLACEHOLDER_AUTH_TOKEN", *([resume] if resume else [])]
     headers = {"Cookie": f"{COOKIE}={cookie}"} if cookie else {}
+    if origin:
+        headers["Origin"] = origin
     with connect(ws_url(url), subprotocols=protocols, additional_headers=headers,
                  open_timeout=30, max_size=None) as ws:
         yield ws

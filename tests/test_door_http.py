@@ -6,8 +6,10 @@ most tests; httpx speaks HTTP, ``websockets`` speaks Streamlit's stream
 protocol (``tests/raw_clients.py``). Two more servers: one whose logins
 expire after 2 seconds, one on a broken database for the error boundary.
 
-Throttle tests send ``X-Forwarded-For`` so each has a client address of its own
-(uvicorn trusts that header from 127.0.0.1, as from a reverse proxy there).
+Throttle tests send ``X-Forwarded-For`` so each has a client address of its own: the
+module's server trusts that header from 127.0.0.1, as from a reverse proxy there
+(SEARCHAPP_TRUSTED_PROXIES; without it the header is ignored, ``test_server_trust.py``).
+Writes (uploads) send the ``Origin`` a browser sends with every fetch that writes.
 """
 
 from __future__ import annotations
@@ -61,7 +63,8 @@ class Server:
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("door")
-    with served_app(tmp / "data", tmp / "streamlit.log", {"SEARCHAPP_PASSWORD": PASSWORD}) \
+    with served_app(tmp / "data", tmp / "streamlit.log", {
+            "SEARCHAPP_PASSWORD": PASSWORD, "SEARCHAPP_TRUSTED_PROXIES": "127.0.0.1"}) \
             as (_proc, url):
         yield Server(url, tmp / "data", tmp / "streamlit.log")
 
@@ -79,7 +82,8 @@ def assert_refused(server: Server, cookie: str | None) -> None:
     """Every route family: fetches 401 with the door's text, navigations 303 to the login."""
     with server.client(cookie) as client:
         for method, path in FETCHES:
-            response = client.request(method, path, headers={"Accept": "*/*"})
+            response = client.request(method, path, headers={"Accept": "*/*",
+                                                             "Origin": server.url})
             assert (response.status_code, response.text) == (401, LOGIN_FIRST), (method, path)
         for path in NAVIGATIONS:
             response = client.get(path, headers={"Sec-Fetch-Mode": "navigate",
@@ -126,7 +130,8 @@ def test_a_login_opens_every_route_family_to_streamlit(server):
         assert index.status_code == 200 and "<noscript>" in index.text
         assert client.get("/media/3a1f0b2c.csv").status_code == 404  # Streamlit: no such file
         # A valid cookie is still no key to someone else's Streamlit session:
-        upload = client.put("/_stcore/upload_file/0f8e-session/file-1", content=b"x")
+        upload = client.put("/_stcore/upload_file/0f8e-session/file-1", content=b"x",
+                            headers={"Origin": server.url})
         assert (upload.status_code, upload.text) == (
             403, "This upload belongs to another session.\n")
 
@@ -173,8 +178,8 @@ def test_logout_ends_the_login_server_side_and_closes_its_websocket(server):
         rerun(ws)
         # A link without this login's token (another site's <img src=/logout>) does nothing:
         assert client.get("/logout").headers["location"] == "/"
-        assert client.post("/logout", headers={"Origin": "http://evil.example"}).headers[
-            "location"] == "/"
+        assert client.post("/logout", headers={"Origin": "http://evil.example"}
+                           ).status_code == 403  # the site guard: another site's form
         assert client.get("/_stcore/health").text == "ok"
         out = client.post("/logout", headers={"Origin": server.url})
         assert (out.status_code, out.headers["location"]) == (303, "/login?logged_out=1")
@@ -236,10 +241,12 @@ def test_another_login_cannot_resume_or_upload_into_a_streamlit_session(server):
     with stream(server.url, alice, resume=theirs) as ws:
         assert rerun(ws).session_id == theirs  # Alice herself resumes hers
     with server.client(mallory) as client:
-        upload = client.put(f"/_stcore/upload_file/{theirs}/file-1", content=b"x")
+        upload = client.put(f"/_stcore/upload_file/{theirs}/file-1", content=b"x",
+                            headers={"Origin": server.url})
     assert (upload.status_code, upload.text) == (403, "This upload belongs to another session.\n")
     with server.client(alice) as client:
-        upload = client.put(f"/_stcore/upload_file/{theirs}/file-1", content=b"x")
+        upload = client.put(f"/_stcore/upload_file/{theirs}/file-1", content=b"x",
+                            headers={"Origin": server.url})
     assert "another session" not in upload.text  # past the door (Streamlit's XSRF check then)
 
 
@@ -288,7 +295,7 @@ def test_the_data_folder_and_every_file_in_it_are_private(server, first_run):
 
 # ---- wrong passwords slow down --------------------------------------------------------------
 def test_wrong_passwords_slow_down_per_client_and_the_right_one_works_after_the_wait(server):
-    me, other = {"X-Forwarded-For": "198.51.100.7"}, {"X-Forwarded-For": "198.51.100.8"}
+    me, other = ({"X-Forwarded-For": f"198.51.100.{n}", "Origin": server.url} for n in (7, 8))
     with server.client() as client:
         for attempt in (1, 2):
             wrong = client.post("/login", data={"password": "guess"}, headers=me)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import time
 from pathlib import Path
 
 from searchapp.config import SECRET_VARIABLES, Settings
@@ -24,7 +25,7 @@ def test_a_spawned_worker_has_neither_password_variable_in_its_environment(monke
     monkeypatch.setenv("PYTHONPATH", str(REPO))
     pid = ensure_worker(settings)
     try:
-        environ = Path(f"/proc/{pid}/environ").read_bytes()
+        environ = exec_environ(pid)
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)
@@ -34,3 +35,13 @@ def test_a_spawned_worker_has_neither_password_variable_in_its_environment(monke
     assert f"SEARCHAPP_DATA_DIR={data_dir}".encode() in environ.split(b"\0")
     assert not names & set(SECRET_VARIABLES)
     assert b"correct horse" not in environ and stored.encode() not in environ
+
+
+def exec_environ(pid: int, timeout: float = 30.0) -> bytes:
+    """The environment of ``pid`` once its exec finished: while the kernel swaps the program
+    in, /proc/PID/environ (and cmdline) read empty, and Popen may return in that window."""
+    deadline = time.monotonic() + timeout
+    while not (environ := Path(f"/proc/{pid}/environ").read_bytes()):
+        assert time.monotonic() < deadline, "the worker never finished starting"
+        time.sleep(0.001)
+    return environ

@@ -1,7 +1,9 @@
 """Judgements over the API, so another app can send its users' feedback.
 
     POST   /corpora/{name}/judgements        add one (replaces an earlier label of the item)
-    GET    /corpora/{name}/judgements        list them, oldest first (?kind=query|pair)
+    GET    /corpora/{name}/judgements        list them, oldest first (?kind=query|pair), a page
+                                             at a time (?limit=, at most 1,000; ?cursor= the
+                                             previous page's ``next_cursor``)
     DELETE /corpora/{name}/judgements/{id}   take one back
 
 A query judgement is ``{"query", "doc", "label" 0-3}``, a pair ``{"a", "b",
@@ -46,10 +48,13 @@ def add_judgement(body: s.JudgementIn, name: Name, app: AppDep) -> s.JudgementOu
 @router.get("/corpora/{name}/judgements", response_model=s.JudgementList,
             summary="List a corpus' judgements")
 def list_judgements(name: Name, app: AppDep,
-                    kind: Annotated[Literal["query", "pair"] | None, Query()] = None
+                    kind: Annotated[Literal["query", "pair"] | None, Query()] = None,
+                    limit: Annotated[int, Query(ge=1, le=service.MAX_PAGE)] = 100,
+                    cursor: Annotated[str | None, Query(pattern=r"^[0-9]{1,18}$")] = None,
                     ) -> s.JudgementList:
-    return s.JudgementList(judgements=[_out(j) for j in
-                                       service.list_judgements(app, name, kind)])
+    page = service.page_judgements(app, name, kind, int(cursor or 0), limit)
+    return s.JudgementList(judgements=[_out(j) for j in page.judgements],
+                           next_cursor=None if page.next_after is None else str(page.next_after))
 
 
 @router.delete("/corpora/{name}/judgements/{judgement_id}", response_model=s.JudgementOut,

@@ -212,6 +212,8 @@ class JudgementOut(BaseModel):
 
 class JudgementList(BaseModel):
     judgements: list[JudgementOut]
+    next_cursor: str | None = Field(
+        default=None, description="pass as ?cursor= for the next page; null on the last page")
 
 
 # ---- jobs, models, snapshots ---------------------------------------------------------------

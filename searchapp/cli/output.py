@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from searchapp.errors import OutputPathError
+from searchapp.private_files import replace_private
 from searchapp.reporting import printable
 
 
@@ -150,10 +151,7 @@ def write_atomically(path: Path, write: Callable[[Path], object]) -> None:
     A failure (disk full, permissions) leaves an existing file at ``path`` as it
     was and no half-written file behind; it is reported as OutputPathError.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        write(tmp)
-        os.replace(tmp, path)
+    try:  # a new file of a random name, made exclusively: no planted link is followed
+        replace_private(path, write)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
         raise OutputPathError(f"Cannot write {path}: {exc.strerror or exc}.") from exc

@@ -21,7 +21,6 @@ Example:
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from pathlib import Path
 
 from searchapp.config import Settings
 from searchapp.errors import InvalidModelNameError, ModelCardError, ModelError
+from searchapp.private_files import replace_private
 
 CARD_FILE = "searchapp_model.json"
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch
@@ -124,9 +124,8 @@ def read_card(path: Path) -> dict:
 def write_card(path: Path, card: dict) -> None:
     """Write the card to a temporary file and rename it: never a half-written card."""
     target = path / CARD_FILE
-    tmp = target.with_name(f".{CARD_FILE}.tmp")
-    tmp.write_text(json.dumps(card, indent=2, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, target)
+    text = json.dumps(card, indent=2, default=str) + "\n"
+    replace_private(target, lambda tmp: tmp.write_text(text, encoding="utf-8"))
 
 
 def _read_json_object(path: Path) -> dict:

@@ -49,6 +49,7 @@ from searchapp.jobs.tasks import (
     fault_point,
     resolve,
 )
+from searchapp.private_files import open_private_file
 from searchapp.reporting import describe, one_line
 
 log = logging.getLogger("searchapp.worker")
@@ -161,8 +162,8 @@ def worker_pid_in(data_dir: Path) -> int | None:
         >>> worker_pid_in(Path(tempfile.mkdtemp())) is None
         True
     """
-    try:
-        handle = open(data_dir / PID_FILE, "rb")  # noqa: SIM115 - closed below
+    try:  # a link there is not a worker's pid file: it is not read
+        handle = open_private_file(data_dir / PID_FILE, os.O_RDONLY, "rb")
     except OSError:
         return None
     with handle:
@@ -193,7 +194,7 @@ def ensure_worker(settings) -> int:
            "SEARCHAPP_DATABASE_URL": settings.database_url, "SEARCHAPP_DEVICE": settings.device,
            "SEARCHAPP_MODEL": settings.model}
     try:
-        with open(log_path, "ab") as out:
+        with open_private_file(log_path) as out:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "searchapp", "worker"], stdout=out, stderr=out,
                 stdin=subprocess.DEVNULL, env=env, start_new_session=True,
@@ -213,8 +214,8 @@ def hold_worker_lock(data_dir: Path, wait: float = LOCK_WAIT_SECONDS):
         >>> handle = hold_worker_lock(Path(tempfile.mkdtemp()))      # doctest: +SKIP
     """
     path = Path(data_dir) / PID_FILE
-    try:
-        handle = open(path, "a+b")  # noqa: SIM115 - the caller closes it
+    try:  # never through a link: the pid is written, and emptied at exit, in our own file
+        handle = open_private_file(path, os.O_RDWR | os.O_CREAT, "r+b")
     except OSError as exc:
         raise (os_error(exc, data_dir) or exc) from exc
     deadline = time.monotonic() + wait

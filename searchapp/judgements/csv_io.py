@@ -23,11 +23,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 
 import pandas as pd
+from sqlalchemy import insert, update
 from sqlalchemy.orm import Session
 
 from searchapp.corpora.csv_safe import FORMULA_STARTS, safe_csv
@@ -41,6 +43,7 @@ from searchapp.store.schema import utcnow
 QUERY_COLUMNS = ("query", "doc_id")
 PAIR_COLUMNS = ("a_id", "b_id")
 EXPORT_COLUMNS = ["kind", "query", "doc_id", "a_id", "b_id", "label", "source", "created_at"]
+BATCH = 5_000  # rows looked up and written at a time by an import
 YES = {"1", "yes", "y", "true", "relevant", "duplicate", "dup", "same"}
 NO = {"0", "no", "n", "false", "not relevant", "not_relevant", "irrelevant", "not duplicate",
       "not_duplicate", "different"}
@@ -124,16 +127,16 @@ def parse_label(kind: str, cell: str) -> int:
     return check_label(kind, int(number))
 
 
-def _columns(frame: pd.DataFrame, filename: str) -> dict[str, str]:
+def _columns(columns: Sequence[str], filename: str) -> dict[str, str]:
     """{our name: the file's column} for the columns we read."""
-    by_name = {str(c).strip().lower(): c for c in frame.columns}
+    by_name = {str(c).strip().lower(): c for c in columns}
     wanted = {*QUERY_COLUMNS, *PAIR_COLUMNS, "label"}
     found = {k: by_name[k] for k in wanted if k in by_name}
     has_query = all(c in found for c in QUERY_COLUMNS)
     has_pair = all(c in found for c in PAIR_COLUMNS)
     if "label" not in found or not (has_query or has_pair):
         raise JudgementError(
-            f"{filename} has the columns {', '.join(map(str, frame.columns))}; judgements need "
+            f"{filename} has the columns {', '.join(map(str, columns))}; judgements need "
             "query,doc_id,label (a query and a document) or a_id,b_id,label (two documents).")
     return found
 
@@ -147,62 +150,106 @@ def read_items(source: bytes | str | Path, filename: str | None = None) -> list[
         ...
         searchapp.errors.JudgementError: q.csv: line 2: A query judgement's label is a grade ...
     """
-    name = filename or (Path(source).name if not isinstance(source, bytes) else "judgements.csv")
-    table = read_table(source, name)
-    frame = table.frame
-    cols = _columns(frame, name)
-    cells = {k: frame[c].map(lambda v: unescape(str(v).strip())).tolist()
-             for k, c in cols.items()}
-    items = []
-    for i in range(len(frame)):
-        where = f"{name}: {table.row_label(i)}"
-        row = {k: v[i] for k, v in cells.items()}
-        query_filled = any(row.get(c) for c in QUERY_COLUMNS)
-        pair_filled = any(row.get(c) for c in PAIR_COLUMNS)
-        if query_filled == pair_filled:
-            raise JudgementError(
-                f"{where} fills {'both' if query_filled else 'neither'} query,doc_id and "
-                "a_id,b_id; a row judges either a query and a document or two documents.")
-        try:
-            if query_filled:
-                kind, q, a, b = item_of(query=row.get("query"), doc=row.get("doc_id") or None)
-            else:
-                kind, q, a, b = item_of(a=row.get("a_id") or None, b=row.get("b_id") or None)
-            label = parse_label(kind, row["label"])
-        except InvalidParameterError as exc:
-            raise JudgementError(f"{where}: {exc}") from None
-        items.append(Item(kind, q, a, b, label, where))
-    return items
+    return list(ItemFile(source, filename).items())
 
 
-def store_items(s: Session, corpus_id: int, items: Sequence[Item]) -> ImportSummary:
+class ItemFile:
+    """A judgements file opened once (its columns checked) and read row by row, as often as
+    needed (``items()`` starts from the top each time), never held whole in memory.
+
+    Example:
+        >>> [i.a for i in ItemFile(b"a_id,b_id,label\\nq2,q1,1\\n", "p.csv").items()]
+        ['q1']
+    """
+
+    def __init__(self, source: bytes | str | Path, filename: str | None = None) -> None:
+        self.name = filename or (Path(source).name if not isinstance(source, bytes)
+                                 else "judgements.csv")
+        self.table = read_table(source, self.name)
+        self.cols = _columns(self.table.columns, self.name)
+
+    def items(self) -> Iterator[Item]:
+        """Every row as a checked Item, in file order; a bad row raises, naming its line."""
+        for number, cells in self.table.rows(set(self.cols.values())):
+            where = f"{self.name}: {self.table.label(number)}"
+            row = {k: unescape(str(cells.get(c, "")).strip()) for k, c in self.cols.items()}
+            yield _item(row, where)
+
+
+def _item(row: dict[str, str], where: str) -> Item:
+    query_filled = any(row.get(c) for c in QUERY_COLUMNS)
+    pair_filled = any(row.get(c) for c in PAIR_COLUMNS)
+    if query_filled == pair_filled:
+        raise JudgementError(
+            f"{where} fills {'both' if query_filled else 'neither'} query,doc_id and "
+            "a_id,b_id; a row judges either a query and a document or two documents.")
+    try:
+        if query_filled:
+            kind, q, a, b = item_of(query=row.get("query"), doc=row.get("doc_id") or None)
+        else:
+            kind, q, a, b = item_of(a=row.get("a_id") or None, b=row.get("b_id") or None)
+        label = parse_label(kind, row["label"])
+    except InvalidParameterError as exc:
+        raise JudgementError(f"{where}: {exc}") from None
+    return Item(kind, q, a, b, label, where)
+
+
+def batches(items: Iterable[Item], size: int = BATCH) -> Iterator[list[Item]]:
+    """``items`` a list of at most ``size`` at a time.
+
+    Example:
+        >>> [len(b) for b in batches(range(5), 2)]
+        [2, 2, 1]
+    """
+    iterator = iter(items)
+    while batch := list(islice(iterator, size)):
+        yield batch
+
+
+def store_items(s: Session, corpus_id: int, items: Iterable[Item]) -> ImportSummary:
     """Write checked items into the corpus in the caller's transaction, source 'import'.
 
-    Reads the corpus' stored judgements once (a dict by item key), so a file of
-    100,000 rows costs one query and a bulk insert, not 100,000 lookups.
+    Streams: a batch of ``BATCH`` items at a time is looked up by item key (one
+    indexed query per 900 keys), then inserted and updated in bulk, so memory
+    stays bounded by the batch (and 8 bytes of hash per distinct item, to count
+    rows that repeat an earlier one; the last one's label wins).
     """
-    stored = {r.item_key: r for r in rows.judgement_rows(s, corpus_id)}
-    latest: dict[str, Item] = {}
-    for item in items:
-        latest[rows.item_key(item.kind, item.query, item.a, item.b)] = item
-    added = updated = unchanged = 0
+    seen: set[int] = set()
+    added = updated = unchanged = repeated = 0
+    kinds = {"query": 0, "pair": 0}
     now = utcnow()
-    for key, item in latest.items():
-        row = stored.get(key)
-        if row is None:
-            s.add(JudgementRow(corpus_id=corpus_id, kind=item.kind, query=item.query,
-                               a_id=item.a, b_id=item.b, label=item.label, source="import",
-                               item_key=key, created_at=now, updated_at=now))
-            added += 1
-        elif row.label != item.label:
-            row.label, row.source, row.updated_at = item.label, "import", now
-            updated += 1
-        else:
-            unchanged += 1
-    s.flush()
-    kinds = [i.kind for i in latest.values()]
-    return ImportSummary(added, updated, unchanged, kinds.count("query"), kinds.count("pair"),
-                         len(items) - len(latest))
+    for batch in batches(items):
+        latest: dict[str, Item] = {}
+        for item in batch:
+            key = rows.item_key(item.kind, item.query, item.a, item.b)
+            if key in latest or int(key[:16], 16) in seen:
+                repeated += 1
+            latest[key] = item
+        stored = rows.labels_by_key(s, corpus_id, list(latest))
+        new, changed = [], []
+        for key, item in latest.items():
+            short = int(key[:16], 16)
+            first = short not in seen
+            seen.add(short)
+            kinds[item.kind] += first
+            found = stored.get(key)
+            if found is None:
+                new.append({"corpus_id": corpus_id, "kind": item.kind, "query": item.query,
+                            "a_id": item.a, "b_id": item.b, "label": item.label,
+                            "source": "import", "item_key": key, "created_at": now,
+                            "updated_at": now})
+                added += first
+            elif found[1] != item.label:
+                changed.append({"id": found[0], "label": item.label, "source": "import",
+                                "updated_at": now})
+                updated += first
+            else:
+                unchanged += first
+        if new:
+            s.execute(insert(JudgementRow), new)
+        if changed:
+            s.execute(update(JudgementRow), changed)
+    return ImportSummary(added, updated, unchanged, kinds["query"], kinds["pair"], repeated)
 
 
 def judgements_frame(judgements: Sequence, out: str | Path | None = None) -> str | None:

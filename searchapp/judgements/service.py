@@ -44,7 +44,14 @@ from searchapp.errors import (
     JudgementError,
     JudgementNotFoundError,
 )
-from searchapp.judgements.csv_io import ImportSummary, judgements_frame, read_items, store_items
+from searchapp.judgements.csv_io import (
+    ImportSummary,
+    Item,
+    ItemFile,
+    batches,
+    judgements_frame,
+    store_items,
+)
 from searchapp.judgements.items import (  # noqa: F401 - part of this module's API
     KINDS,
     MAX_GRADE,
@@ -172,6 +179,39 @@ def list_judgements(app: App, corpus: str, kind: str | None = None) -> list[Judg
         return [_view(r, state.name) for r in rows.judgement_rows(s, state.id, kind)]
 
 
+MAX_PAGE = 1_000  # judgements per page of ``page_judgements`` (and the API's list)
+
+
+@dataclass(frozen=True)
+class JudgementPage:
+    """One page of a corpus' judgements, oldest first; ``next_after`` continues the list
+    (None: this was the last page)."""
+
+    judgements: list[Judgement]
+    next_after: int | None
+
+
+def page_judgements(app: App, corpus: str, kind: str | None = None, after: int = 0,
+                    limit: int = 100) -> JudgementPage:
+    """Up to ``limit`` (1 to ``MAX_PAGE``) judgements with an id above ``after``, oldest first.
+
+    Example:
+        >>> page = page_judgements(app, "faq", limit=1)                   # doctest: +SKIP
+        >>> page_judgements(app, "faq", after=page.next_after).judgements  # doctest: +SKIP
+        [Judgement(id=2, ...)]
+    """
+    check_kind(kind)
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidParameterError(f"A page holds 1 to {MAX_PAGE} judgements; got {limit}.")
+    if after < 0:
+        raise InvalidParameterError(f"The cursor must be 0 or more; got {after}.")
+    with app.db.session() as s:
+        state = repo.corpus_state(s, corpus)
+        found = rows.judgement_page(s, state.id, kind, after, limit + 1)
+        page = [_view(r, state.name) for r in found[:limit]]
+    return JudgementPage(page, page[-1].id if len(found) > limit else None)
+
+
 def counts(app: App, corpus: str) -> dict[str, int]:
     """How many judgements of each kind and answer, and how many distinct queries.
 
@@ -220,23 +260,28 @@ def import_csv(app: App, corpus: str, source: bytes | str | Path, filename: str 
         >>> import_csv(app, "faq", b"a_id,b_id,label\\nq1,q2,1\\n", "pairs.csv")  # doctest: +SKIP
         ImportSummary(added=1, updated=0, unchanged=0, query=0, pair=1, repeated=0)
     """
-    items = read_items(source, filename)
+    file = ItemFile(source, filename)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    ids = {i.a for i in items} | {i.b for i in items if i.b is not None}
-    with app.db.session() as s:
-        found = rows.existing_external_ids(s, state.id, ids)
-    for item in items:
-        for doc in (item.a, item.b):
-            if doc is not None and doc not in found:
-                absent = len(ids - found)
-                raise JudgementError(
-                    f"{item.where}: no document {doc!r} in corpus {state.name!r} "
-                    f"({absent} unknown id{'s' if absent > 1 else ''} in the file); nothing "
-                    "was imported. Use the corpus' document ids, or upload those documents "
-                    "first.")
-    with app.db.session() as s:
-        return store_items(s, state.id, items)
+    unknown: set[str] = set()
+    first_bad: tuple[Item, str] | None = None
+    for batch in batches(file.items()):  # first pass: every row checked, nothing stored
+        ids = {i.a for i in batch} | {i.b for i in batch if i.b is not None}
+        with app.db.session() as s:
+            missing = ids - rows.existing_external_ids(s, state.id, ids)
+        if missing:
+            unknown |= missing
+            first_bad = first_bad or next((item, doc) for item in batch
+                                          for doc in (item.a, item.b) if doc in missing)
+    if first_bad is not None:
+        item, doc = first_bad
+        raise JudgementError(
+            f"{item.where}: no document {doc!r} in corpus {state.name!r} "
+            f"({len(unknown)} unknown id{'s' if len(unknown) > 1 else ''} in the file); "
+            "nothing was imported. Use the corpus' document ids, or upload those documents "
+            "first.")
+    with app.db.session() as s:  # second pass: stored in one transaction, a batch at a time
+        return store_items(s, state.id, file.items())
 
 
 def export_csv(app: App, corpus: str, out: str | Path | None = None) -> str | None:

@@ -120,6 +120,31 @@ def judgement_rows(s: Session, corpus_id: int, kind: str | None = None) -> list[
     return list(s.scalars(q.order_by(Judgement.id)))
 
 
+def judgement_page(s: Session, corpus_id: int, kind: str | None, after_id: int,
+                   limit: int) -> list[Judgement]:
+    """At most ``limit`` of a corpus' judgements with an id above ``after_id``, by id (a page
+    of a keyset-paged list). Each kind is one range read of the (corpus, kind, id) index,
+    however deep the page; both kinds are two such reads merged (one query over both sorted
+    the whole corpus' rows for every page: 0.56 s a page at 1M judgements)."""
+    found: list[Judgement] = []
+    for k in (kind,) if kind is not None else ("pair", "query"):
+        found += s.scalars(select(Judgement).where(
+            Judgement.corpus_id == corpus_id, Judgement.kind == k, Judgement.id > after_id)
+            .order_by(Judgement.id).limit(limit))
+    return sorted(found, key=lambda row: row.id)[:limit]
+
+
+def labels_by_key(s: Session, corpus_id: int, keys: list[str]) -> dict[str, tuple[int, int]]:
+    """{item key: (id, label)} of those of ``keys`` the corpus has (a lookup per 900 keys)."""
+    found: dict[str, tuple[int, int]] = {}
+    for part in chunks(keys, IN_LIMIT):
+        for key, row_id, label in s.execute(select(
+                Judgement.item_key, Judgement.id, Judgement.label).where(
+                Judgement.corpus_id == corpus_id, Judgement.item_key.in_(part))):
+            found[key] = (row_id, label)
+    return found
+
+
 def label_counts(s: Session, corpus_id: int) -> dict[tuple[str, int], int]:
     """{(kind, label): how many} of a corpus' judgements."""
     q = (select(Judgement.kind, Judgement.label, func.count())

@@ -30,6 +30,7 @@ from pathlib import Path
 import torch
 
 from searchapp.errors import CheckpointError
+from searchapp.private_files import replace_private
 
 FORMAT = "searchapp-checkpoint"
 VERSION = "1"
@@ -42,11 +43,12 @@ def save(path: Path, groups: Groups, state: dict) -> None:
 
     flat = _flatten(groups)
     metadata = {"format": FORMAT, "version": VERSION, "state": json.dumps(state)}
-    tmp = path.with_suffix(".tmp")
-    save_file(flat, str(tmp), metadata=metadata)
-    with open(tmp, "rb+") as f:  # on disk before it replaces the last good one
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    def write(tmp: Path) -> None:
+        save_file(flat, str(tmp), metadata=metadata)
+        with open(tmp, "rb+") as f:  # on disk before it replaces the last good one
+            os.fsync(f.fileno())
+
+    replace_private(path, write)  # a new name of its own, renamed: never through a link
 
 
 def load(path: Path) -> tuple[Groups, dict]:

@@ -51,6 +51,7 @@ from searchapp.embedding.models import model_path, read_card, validate_name, wri
 from searchapp.errors import JobError, ModelError, TrainingDataError
 from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_judgements
 from searchapp.jobs import queue
+from searchapp.private_files import replace_private
 from searchapp.store import repo
 from searchapp.training import holdout
 from searchapp.training.negatives import (
@@ -185,9 +186,7 @@ class _Steps:
         return json.loads(path.read_text("utf-8")) if path.is_file() else None
 
     def save(self, key: str, value: dict) -> dict:
-        tmp = self.path(key).with_suffix(".tmp")
-        tmp.write_text(json.dumps(value), "utf-8")
-        tmp.replace(self.path(key))
+        replace_private(self.path(key), lambda tmp: tmp.write_text(json.dumps(value), "utf-8"))
         return value
 
     def reporter(self, key: str, unit: str, log_every: float = 10.0):

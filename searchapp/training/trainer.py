@@ -29,7 +29,6 @@ from __future__ import annotations
 import contextlib
 import json
 import math
-import os
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -40,6 +39,7 @@ import torch
 
 from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDataError
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
+from searchapp.private_files import replace_private
 from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
 from searchapp.training.batching import unique_text_order
@@ -301,9 +301,8 @@ class Trainer:
     def _write_history(self) -> None:
         payload = {"total": self.total, "objective": self.objective,
                    "metric": PRIMARY_METRIC[self.objective], "entries": self.state.history}
-        tmp = self.history_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(payload), encoding="utf-8")
-        os.replace(tmp, self.history_path)
+        replace_private(self.history_path,  # a new name, renamed: never through a link
+                        lambda tmp: tmp.write_text(json.dumps(payload), encoding="utf-8"))
 
     def _weights(self) -> checkpoint.Groups:
         """The trained tensors: the encoder and the loss head (softmax classifier)."""

@@ -43,6 +43,7 @@ import hnswlib
 import numpy as np
 
 from searchapp.errors import IndexCorruptError, InvalidParameterError
+from searchapp.private_files import open_private_file
 
 FORMAT_VERSION = 2  # 2: the metadata carries the file's CRC-32
 CHUNK = 1 << 24  # bytes read at a time for the checksum
@@ -393,7 +394,7 @@ def file_lock(path: Path, exclusive: bool) -> Iterator[None]:
     lock_path = path.with_suffix(".lock")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle = open(lock_path, "a+b")  # noqa: SIM115 - closed below
+        handle = open_private_file(lock_path, os.O_RDWR | os.O_CREAT, "r+b")  # not via a link
     except OSError:
         if exclusive:
             raise

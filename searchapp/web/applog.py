@@ -18,6 +18,7 @@ from pathlib import Path
 
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
+from searchapp.private_files import open_private_file
 
 LOG_NAME = "app.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -41,7 +42,7 @@ def install_app_log(data_dir: Path | None = None) -> Path:
         folder = Path(data_dir) if data_dir is not None else _data_dir()
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / LOG_NAME
-        handler = logging.FileHandler(path, encoding="utf-8")
+        handler = PrivateFileHandler(path, encoding="utf-8")
         handler.setFormatter(logging.Formatter(LOG_FORMAT))
         root = logging.getLogger("searchapp")
         root.addHandler(handler)
@@ -49,6 +50,19 @@ def install_app_log(data_dir: Path | None = None) -> Path:
             root.setLevel(logging.INFO)
         _log_path = path
         return path
+
+
+class PrivateFileHandler(logging.FileHandler):
+    """A FileHandler that opens its file with ``open_private`` (never through a link): a
+    link planted at ``app.log`` raises UnsafeFileError instead of being appended to.
+
+    Example:
+        >>> PrivateFileHandler(Path(tempfile.mkdtemp()) / "app.log").close()  # doctest: +SKIP
+    """
+
+    def _open(self):
+        return open_private_file(Path(self.baseFilename), text_mode="a",
+                                 encoding=self.encoding, errors=self.errors)
 
 
 def _data_dir() -> Path:

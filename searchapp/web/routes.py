@@ -172,8 +172,9 @@ def same_site(request: Request) -> bool:
 
 
 def client_of(request: Request) -> str:
-    """The client's address, the key of the throttle (behind a proxy on this machine,
-    the address it forwards: uvicorn trusts X-Forwarded-For from 127.0.0.1)."""
+    """The client's address, the key of the throttle: the connection's peer, or the address
+    a proxy of SEARCHAPP_TRUSTED_PROXIES forwards (``web/outbound.py``), never a header
+    anyone else sends."""
     return request.client.host if request.client else "unknown"
 
 
