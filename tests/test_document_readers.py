@@ -389,3 +389,27 @@ def test_xlsx_with_an_entity_or_not_a_zip_is_refused(tmp_path):
     with pytest.raises(IngestError, match=r"Cannot open n\.xlsx as an Excel workbook .*"
                                           "CSV UTF-8"):
         read_table(io.BytesIO(b"id,text\n1,a\n"), "n.xlsx")
+
+
+@pytest.mark.skipif(not __import__("shutil").which("tesseract"),
+                    reason="Debian's tesseract-ocr is not installed (apt-get install tesseract-ocr)")
+def test_a_scanned_page_is_read_by_the_real_tesseract(tmp_path):
+    """A page that is only a picture of text (no text layer), read by Tesseract itself."""
+    from fpdf import FPDF
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+    if not font.exists():
+        pytest.skip("the DejaVu font (fonts-dejavu-core) is not installed")
+    picture = Image.new("L", (1700, 300), 255)
+    ImageDraw.Draw(picture).text((60, 100), "Invoices are paid within thirty days",
+                                 font=ImageFont.truetype(str(font), 64), fill=0)
+    picture.save(tmp_path / "scan.png")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(str(tmp_path / "scan.png"), x=10, y=20, w=190)
+    pdf.output(str(tmp_path / "scan.pdf"))
+    doc = one(tmp_path / "scan.pdf")
+    assert doc.pages_without_text == [] and doc.notes == ["OCR (Tesseract) read page 1."]
+    words = doc.text.lower().split()
+    assert {"invoices", "paid", "thirty", "days"} <= set(words), doc.text
