@@ -21,6 +21,7 @@ import streamlit as st
 from searchapp.context import App
 from searchapp.corpora.files_job import IngestReport, request_ingest
 from searchapp.corpora.ingest import detect_format
+from searchapp.corpora.source import size_words
 from searchapp.corpora.staging import stage_uploads
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
@@ -52,7 +53,7 @@ def documents_form(app: App, files: Sequence, names: list[str],
     """The list of files, the corpus to add them to, and the button that queues the job."""
     total = sum(f.size for f in files)
     st.caption(md_inline(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
-                         f"({total / 2**20:,.1f} MiB): " +
+                         f"({size_words(total)}): " +
                          ", ".join(f.name for f in files[:20]) +
                          (f" and {len(files) - 20:,} more" if len(files) > 20 else "") +
                          ". A document per file (an archive: per file inside it), its id "
