@@ -35,6 +35,17 @@ class DocumentError(IngestError):
     """One file could not be read; the others of the same ingest go on."""
 
 
+def read_bounded(path, name: str, limits: Limits, what: str, fix: str) -> bytes:
+    """A whole-file format's bytes, refused past ``limits.max_expanded_bytes`` (``what`` the
+    file is, ``fix`` what to do) without reading more than one byte beyond the limit."""
+    with open(path, "rb") as file:
+        data = file.read(limits.max_expanded_bytes + 1)
+    if len(data) > limits.max_expanded_bytes:
+        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes, too "
+                            f"large for {what}. {fix}")
+    return data
+
+
 @dataclass(frozen=True)
 class Limits:
     """Bounds on what one file may cost (``SEARCHAPP_MAX_PAGES`` and friends).

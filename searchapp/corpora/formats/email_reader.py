@@ -34,6 +34,7 @@ from searchapp.corpora.formats.document import (
     Extracted,
     Limits,
     Part,
+    read_bounded,
 )
 from searchapp.corpora.formats.html import read_html_bytes
 
@@ -43,11 +44,7 @@ HEADERS = {"subject": "subject", "from": "from", "to": "to", "cc": "cc",
 
 def read_eml(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
     """One message file (at most ``limits.max_expanded_bytes`` of it is read)."""
-    with open(path, "rb") as file:
-        data = file.read(limits.max_expanded_bytes + 1)
-    if len(data) > limits.max_expanded_bytes:
-        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes, too "
-                            "large for one message. Save its attachments separately.")
+    data = read_bounded(path, name, limits, "one message", "Save its attachments separately.")
     return [message_document(data, name, limits)]
 
 

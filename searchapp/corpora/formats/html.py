@@ -35,9 +35,9 @@ from pathlib import Path
 
 from searchapp.corpora.formats.document import (
     DEFAULT_LIMITS,
-    DocumentError,
     Extracted,
     Limits,
+    read_bounded,
 )
 from searchapp.corpora.formats.outline import Sections
 
@@ -58,11 +58,7 @@ SHARE = 0.6
 
 def read_html(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
     """A web page file (at most ``limits.max_expanded_bytes`` of it is read)."""
-    with open(path, "rb") as file:
-        data = file.read(limits.max_expanded_bytes + 1)
-    if len(data) > limits.max_expanded_bytes:
-        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes, too "
-                            "large for a web page. Split it, or save it as text.")
+    data = read_bounded(path, name, limits, "a web page", "Split it, or save it as text.")
     return [read_html_bytes(data, name, limits)]
 
 

@@ -20,6 +20,7 @@ from searchapp.corpora.formats.document import (
     Extracted,
     Limits,
     Part,
+    read_bounded,
 )
 from searchapp.corpora.formats.sniff import describe, sniff
 
@@ -29,11 +30,7 @@ CODEPAGE = re.compile(rb"\\ansicpg(\d+)")
 
 def read_rtf(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
     """An RTF file as one part (at most ``limits.max_expanded_bytes`` of it is read)."""
-    with open(path, "rb") as file:
-        data = file.read(limits.max_expanded_bytes + 1)
-    if len(data) > limits.max_expanded_bytes:
-        raise DocumentError(f"{name} is larger than {limits.max_expanded_bytes:,} bytes. "
-                            "Split it, or save it as plain text.")
+    data = read_bounded(path, name, limits, "an RTF file", "Split it, or save it as plain text.")
     if sniff(data[:8192]) != "rtf":
         raise DocumentError(f"{name} is not an RTF document: it looks like "
                             f"{describe(sniff(data[:8192]))}. Give it the extension of what it "
