@@ -41,9 +41,13 @@ _SENTENCE_END = re.compile(r"[.!?…。！？][\"'”’)\]]*\s+|\n\s*")
 
 @dataclass(frozen=True)
 class PassagePlan:
-    """How one text is embedded: its passages' spans (one span when it fits the window)."""
+    """How one text is embedded: its passages' spans (one span when it fits the window),
+    and for a document read from a file each passage's heading path (or None), which is
+    encoded before the passage so that a passage from the middle of a section still says
+    what it is about ("Backups > Restoring the dump" before "Run psql with the file")."""
 
     spans: list[tuple[int, int]]
+    heads: list[str | None] | None = None
 
     @property
     def split(self) -> bool:
@@ -115,21 +119,39 @@ def plan(encoder, texts: Sequence[str], tokens: int | None = None,
     window, overlap = window_for(encoder.max_seq_length, tokens)
     plans: list[PassagePlan | None] = [None] * len(texts)
     pieces: list[tuple[int, int, int]] = []  # (text, start, end) planned on their own
+    sections: list[str | None] = []  # per piece: the heading path of its part
     for i, text in enumerate(texts):
         parts = layouts[i] if layouts is not None else None
         if parts and len(parts) > 1:
-            pieces += [(i, int(a), int(b)) for a, b, *_ in parts]
+            pieces += [(i, int(p[0]), int(p[1])) for p in parts]
+            sections += [p[3] if len(p) > 3 else None for p in parts]
         elif len(text.encode("utf-8")) <= window:
             plans[i] = PassagePlan([(0, len(text))])
         else:
             pieces.append((i, 0, len(text)))
+            sections.append(None)
     spans: dict[int, list[tuple[int, int]]] = {}
-    for (i, a, _end), piece_spans in zip(pieces, _plan_pieces(encoder, texts, pieces, window,
-                                                            overlap), strict=True):
+    heads: dict[int, list[str | None]] = {}
+    planned = _plan_pieces(encoder, texts, pieces, window, overlap)
+    for (i, a, _end), section, piece_spans in zip(pieces, sections, planned, strict=True):
         spans.setdefault(i, []).extend((a + x, a + y) for x, y in piece_spans)
+        heads.setdefault(i, []).extend([section] * len(piece_spans))
     for i, found in spans.items():
-        plans[i] = PassagePlan(found[:MAX_PASSAGES])
+        named = heads[i][:MAX_PASSAGES] if any(heads[i]) else None
+        plans[i] = PassagePlan(found[:MAX_PASSAGES], named)
     return plans  # type: ignore[return-value]
+
+
+def with_head(text: str, head: str | None) -> str:
+    """A passage as it is encoded: its heading path first, unless the passage starts with it.
+
+    Example:
+        >>> with_head("Run psql.", "Backups > Restoring"), with_head("Restoring it", "Restoring")
+        ('Backups > Restoring\\nRun psql.', 'Restoring it')
+    """
+    if not head or text.lstrip().startswith(head.rsplit(" > ", 1)[-1]):
+        return text
+    return f"{head}\n{text}"
 
 
 def _plan_pieces(encoder, texts: Sequence[str], pieces: list[tuple[int, int, int]],
@@ -181,7 +203,12 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
     owners: list[tuple[int, int, int]] = []  # per text: (row, first piece, piece count)
     for row, (text, p) in enumerate(zip(texts, plans, strict=True)):
         owners.append((row, len(pieces), len(p.spans)))
-        pieces.extend(text[a:b] for a, b in p.spans) if p.split else pieces.append(text)
+        if not p.split:
+            pieces.append(text)
+            continue
+        heads = p.heads or [None] * len(p.spans)
+        pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
+                                                                        strict=True))
     encoded = encoder.encode(pieces)  # (pieces, dim)
     vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
     passages: dict[int, tuple[np.ndarray, np.ndarray]] = {}
