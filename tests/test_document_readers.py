@@ -392,7 +392,8 @@ def test_xlsx_with_an_entity_or_not_a_zip_is_refused(tmp_path):
 
 
 @pytest.mark.skipif(not __import__("shutil").which("tesseract"),
-                    reason="Debian's tesseract-ocr is not installed (apt-get install tesseract-ocr)")
+                    reason="Debian's tesseract-ocr is not installed (apt-get install "
+                    "tesseract-ocr)")
 def test_a_scanned_page_is_read_by_the_real_tesseract(tmp_path):
     """A page that is only a picture of text (no text layer), read by Tesseract itself."""
     from fpdf import FPDF

@@ -40,7 +40,7 @@ def test_each_part_is_its_own_passage_encoded_after_its_heading_path():
     assert encoder.seen == ["Backups > SQL Dump\nRun the dump with pg_dump.",
                             "Backups > Restoring the Dump\nFeed the file to psql.",
                             "Page two text.", "a plain row"]
-    vectors, spans = out.passages[0]
+    _vectors, spans = out.passages[0]
     assert [doc.text[a:b] for a, b in spans] == [p.text for p in doc.parts]
     assert out.vectors.shape == (2, 8) and list(out.passages) == [0]
 
