@@ -284,3 +284,28 @@ def test_evaluation_runs_are_kept_per_corpus_and_model_in_order(app):
     assert [r.id for r in service.evaluation_runs(app, "faq", model_name="m1")] == [first.id]
     with pytest.raises(InvalidParameterError, match="numbers, text"):
         service.save_evaluation_run(app, "faq", "m1", {"x": object()}, 1)
+
+
+def _variant(name: str):
+    """``name`` in any letter case, perhaps with spaces around it (which the reader removes:
+    names equal once stripped are the reader's own error)."""
+    cased = st.tuples(*(st.sampled_from((c.lower(), c.upper())) for c in name)).map("".join)
+    return st.tuples(st.sampled_from(("", " ")), cased, st.sampled_from(("", " "))).map(
+        "".join)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), name=st.sampled_from(["label", "a_id", "b_id"]))
+def test_two_columns_equal_after_case_folding_are_refused_naming_both(app, data, name):
+    first = data.draw(_variant(name))
+    second = data.draw(_variant(name).filter(lambda v: v.strip() != first.strip()))
+    header = ["a_id", "b_id", "label"]
+    header[header.index(name)] = first
+    header.append(second)
+    text = ",".join(header) + "\nq1,q2,1,0\n"
+    make_corpus(app, f"c{abs(hash(text))}")
+    with pytest.raises(JudgementError, match="both read as") as refused:
+        service.import_csv(app, f"c{abs(hash(text))}", text.encode("utf-8"), "j.csv")
+    named = str(refused.value)  # the reader removes spaces around names (and refuses twins)
+    assert repr(first.strip()) in named and repr(second.strip()) in named
