@@ -145,7 +145,9 @@ CASES = {
     "csv: a header twice once trimmed": ("a.csv", b"id,text, text\n1,a,b\n", R,
                                          "names column 'text' twice"),
     "csv: a header twice": ("a.csv", b"text,text\na,b\n", R, "names column 'text' twice"),
-    "csv: two empty header names": ("a.csv", b",text,\n1,a,2\n", R, "names column '' twice"),
+    "csv: two empty header names are column 1 and column 3": (
+        "a.csv", b",text,\n1,a,2\n", S,
+        {"ca978112ca1bbdca": ("a", {"column 1": "1", "column 3": "2"})}),
     "csv: a quote never closed": ("a.csv", b'id,text\n1,"a\n2,b\n', R, "never closed"),
     "csv: text after a closing quote": ("a.csv", b'id,text\n1,"a"b\n', R,
                                         "right after a closing quote"),
