@@ -109,8 +109,10 @@ CASES = {
     "jsonl: an integer column with a gap keeps its digits": (
         "a.jsonl", jsonl({"id": "a", "text": "x", "n": 9007199254740993}, {"id": "b", "text": "y"}),
         S, {"a": ("x", {"n": "9007199254740993"}), "b": ("y", {})}),
-    "json: ids when one row has none are not floats": (
-        "a.json", b'[{"id": 1, "text": "x"}, {"id": 2, "text": "y"}, {"text": "z"}]', S, None),
+    # a column named id is the id: a row without one is refused (once: ids from the text)
+    "json: ids when one row has none are refused, naming the item": (
+        "a.json", b'[{"id": 1, "text": "x"}, {"id": 2, "text": "y"}, {"text": "z"}]', R,
+        "item 3: the id column 'id' is empty"),
     "csv: 007 and 1e5 stay text": (
         "a.csv", b"id,text,code,n\n007,a,007,1e5\n", S, {"007": ("a", {"code": "007",
                                                                         "n": "1e5"})}),
@@ -143,7 +145,9 @@ CASES = {
     "csv: a header twice once trimmed": ("a.csv", b"id,text, text\n1,a,b\n", R,
                                          "names column 'text' twice"),
     "csv: a header twice": ("a.csv", b"text,text\na,b\n", R, "names column 'text' twice"),
-    "csv: two empty header names": ("a.csv", b",text,\n1,a,2\n", R, "names column '' twice"),
+    "csv: two empty header names are column 1 and column 3": (
+        "a.csv", b",text,\n1,a,2\n", S,
+        {"ca978112ca1bbdca": ("a", {"column 1": "1", "column 3": "2"})}),
     "csv: a quote never closed": ("a.csv", b'id,text\n1,"a\n2,b\n', R, "never closed"),
     "csv: text after a closing quote": ("a.csv", b'id,text\n1,"a"b\n', R,
                                         "right after a closing quote"),

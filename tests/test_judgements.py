@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from searchapp.context import App
+from searchapp.corpora.documents import check_id
 from searchapp.errors import (
     CorpusNotFoundError,
     InvalidParameterError,
@@ -15,6 +16,7 @@ from searchapp.errors import (
     SearchAppError,
 )
 from searchapp.judgements import service
+from searchapp.judgements.csv_io import judgements_frame
 from searchapp.store import repo
 
 DOCS = {"q1": "How do I reset my password?", "q2": "I forgot my password, what now?",
@@ -211,18 +213,29 @@ _cell = st.text(st.one_of(_special, _special, st.characters(codec="utf-8",
                 min_size=1, max_size=8)
 
 
+def _valid(raw: str) -> bool:
+    try:
+        check_id(raw)
+    except InvalidParameterError:
+        return False
+    return True
+
+
 @settings(max_examples=60, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(ids=st.lists(_cell.filter(lambda s: s.strip() == s and s.strip()), min_size=2,
-                    max_size=6, unique=True),
+@given(ids=st.lists(_cell.filter(_valid), min_size=2, max_size=6,
+                    unique_by=lambda raw: raw.strip()),
        judged=st.lists(st.tuples(st.booleans(), _cell, st.integers(0, 5), st.integers(0, 5),
                                  st.integers(0, 3)), min_size=1, max_size=12))
 @example(ids=["'=x", "''", "=1", "'tis"],
          judged=[(True, "q", 0, 1, 1), (False, "'-x", 2, 0, 2), (True, "q", 3, 2, 0)])
+@example(ids=[" d3 ", "\u00a0'=y", "x ;y"], judged=[(True, "q", 0, 1, 1), (False, "\tq", 2, 0, 3)])
 def test_any_judgements_survive_an_export_and_import_round_trip(app, ids, judged):
+    """Any ids the id rule accepts (judged as typed: spaces around them and all) and any
+    queries: the export of the judgements imports back as the same judgements."""
     suffix = str(abs(hash((tuple(ids), tuple(judged)))))
     source, copy = f"src{suffix}", f"dst{suffix}"
-    docs = {i: f"text of {i!r}" for i in ids}
+    docs = {check_id(i): f"text of {i!r}" for i in ids}
     make_corpus(app, source, docs)
     make_corpus(app, copy, docs)
     for is_pair, query, x, y, grade in judged:
@@ -233,8 +246,29 @@ def test_any_judgements_survive_an_export_and_import_round_trip(app, ids, judged
             service.add(app, source, query=query, doc=a, label=grade, source="cli")
     if not service.list_judgements(app, source):
         return
+    assert {j.a for j in service.list_judgements(app, source)} <= set(docs)
     service.import_csv(app, copy, service.export_csv(app, source).encode("utf-8"), "j.csv")
     assert items(app, copy) == items(app, source)
+
+
+@pytest.mark.parametrize("bad", ["a\nb", "a\tb", "q\r1", ".", "..", "\x1b[31m"])
+def test_a_judgement_naming_an_id_the_rule_refuses_is_refused_naming_the_rule(app, bad):
+    make_corpus(app)
+    with pytest.raises(InvalidParameterError, match="no control character"):
+        service.add(app, "faq", a=bad, b="q1", label=1, source="cli")
+    with pytest.raises(InvalidParameterError, match="no control character"):
+        service.add(app, "faq", query="reset", doc=bad, label=1, source="cli")
+    csv = judgements_frame([]) + f'pair,,,"{bad}",q1,1,cli,\n'
+    with pytest.raises(JudgementError, match=r"line 2: .*no control character"):
+        service.import_csv(app, "faq", csv.encode("utf-8"), "j.csv")
+
+
+def test_ids_with_spaces_around_them_in_a_file_name_the_stored_documents(app):
+    make_corpus(app)
+    rows = b'a_id,b_id,label\n" q1 "," q2\t",1\n"\tq3","\nq4",0\n'
+    summary = service.import_csv(app, "faq", rows, "j.csv")
+    assert summary.added == 2
+    assert items(app) == {("pair", None, "q1", "q2", 1), ("pair", None, "q3", "q4", 0)}
 
 
 # ---- evaluation runs -----------------------------------------------------------------------
@@ -250,3 +284,28 @@ def test_evaluation_runs_are_kept_per_corpus_and_model_in_order(app):
     assert [r.id for r in service.evaluation_runs(app, "faq", model_name="m1")] == [first.id]
     with pytest.raises(InvalidParameterError, match="numbers, text"):
         service.save_evaluation_run(app, "faq", "m1", {"x": object()}, 1)
+
+
+def _variant(name: str):
+    """``name`` in any letter case, perhaps with spaces around it (which the reader removes:
+    names equal once stripped are the reader's own error)."""
+    cased = st.tuples(*(st.sampled_from((c.lower(), c.upper())) for c in name)).map("".join)
+    return st.tuples(st.sampled_from(("", " ")), cased, st.sampled_from(("", " "))).map(
+        "".join)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data(), name=st.sampled_from(["label", "a_id", "b_id"]))
+def test_two_columns_equal_after_case_folding_are_refused_naming_both(app, data, name):
+    first = data.draw(_variant(name))
+    second = data.draw(_variant(name).filter(lambda v: v.strip() != first.strip()))
+    header = ["a_id", "b_id", "label"]
+    header[header.index(name)] = first
+    header.append(second)
+    text = ",".join(header) + "\nq1,q2,1,0\n"
+    make_corpus(app, f"c{abs(hash(text))}")
+    with pytest.raises(JudgementError, match="both read as") as refused:
+        service.import_csv(app, f"c{abs(hash(text))}", text.encode("utf-8"), "j.csv")
+    named = str(refused.value)  # the reader removes spaces around names (and refuses twins)
+    assert repr(first.strip()) in named and repr(second.strip()) in named

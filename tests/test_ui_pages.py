@@ -141,12 +141,17 @@ def test_a_bad_file_shows_what_to_fix_and_stores_nothing(app, content, id_column
         assert repo.summaries(s) == []
 
 
-def test_a_tab_separated_csv_is_read_and_an_id_column_with_repeats_is_hinted(app):
+def test_a_tab_separated_csv_is_read_and_an_id_column_with_repeats_is_an_error(app):
+    """A column named id is the id even with repeats: the upload names the lines (never a
+    silent switch to ids from the text); choosing no id makes ids from the text."""
     at = page("upload").run()
     at.file_uploader[0].upload("tabs.csv", b"id\ttext\n1\thello\n", "text/csv").run()
     assert at.multiselect[0].value == ["text"]
-    at.file_uploader[0].set_value(("ids.csv", b"id,text\n1,a\n1,b\n", "text/csv")).run()
-    assert at.selectbox[0].value.startswith("(none")
+    at.file_uploader[0].set_value(("ids.csv", b"id,text\n1,a\n1 ,b\n", "text/csv")).run()
+    assert at.selectbox[0].value == "id"
+    button(at, "Upload and embed").click().run()
+    assert any("line 3 repeats id '1' (first seen at line 2)" in e for e in texts(at.error))
+    at.selectbox[0].set_value(at.selectbox[0].options[0]).run()
     assert any("Column 'id' is not used as the id" in c for c in texts(at.caption))
 
 

@@ -280,14 +280,17 @@ def test_a_bad_row_after_many_batches_stores_nothing(app):
         assert s.scalar(select(Document.id).limit(1)) is None
 
 
-def test_a_guessed_id_column_that_repeats_late_falls_back_to_ids_from_the_text(app):
+def test_an_id_column_by_its_name_that_repeats_late_is_an_error_naming_both_lines(app):
+    """Past the rows read on opening, a column named id repeats: an error naming both lines
+    and what to choose instead, nothing stored (it once switched to ids from the text)."""
     rows = "".join(f"{i},text {i}\n" for i in range(1_500))  # past the rows read on opening
-    summary = up(app, f"id,text\n{rows}7,text 7 again\n".encode(), "a.csv")
-    assert summary.added == 1_501
-    assert all(len(e) >= 16 for e in stored(app))  # ids made from the text, id kept as metadata
-    assert summary.describe() == ("Corpus 'c': 1501 added. Column 'id' has an empty or repeated "
-                                  "value further down, so it is not used as the id: ids were "
-                                  "made from the text (the column is kept as metadata).")
+    with pytest.raises(IngestError, match=r"line 1502 repeats id '7' \(first seen at line 9\)"
+                                          r".*choose no id column"):
+        up(app, f"id,text\n{rows} 7,text 7 again\n".encode(), "a.csv")
+    with app.db.session() as s:
+        assert repo.summaries(s) == []
+    summary = up(app, f"id,text\n{rows}7,text 7 again\n".encode(), "a.csv", id_column="")
+    assert summary.added == 1_501 and all(len(e) >= 16 for e in stored(app))
 
 
 # ---- memory: a constant plus a batch, not a multiple of the file ---------------------------

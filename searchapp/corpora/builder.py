@@ -10,8 +10,11 @@ with ``-2``, ``-3`` ... for repeats inside the file), so uploading the same
 file again adds nothing twice. Metadata is every other column a row has (a
 JSON object's own keys), or the columns asked for.
 
-A guessed id column is a guess: when a later row has it empty or repeated,
-``GuessedIdFailed`` tells the upload to start again with generated ids.
+A column named like an id (``ID_COLUMN_GUESSES``: ``id``, ``ID``, ``doc_id``, ...)
+is the id column unless the caller says there is none (``id_column=""``): an
+empty or repeated value in it (exactly, or once spaces around are removed) is
+an error naming the lines, never a silent switch to generated ids, which would
+leave the file's own ids unknown to the corpus.
 
 Example:
     >>> from searchapp.corpora.ingest import read_table
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -48,10 +51,6 @@ ID_COLUMN_GUESSES = ("id", "doc_id", "document_id", "qid", "question_id", "exter
 BATCH_DOCS = 5_000  # documents per batch handed to the store...
 BATCH_CHARS = 8 << 20  # ...or fewer, when their text and metadata reach this many characters
 MAX_META_COLUMNS = 1_000  # distinct metadata columns in one upload
-
-
-class GuessedIdFailed(Exception):
-    """The guessed id column has an empty or repeated value further down: use generated ids."""
 
 
 @dataclass(frozen=True)
@@ -106,20 +105,19 @@ def guess_text_column(frame: pd.DataFrame) -> str:
 
 
 def guess_id_column(frame: pd.DataFrame) -> str | None:
-    """A column named like an id whose values (in ``frame``) are all present and unique.
+    """The first column named like an id (``ID_COLUMN_GUESSES``, any case), whatever its
+    values: repeated or empty ones are then the upload's error, naming their lines.
 
     Example:
         >>> (guess_id_column(pd.DataFrame({"ID": ["a", "b"]})),
-        ...  guess_id_column(pd.DataFrame({"id": ["a", "a"]})))
-        ('ID', None)
+        ...  guess_id_column(pd.DataFrame({"id": ["a", "a"]})),
+        ...  guess_id_column(pd.DataFrame({"name": ["a"]})))
+        ('ID', 'id', None)
     """
-    by_lower = {str(c).lower(): c for c in frame.columns}
+    by_lower = {str(c).strip().lower(): c for c in frame.columns}
     for name in ID_COLUMN_GUESSES:
-        col = by_lower.get(name)
-        if col is not None:
-            values = [str(v).strip() for v in frame[col]]
-            if all(values) and len(set(values)) == len(values):
-                return col
+        if name in by_lower:
+            return by_lower[name]
     return None
 
 
@@ -135,7 +133,7 @@ def plan_columns(table: Table, text_column: str | Sequence[str] | None = None,
                  ) -> ColumnPlan:
     """The columns to use, checked against the file's; guessed from its first rows when not
     given. ``text_column`` may list several columns, joined into the text in that order.
-    ``id_column=None`` guesses one (``ID_COLUMN_GUESSES`` with present, unique values);
+    ``id_column=None`` takes a column named like an id (``guess_id_column``);
     ``id_column=""`` means none: ids are made from the text.
 
     Example:
@@ -176,8 +174,8 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
                      ) -> Iterator[list[NewDocument]]:
     """The table's documents in batches, every row checked; ``counts`` filled as it goes.
 
-    Raises IngestError naming the row for the first problem, and GuessedIdFailed
-    when ``plan.id`` was guessed and proves not to be an id column.
+    Raises IngestError naming the row for the first problem (an empty or repeated id
+    included, whether the id column was chosen or taken by its name).
 
     Example:
         >>> from searchapp.corpora.ingest import read_table
@@ -232,9 +230,8 @@ def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,
         return ""
     doc_id = cells.get(plan.id, "").strip()
     if not doc_id:
-        if plan.id_guessed:
-            raise GuessedIdFailed()
-        raise IngestError(f"{table.label(number)}: the id column {plan.id!r} is empty.")
+        raise IngestError(f"{table.label(number)}: the id column {plan.id!r} is empty."
+                          f"{_no_id_hint(plan)}")
     if check_all or len(doc_id) > MAX_ID_CHARS:
         check_cell(doc_id, "id", plan.id, table.label(number))
     if not doc_id.isprintable() or doc_id in (".", ".."):  # the one id rule (documents.ID_RULE)
@@ -246,6 +243,20 @@ def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,
         except InvalidParameterError as exc:
             raise IngestError(f"{table.label(number)}, column {plan.id!r}: {exc}") from None
     return doc_id
+
+
+def _no_id_hint(plan: ColumnPlan) -> str:
+    """What to do when the id column was taken by its name and is not one.
+
+    Example:
+        >>> _no_id_hint(ColumnPlan("text", "id", id_guessed=True))
+        " Column 'id' is the id by its name; choose no id column ..."
+    """
+    if not plan.id_guessed:
+        return ""
+    return (f" Column {plan.id!r} is the id by its name; choose no id column (--id-column '' "
+            "in the CLI, '(none: make ids from the text)' on the Upload page) to have ids "
+            "made from the text instead.")
 
 
 def _new_column(key: str, names: set[str], where: str) -> None:
@@ -266,11 +277,9 @@ def _documents(pending: list[tuple[int, str, str, dict]], plan: ColumnPlan, seen
         ids = [p[1] for p in pending]
         repeat = seen.first_repeat(ids, numbers)
         if repeat is not None:
-            if plan.id_guessed:
-                raise GuessedIdFailed()
             doc_id, number, first = repeat
             raise IngestError(f"{table.label(number)} repeats id {doc_id!r} (first seen at "
-                              f"{table.label(first)}). Ids must be unique.")
+                              f"{table.label(first)}). Ids must be unique.{_no_id_hint(plan)}")
     else:
         bases = [hashlib.sha256(p[2].encode("utf-8")).hexdigest()[:16] for p in pending]
         ids = [base if n == 1 else f"{base}-{n}"
@@ -285,7 +294,6 @@ def to_documents(table: Table, text_column: str | None = None, id_column: str | 
     """Every document of a small table at once: (documents, rows skipped for an empty text).
 
     The upload streams (``document_batches``); this is for tests and one-off rows.
-    A guessed id column that fails falls back to generated ids, as an upload does.
 
     Example:
         >>> from searchapp.corpora.ingest import read_table
@@ -293,11 +301,7 @@ def to_documents(table: Table, text_column: str | None = None, id_column: str | 
         >>> [d.external_id for d in docs], skipped
         (['0967115f2813a354', '0967115f2813a354-2'], 1)
     """
-    plan = plan_columns(table, text_column, id_column, meta_columns)
-    try:
-        return _every_document(table, plan)
-    except GuessedIdFailed:
-        return _every_document(table, replace(plan, id=None, id_guessed=False))
+    return _every_document(table, plan_columns(table, text_column, id_column, meta_columns))
 
 
 def _every_document(table: Table, plan: ColumnPlan) -> tuple[list[NewDocument], int]:

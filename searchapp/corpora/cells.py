@@ -146,6 +146,9 @@ def check_name(name: str, where: str) -> None:
         ...
         searchapp.errors.IngestError: line 1: a column name has 1,001 characters; names may ...
     """
+    if not name.strip():
+        raise IngestError(f"{where}: a column name (an object key) is empty; name it. (A "
+                          "file's header names an empty column 'column N' by its place.)")
     if len(name) > MAX_NAME_CHARS:
         raise IngestError(f"{where}: a column name has {len(name):,} characters; names may "
                           f"have at most {MAX_NAME_CHARS:,}.")

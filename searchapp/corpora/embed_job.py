@@ -6,12 +6,19 @@ encoded, committed with its generation, and handed to the process' index before
 the next, so a worker killed mid-job loses at most one batch, and started again
 it embeds only what is still missing.
 
+A batch is bounded by its documents and by its characters (``BATCH_CHARS_CPU``,
+``BATCH_CHARS_GPU``): a thousand texts of 200,000 characters are many batches,
+not one of gigabytes. Inside a batch the encoder calls ``ctx.checkpoint``
+between its sub-batches, so a cancel or a SIGTERM lands within about a second
+at any batch size; the half-encoded batch is not committed, and the job,
+queued again or requested again, starts from the last committed one.
+
 The index file is saved when saving is cheap relative to the work done since
 the last save (at most ~5% of the time goes to writing it), and at the end; a
 file that lags behind is brought forward from the database on load anyway.
 
 Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
-"switch": bool}``; with ``switch`` the corpus moves to MODEL once every document
+"switch": bool, "batch_chars": N}``; with ``switch`` the corpus moves to MODEL once every document
 has a vector for it, so the old index serves searches until then. With
 ``"engine": "ray"`` (and ``"address"``, ``"actors"``, ``"cpus_per_actor"``,
 ``"batch"``) the batches are encoded and committed by actors on a Ray cluster
@@ -32,6 +39,8 @@ from searchapp.vectors.passage_index import STRIDE
 
 BATCH_CPU = 1024  # documents per committed batch (and per Ray block, ``ray_embed``)
 BATCH_GPU = 8192
+BATCH_CHARS_CPU = 1_000_000  # characters of text per batch, at most (one longer document
+BATCH_CHARS_GPU = 8_000_000  # is a batch of its own); ``"batch_chars"`` in the payload sets another
 FIRST_BATCH = 128  # the first batches are smaller (doubling up): search opens and a rate
 # shows within seconds of the model being loaded
 MIN_SAVE_GAP_SECONDS = 10.0
@@ -61,6 +70,7 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     ctx.progress(0, 0, f"Step 1 of 2: loading the model {model.name}", force=True)
     encoder = app.encoder(model.name)
     full_batch = BATCH_GPU if encoder.device.type == "cuda" else BATCH_CPU
+    max_chars = _batch_chars(payload, encoder.device.type)
     batch = min(FIRST_BATCH, full_batch)
     with app.db.session() as s:
         already = repo.count_embedded(s, handle.corpus_id, model.id)
@@ -72,7 +82,8 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
                  f"{model.name} ({path})", force=True)
     while True:
         with app.db.session() as s:
-            rows = repo.documents_missing_embedding(s, handle.corpus_id, model.id, after, batch)
+            rows = repo.documents_missing_embedding(s, handle.corpus_id, model.id, after, batch,
+                                                    max_chars)
         if not rows:
             break
         after, batch = rows[-1][0], min(2 * batch, full_batch)
@@ -80,7 +91,8 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         with app.db.session() as s:  # documents read from files: their pages and sections
             layouts = repo.layouts_by_id(s, ids)
         embedded = embed_documents(encoder, [text for _, text in rows],
-                                   app.settings.passage_tokens, [layouts.get(i) for i in ids])
+                                   app.settings.passage_tokens, [layouts.get(i) for i in ids],
+                                   checkpoint=ctx.checkpoint)
         with app.db.session() as s:
             generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
                                               embedded.vectors, embedded.passages)
@@ -106,6 +118,17 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     return {"corpus": name, "model": model.name, "embedded": done - already,
             "documents": done, "split": split, "passages": passages,
             "seconds": round(seconds, 2)}
+
+
+def _batch_chars(payload: dict, device_type: str) -> int:
+    """The most characters one batch holds: the payload's ``batch_chars``, else per device.
+
+    Example:
+        >>> _batch_chars({}, "cpu"), _batch_chars({"batch_chars": 5000}, "cuda")
+        (1000000, 5000)
+    """
+    default = BATCH_CHARS_GPU if device_type == "cuda" else BATCH_CHARS_CPU
+    return max(1, int(payload.get("batch_chars") or default))
 
 
 def _passage_rows(ids: list[int], embedded, dimension: int) -> tuple[np.ndarray, np.ndarray]:

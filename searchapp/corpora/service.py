@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.corpora.builder import (
     ColumnPlan,
     Counts,
-    GuessedIdFailed,
     document_batches,
     plan_columns,
 )
@@ -114,21 +113,14 @@ def upload(app: App, table: Table, corpus: str, text_column: str | Sequence[str]
 
     The rows are read, checked and written a batch at a time inside one
     transaction: memory holds a batch, never the file, and a problem anywhere
-    (named by its line) stores nothing. A guessed id column that turns out to
-    have an empty or repeated value further down is dropped, and the file is
-    read again with ids made from the text, as for a file without one.
+    (named by its line) stores nothing: a repeated or empty id too, in a chosen id
+    column or one taken by its name (``id``, ``ID``, ...; ``id_column=""`` asks
+    for ids made from the text instead).
     ``text_column`` may name several columns (a title and a body): their cells are
     joined, row by row, into the searched text and not kept again as metadata.
     """
-    plan = plan_columns(table, text_column, id_column, meta_columns)
-    try:
-        return _store(app, table, corpus, plan, model)
-    except GuessedIdFailed:
-        note = (f"Column {plan.id!r} has an empty or repeated value further down, so it is "
-                "not used as the id: ids were made from the text (the column is kept as "
-                "metadata).")
-        return _store(app, table, corpus, replace(plan, id=None, id_guessed=False), model,
-                      (note,))
+    return _store(app, table, corpus, plan_columns(table, text_column, id_column,
+                                                   meta_columns), model)
 
 
 def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | None,

@@ -44,7 +44,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -229,12 +229,24 @@ class SiameseEncoder(torch.nn.Module):
         texts = [str(t).strip() for t in texts]
         return [t.lower() for t in texts] if self.do_lower_case else texts
 
-    def _token_ids(self, texts: Sequence[str]) -> list[list[int]]:
-        """Token ids per text, truncated to max_seq_length, unpadded (under the lock)."""
-        with self.inference_lock:
-            return self.tokenizer(self._clean(texts), truncation=True,
-                                  max_length=self.max_seq_length, return_attention_mask=False,
-                                  return_token_type_ids=False)["input_ids"]
+    def _token_ids(self, texts: Sequence[str], checkpoint: Callable[[], None] | None = None
+                   ) -> list[list[int]]:
+        """Token ids per text, truncated to max_seq_length, unpadded (under the lock).
+
+        Tokenised ``speed.TOKENIZE_CHARS`` characters at a time, ``checkpoint``
+        called before each call.
+        """
+        texts = self._clean(texts)
+        ids: list[list[int]] = []
+        for chunk in speed.char_chunks([len(t) for t in texts]):
+            if checkpoint is not None:
+                checkpoint()
+            with self.inference_lock:
+                ids += self.tokenizer([texts[i] for i in chunk], truncation=True,
+                                      max_length=self.max_seq_length,
+                                      return_attention_mask=False,
+                                      return_token_type_ids=False)["input_ids"]
+        return ids
 
     def _infer_batch(self, ids: list[list[int]]) -> np.ndarray:
         """Pad one batch of token ids and embed it in eval mode, under the lock (n, dim).
@@ -331,7 +343,8 @@ class SiameseEncoder(torch.nn.Module):
                 seconds[p].append(time.perf_counter() - started)
         return {p: float(np.median(s)) for p, s in seconds.items()}
 
-    def encode(self, texts: Sequence[str], batch_size: int | None = None) -> np.ndarray:
+    def encode(self, texts: Sequence[str], batch_size: int | None = None,
+               checkpoint: Callable[[], None] | None = None) -> np.ndarray:
         """Embed texts into float32 vectors (n, dim), in the input order.
 
         The texts are tokenised once, sorted by token length and cut into
@@ -349,17 +362,31 @@ class SiameseEncoder(torch.nn.Module):
 
         Safe to call from many threads at once (one encoder serves every
         session): tokenising and each batch hold ``inference_lock``.
+
+        ``checkpoint`` is called before each batch (and each tokenizer call
+        over ``speed.TOKENIZE_CHARS`` characters): a long call can be
+        abandoned there by raising (a job's ``TaskContext.checkpoint`` raises
+        when the job is cancelled or the worker stops), so a cancel lands
+        within one batch of a few thousand tokens, whatever ``texts`` holds.
+
+        Example:
+            >>> def stop():
+            ...     raise KeyboardInterrupt
+            >>> enc.encode(["one", "two"], checkpoint=stop)  # doctest: +SKIP
+            Traceback (most recent call last):
+            KeyboardInterrupt
         """
-        return self._encode_on(self.speed_path, texts, batch_size, self.query_path)
+        return self._encode_on(self.speed_path, texts, batch_size, self.query_path, checkpoint)
 
     @torch.inference_mode()
     def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None,
-                   query_path: str | None = None) -> np.ndarray:
+                   query_path: str | None = None,
+                   checkpoint: Callable[[], None] | None = None) -> np.ndarray:
         n = len(texts)
         out = np.empty((n, self.dimension), dtype=np.float32)
         if n == 0:
             return out
-        ids = self._token_ids(texts)
+        ids = self._token_ids(texts, checkpoint)
         lengths = [len(x) for x in ids]
         if query_path and n == 1 and lengths[0] <= speed.QUERY_TOKENS:
             path = query_path
@@ -371,6 +398,8 @@ class SiameseEncoder(torch.nn.Module):
         # one autocast context for all batches: the bf16 copies of the weights are made once
         with _autocast(path):
             for idx in batches:
+                if checkpoint is not None:
+                    checkpoint()
                 out[idx] = self._infer_batch([ids[i] for i in idx])
         return out
 

@@ -28,10 +28,12 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from searchapp.embedding import speed
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the model's window
 WINDOW_SHARE = 0.5  # a passage's share of the model's window (see window_for)
@@ -106,7 +108,8 @@ def plan_spans(text: str, offsets: Sequence[tuple[int, int]], window: int, overl
 
 
 def plan(encoder, texts: Sequence[str], tokens: int | None = None,
-         layouts: Sequence[list | None] | None = None) -> list[PassagePlan]:
+         layouts: Sequence[list | None] | None = None,
+         checkpoint: Callable[[], None] | None = None) -> list[PassagePlan]:
     """A PassagePlan per text for this encoder's tokenizer and window (``tokens``: the
     passage window, ``Settings.passage_tokens``; None: from the model).
 
@@ -114,7 +117,8 @@ def plan(encoder, texts: Sequence[str], tokens: int | None = None,
     makes more tokens than bytes) and are not tokenised again here. A text with a
     layout of two parts or more (a document read from a file: its pages or
     sections, ``layouts[i]`` = [[start, end, page, section], ...]) is planned part
-    by part, so no passage spans two pages.
+    by part, so no passage spans two pages. Long texts are tokenised
+    ``speed.TOKENIZE_CHARS`` characters at a time, ``checkpoint`` called before each.
     """
     window, overlap = window_for(encoder.max_seq_length, tokens)
     plans: list[PassagePlan | None] = [None] * len(texts)
@@ -132,7 +136,7 @@ def plan(encoder, texts: Sequence[str], tokens: int | None = None,
             sections.append(None)
     spans: dict[int, list[tuple[int, int]]] = {}
     heads: dict[int, list[str | None]] = {}
-    planned = _plan_pieces(encoder, texts, pieces, window, overlap)
+    planned = _plan_pieces(encoder, texts, pieces, window, overlap, checkpoint)
     for (i, a, _end), section, piece_spans in zip(pieces, sections, planned, strict=True):
         spans.setdefault(i, []).extend((a + x, a + y) for x, y in piece_spans)
         heads.setdefault(i, []).extend([section] * len(piece_spans))
@@ -155,7 +159,8 @@ def with_head(text: str, head: str | None) -> str:
 
 
 def _plan_pieces(encoder, texts: Sequence[str], pieces: list[tuple[int, int, int]],
-                 window: int, overlap: int) -> list[list[tuple[int, int]]]:
+                 window: int, overlap: int, checkpoint: Callable[[], None] | None = None
+                 ) -> list[list[tuple[int, int]]]:
     """Spans within each piece (text, start, end), relative to its start; pieces within
     the window by their UTF-8 length are one span without tokenising."""
     out: list[list[tuple[int, int]] | None] = []
@@ -166,14 +171,16 @@ def _plan_pieces(encoder, texts: Sequence[str], pieces: list[tuple[int, int, int
         else:
             out.append(None)
             long_pieces.append(n)
-    if long_pieces:
-        chosen = [texts[pieces[n][0]][pieces[n][1]:pieces[n][2]] for n in long_pieces]
+    chosen = [texts[pieces[n][0]][pieces[n][1]:pieces[n][2]] for n in long_pieces]
+    for chunk in speed.char_chunks([len(t) for t in chosen]):
+        if checkpoint is not None:
+            checkpoint()
         with encoder.inference_lock:
-            tokens = encoder.tokenizer(chosen, add_special_tokens=False,
+            tokens = encoder.tokenizer([chosen[k] for k in chunk], add_special_tokens=False,
                                        return_offsets_mapping=True, truncation=False,
                                        return_attention_mask=False, verbose=False)
-        for n, text, offsets in zip(long_pieces, chosen, tokens["offset_mapping"], strict=True):
-            out[n] = plan_spans(text, offsets, window, overlap)
+        for k, offsets in zip(chunk, tokens["offset_mapping"], strict=True):
+            out[long_pieces[k]] = plan_spans(chosen[k], offsets, window, overlap)
     return out  # type: ignore[return-value]
 
 
@@ -190,15 +197,20 @@ class Embedded:
 
 
 def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
-                    layouts: Sequence[list | None] | None = None) -> Embedded:
+                    layouts: Sequence[list | None] | None = None,
+                    checkpoint: Callable[[], None] | None = None) -> Embedded:
     """Vectors for documents, long ones through their passages (one encoder call in all).
+
+    ``checkpoint`` goes to the encoder, which calls it between its batches (a job
+    stops there when cancelled: see ``SiameseEncoder.encode``); it is also called
+    once the passages are planned.
 
     Example:
         >>> out = embed_documents(encoder, ["short", "a long text ... " * 200])  # doctest: +SKIP
         >>> out.vectors.shape, list(out.passages)                                # doctest: +SKIP
         ((2, 384), [1])
     """
-    plans = plan(encoder, texts, tokens, layouts)
+    plans = plan(encoder, texts, tokens, layouts, checkpoint)
     pieces: list[str] = []
     owners: list[tuple[int, int, int]] = []  # per text: (row, first piece, piece count)
     for row, (text, p) in enumerate(zip(texts, plans, strict=True)):
@@ -209,7 +221,9 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         heads = p.heads or [None] * len(p.spans)
         pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
                                                                         strict=True))
-    encoded = encoder.encode(pieces)  # (pieces, dim)
+    if checkpoint is not None:
+        checkpoint()
+    encoded = encoder.encode(pieces, checkpoint=checkpoint)  # (pieces, dim)
     vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
     passages: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for row, first, count in owners:

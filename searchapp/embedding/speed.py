@@ -59,6 +59,7 @@ QUERY_GAIN = 0.9  # a reduced-precision query path must take under 90% of float3
 CPU_TOKEN_BUDGET = 2048
 CUDA_TOKEN_BUDGET = 32768  # large batches keep a GPU busy (not measured here: no GPU)
 MAX_BATCH = 512  # sentences per batch, whatever their length
+TOKENIZE_CHARS = 200_000  # characters per tokenizer call (a checkpoint between calls)
 
 
 @dataclass(frozen=True)
@@ -234,6 +235,28 @@ def token_batches(lengths, budget: int, max_batch: int = MAX_BATCH) -> list[np.n
         batches.append(order[start:start + size])
         start += size
     return batches
+
+
+def char_chunks(lengths, limit: int = TOKENIZE_CHARS) -> list[range]:
+    """Consecutive ranges of items, each about ``limit`` characters (at least one item).
+
+    The tokenizer is called once per range, so a caller can check between them
+    whether to go on (a cancelled job): one call over millions of characters
+    takes seconds and cannot be interrupted.
+
+    Example:
+        >>> char_chunks([4, 4, 4, 20, 1], limit=8)
+        [range(0, 2), range(2, 3), range(3, 4), range(4, 5)]
+    """
+    chunks, start, used = [], 0, 0
+    for i, n in enumerate(lengths):
+        if i > start and used + n > limit:
+            chunks.append(range(start, i))
+            start, used = i, 0
+        used += n
+    if start < len(lengths):
+        chunks.append(range(start, len(lengths)))
+    return chunks
 
 
 def fixed_batches(lengths, batch_size: int) -> list[np.ndarray]:

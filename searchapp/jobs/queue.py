@@ -297,6 +297,17 @@ def progress(db: Database, lease: Lease, done: int, total: int, message: str | N
         return bool(s.scalar(select(Job.cancel_requested).where(Job.id == lease.job_id)))
 
 
+def cancel_requested(db: Database, job_id: int) -> bool:
+    """Whether the user asked to cancel job ``job_id``: one read, no write (cheap to poll).
+
+    Example:
+        >>> cancel_requested(db, enqueue(db, "embed", {}))  # doctest: +SKIP
+        False
+    """
+    with db.session() as s:
+        return bool(s.scalar(select(Job.cancel_requested).where(Job.id == job_id)))
+
+
 def heartbeat(db: Database, lease: Lease) -> bool:
     """Refresh the heartbeat; False when the lease is lost."""
     with db.session() as s:

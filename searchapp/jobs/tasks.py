@@ -80,6 +80,9 @@ def fault_points_passed() -> int:
 STOPPING = threading.Event()
 
 
+CANCEL_POLL_SECONDS = 0.5  # how often ``TaskContext.checkpoint`` reads the cancel flag
+
+
 class WorkerStopping(Exception):
     """Raised inside a task when the worker shuts down; the job is queued again."""
 
@@ -97,6 +100,7 @@ class TaskContext:
     unit: str = "items"
     _last_report: float = field(default=0.0, repr=False)
     _meter: RateMeter | None = field(default=None, repr=False)
+    _last_cancel_check: float = field(default=0.0, repr=False)
 
     @property
     def job_id(self) -> int:
@@ -126,6 +130,26 @@ class TaskContext:
         if queue.progress(self.app.db, self.lease, done, total, message):
             raise JobCancelled("Cancelled by the user.")
 
+    def checkpoint(self) -> None:
+        """Stop here if the worker is stopping or the job was cancelled; else return at once.
+
+        For the inside of a long step (the encoder calls it between its batches):
+        it writes nothing, checks ``STOPPING`` on every call and reads the cancel
+        flag at most every ``CANCEL_POLL_SECONDS``, so it costs next to nothing
+        called hundreds of times a second. Raises WorkerStopping or JobCancelled,
+        as ``progress`` does.
+
+        Example:
+            >>> embed_documents(encoder, texts, checkpoint=ctx.checkpoint)  # doctest: +SKIP
+        """
+        if STOPPING.is_set():
+            raise WorkerStopping()
+        now = time.monotonic()
+        if now - self._last_cancel_check < CANCEL_POLL_SECONDS:
+            return
+        self._last_cancel_check = now
+        if queue.cancel_requested(self.app.db, self.job_id):
+            raise JobCancelled("Cancelled by the user.")
 
     def _with_horizon(self, message: str, done: int, total: int, now: float,
                       unit: str | None = None) -> str:

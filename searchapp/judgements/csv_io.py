@@ -128,9 +128,10 @@ def parse_label(kind: str, cell: str) -> int:
 
 
 def _columns(columns: Sequence[str], filename: str) -> dict[str, str]:
-    """{our name: the file's column} for the columns we read."""
-    by_name = {str(c).strip().lower(): c for c in columns}
+    """{our name: the file's column} for the columns we read; two columns that both
+    read as one of them (``label`` and ``Label``) are refused, naming both."""
     wanted = {*QUERY_COLUMNS, *PAIR_COLUMNS, "label"}
+    by_name = _unique_names(columns, wanted, filename)
     found = {k: by_name[k] for k in wanted if k in by_name}
     has_query = all(c in found for c in QUERY_COLUMNS)
     has_pair = all(c in found for c in PAIR_COLUMNS)
@@ -139,6 +140,28 @@ def _columns(columns: Sequence[str], filename: str) -> dict[str, str]:
             f"{filename} has the columns {', '.join(map(str, columns))}; judgements need "
             "query,doc_id,label (a query and a document) or a_id,b_id,label (two documents).")
     return found
+
+
+def _unique_names(columns, wanted: set[str], filename: str) -> dict[str, object]:
+    """{name folded (case, spaces around): the column}; JudgementError when two of the
+    ``wanted`` names' columns fold to the same name.
+
+    Example:
+        >>> _unique_names(["label", " Label"], {"label"}, "j.csv")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.JudgementError: j.csv has the columns 'label' and ' Label', ...
+    """
+    by_name: dict[str, list] = {}
+    for column in columns:
+        by_name.setdefault(str(column).strip().lower(), []).append(column)
+    for name in sorted(wanted & set(by_name)):
+        if len(by_name[name]) > 1:
+            named = " and ".join(repr(str(c)) for c in by_name[name])
+            raise JudgementError(
+                f"{filename} has the columns {named}, which both read as {name!r} (names "
+                "are matched without regard to case); rename or remove all but one.")
+    return {name: found[0] for name, found in by_name.items()}
 
 
 def read_items(source: bytes | str | Path, filename: str | None = None) -> list[Item]:

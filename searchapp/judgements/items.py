@@ -10,6 +10,7 @@ Example:
 
 from __future__ import annotations
 
+from searchapp.corpora.documents import check_id, check_text_value
 from searchapp.errors import InvalidParameterError
 
 KINDS = ("query", "pair")
@@ -72,10 +73,14 @@ def item_of(query: str | None = None, doc: str | None = None, a: str | None = No
             b: str | None = None) -> tuple[str, str | None, str, str | None]:
     """(kind, query, a, b) of what is judged: query + doc, or a + b (ordered a < b).
 
+    Document ids follow the documents' one rule (``corpora.documents.check_id``:
+    spaces around them removed, control characters and ``.``/``..`` refused), so
+    a judgement names a document as the corpus stores it and exports read back.
+
     Example:
         >>> item_of(a="q9", b="q10")
         ('pair', None, 'q10', 'q9')
-        >>> item_of(query=" reset  password", doc="q1")
+        >>> item_of(query=" reset  password", doc=" q1 ")
         ('query', 'reset password', 'q1', None)
     """
     if query is not None or doc is not None:
@@ -90,11 +95,11 @@ def item_of(query: str | None = None, doc: str | None = None, a: str | None = No
         if len(q) > MAX_QUERY_CHARS:
             raise InvalidParameterError(
                 f"A judged query has at most {MAX_QUERY_CHARS:,} characters; got {len(q):,}.")
-        return "query", q, str(doc), None
+        return "query", check_text_value(q, "query"), check_id(str(doc)), None
     if a is None or b is None or not str(a) or not str(b):
         raise InvalidParameterError(
             "Say what is judged: a query and a document (query, doc), or two documents (a, b).")
-    a, b = str(a), str(b)
+    a, b = check_id(str(a)), check_id(str(b))
     if a == b:
         raise InvalidParameterError(f"A pair needs two different documents; got {a!r} twice.")
     return ("pair", None, *sorted((a, b)))  # type: ignore[return-value]

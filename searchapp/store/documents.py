@@ -405,18 +405,53 @@ def document_by_external_id(s: Session, corpus_id: int, external_id: str) -> Doc
 
 
 def documents_missing_embedding(s: Session, corpus_id: int, model_id: int, after_id: int,
-                                limit: int) -> list[tuple[int, str]]:
+                                limit: int, max_chars: int | None = None
+                                ) -> list[tuple[int, str]]:
     """Up to ``limit`` (id, text) with id > ``after_id`` and no vector for the model, by id.
 
     A keyset page: the caller passes the last id it got, so a whole corpus is read
     once in O(n), whatever its size, and documents added meanwhile come last.
+    With ``max_chars`` the page also stops before its texts exceed that many
+    characters in all (it always holds one document): the lengths are read
+    first, so a page of a thousand 200,000-character texts never reaches memory.
+
+    Example:
+        >>> [len(t) for _, t in documents_missing_embedding(s, c.id, m.id, 0, 10,
+        ...                                                   max_chars=5)]  # doctest: +SKIP
+        [3]
     """
-    has_vector = exists().where(Embedding.document_id == Document.id,
-                                Embedding.model_id == model_id)
-    q = (select(Document.id, Document.text)
-         .where(Document.corpus_id == corpus_id, Document.id > after_id, ~has_vector)
-         .order_by(Document.id).limit(limit))
+    missing = (Document.corpus_id == corpus_id, Document.id > after_id,
+               ~exists().where(Embedding.document_id == Document.id,
+                               Embedding.model_id == model_id))
+    last = None
+    if max_chars is not None:
+        lengths = s.execute(select(Document.id, func.length(Document.text)).where(*missing)
+                            .order_by(Document.id).limit(limit)).all()
+        last = _last_within(lengths, max_chars)
+        if last is None:
+            return []
+    q = select(Document.id, Document.text).where(*missing).order_by(Document.id).limit(limit)
+    if last is not None:
+        q = q.where(Document.id <= last)
     return [(i, t) for i, t in s.execute(q).all()]
+
+
+def _last_within(lengths: Sequence[tuple[int, int | None]], max_chars: int) -> int | None:
+    """The last id of the longest prefix of (id, length) within ``max_chars`` (never empty).
+
+    Example:
+        >>> _last_within([(1, 4), (2, 4), (3, 4)], 9), _last_within([(5, 99)], 9)
+        (2, 5)
+        >>> _last_within([], 9) is None
+        True
+    """
+    last, used = None, 0
+    for doc_id, length in lengths:
+        used += int(length or 0)
+        if last is not None and used > max_chars:
+            break
+        last = doc_id
+    return last
 
 
 def missing_embedding_ids(s: Session, corpus_id: int, model_id: int, after_id: int,

@@ -22,19 +22,27 @@ class Reading(NamedTuple):
     clean: bool = True
 
 
+UNNAMED = "column"  # an empty column name becomes "column N"
+
+
 def header_names(fields: list[str], filename: str, where: str, strip: bool = True) -> list[str]:
     """Column names of a header, stripped of surrounding spaces (``strip``); two alike are an
-    error.
+    error. An empty name (a spreadsheet's index column, ``,text``) is ``column N``, N its
+    place from 1: the name the pages show, the metadata key stored, and what the API gives
+    back and takes again (it refuses an empty key).
 
     Example:
         >>> header_names(["id", " text "], "a.csv", "line 1")
         ['id', 'text']
+        >>> header_names(["", "text", " "], "a.csv", "line 1")
+        ['column 1', 'text', 'column 3']
         >>> header_names(["text", " text"], "a.csv", "line 1")
         Traceback (most recent call last):
         ...
         searchapp.errors.IngestError: a.csv: line 1 names column 'text' twice (columns 1 and 2, ...
     """
     names = [f.strip() for f in fields] if strip else list(fields)
+    names = [name if name.strip() else f"{UNNAMED} {i + 1}" for i, name in enumerate(names)]
     first: dict[str, int] = {}
     for i, name in enumerate(names):
         if name in first:

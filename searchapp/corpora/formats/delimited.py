@@ -12,6 +12,14 @@ comma or quote and distinct column names is read as TSV (a TSV saved as .csv is
 common): the upload's summary says so, and a row that does not fit says how the file
 was read and how to have it read as CSV.
 
+Separators other than the comma: Excel's first line ``sep=;`` (any one character,
+quoted or not) names the file's separator; that line is skipped and the file
+read with it, a note saying so. A .csv whose header has semicolons and no comma
+or tab is read as ';'-separated, with a note, when its first rows have as many
+';'-separated values as the header; when they do not, it is refused with a
+message that says how to choose (a ``sep=`` first line). Never is such a file
+read silently as one column.
+
 Example:
     >>> from searchapp.corpora.source import Source
     >>> reading = read_delimited(Source(b'id,text\\n1,"a, b"\\n', "a.csv", 100), "csv")
@@ -22,11 +30,17 @@ Example:
 from __future__ import annotations
 
 import csv
+import itertools
+import re
 from collections.abc import Iterator
 
 from searchapp.corpora.formats.base import Reading, Row, header_names
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
+
+SEP_LINE = re.compile(r'^"?sep=(.)"?\r?\n?$', re.IGNORECASE)  # Excel's first line: sep=;
+SNIFF_ROWS = 20  # rows read ahead to decide that a header with ';' is a ';'-separated file
+SEPARATOR_NAMES = {",": "a comma", ";": "a semicolon", "\t": "a tab", "|": "a bar"}
 
 
 def read_delimited(source: Source, fmt: str, wanted=None) -> Reading:
@@ -35,7 +49,12 @@ def read_delimited(source: Source, fmt: str, wanted=None) -> Reading:
     number, first = next(((n, line) for n, line in lines if line.strip("\r\n")), (0, ""))
     if not number:
         raise IngestError(f"{source.filename} is empty: there is nothing to upload.")
+    sep = _sep_line(first)
+    if sep is not None:
+        return _read_named_separator(sep, lines, source.filename)
     sniffed = fmt == "csv" and _looks_tab_separated(first)
+    if fmt == "csv" and not sniffed and _has_semicolons_only(first):
+        return _read_semicolons(number, first, lines, source.filename)
     if fmt == "tsv" or sniffed:
         columns = header_names(_tsv_fields(first), source.filename, f"line {number}")
         note = (f"{source.filename} was read as tab-separated (TSV): its header line has tabs "
@@ -44,6 +63,81 @@ def read_delimited(source: Source, fmt: str, wanted=None) -> Reading:
             "quote the header to have it read as CSV)" if sniffed else ""
         return Reading(columns, _tsv_rows(lines, columns, source.filename, how), note)
     return _csv_reading(number, first, lines, source.filename)
+
+
+def _sep_line(first: str) -> str | None:
+    """The separator an Excel ``sep=X`` first line names, else None.
+
+    Example:
+        >>> _sep_line("sep=;\\r\\n"), _sep_line('"sep=|"\\n'), _sep_line("id,text\\n")
+        (';', '|', None)
+    """
+    found = SEP_LINE.match(first)
+    return found.group(1) if found else None
+
+
+def _separator_name(sep: str) -> str:
+    return SEPARATOR_NAMES.get(sep, repr(sep))
+
+
+def _read_named_separator(sep: str, lines: Iterator[tuple[int, str]], filename: str
+                          ) -> Reading:
+    """The rest of a file whose first line is ``sep=X``: read with X (a tab: as TSV)."""
+    number, first = next(((n, line) for n, line in lines if line.strip("\r\n")), (0, ""))
+    if not number:
+        raise IngestError(f"{filename} has only its 'sep={sep}' line: there is nothing to "
+                          "upload.")
+    note = (f"{filename} was read with {_separator_name(sep)} between values, as its first "
+            f"line (sep={sep}) says; that line is not a row.",)
+    if sep == "\t":
+        columns = header_names(_tsv_fields(first), filename, f"line {number}")
+        return Reading(columns, _tsv_rows(lines, columns, filename), note)
+    if sep in "\r\n\"" or (sep.isspace() and sep != " "):
+        raise IngestError(f"{filename}: its first line names {sep!r} as the separator, which "
+                          "cannot separate values. Name another (sep=; or sep=,).")
+    return _csv_reading(number, first, lines, filename, sep, note)
+
+
+def _has_semicolons_only(first: str) -> bool:
+    """A header with semicolons and no comma or tab (read as one column, it would be one
+    column named 'id;text')."""
+    return ";" in first and "," not in first and "\t" not in first
+
+
+def _read_semicolons(number: int, first: str, lines: Iterator[tuple[int, str]],
+                     filename: str) -> Reading:
+    """A .csv whose header has ';' and no ',': ';'-separated when its first rows agree."""
+    ahead = list(itertools.islice(lines, SNIFF_ROWS))
+    rest = itertools.chain(ahead, lines)
+    if _rows_agree(first, [text for _, text in ahead], complete=len(ahead) < SNIFF_ROWS):
+        note = (f"{filename} was read as ';'-separated: its header has semicolons and no "
+                "comma, and its rows have as many ';'-separated values. Put 'sep=,' on a "
+                "first line of its own to have it read as one comma-separated column.",)
+        return _csv_reading(number, first, rest, filename, ";", note)
+    raise IngestError(
+        f"{filename}: its header (line {number}) has semicolons and no comma, but its rows "
+        "do not all have as many ';'-separated values, so it is neither clearly ';'- nor "
+        "','-separated. Put 'sep=;' (or 'sep=,') on a first line of its own to say which, "
+        "or save it with commas.")
+
+
+def _rows_agree(first: str, ahead: list[str], complete: bool) -> bool:
+    """Whether the lines after a header have as many ';'-separated values as it does (the
+    last row is left out where it may continue past the lines read ahead).
+
+    Example:
+        >>> _rows_agree("id;text\\n", ["1;a\\n", "2;b\\n"], True)
+        True
+        >>> _rows_agree("id;text\\n", ["1;a;b\\n"], True)
+        False
+    """
+    try:
+        rows = [r for r in csv.reader([first, *ahead], delimiter=";") if r]
+    except csv.Error:
+        return False
+    width = len(rows[0])
+    body = rows[1:] if complete else rows[1:-1]
+    return width > 1 and all(len(r) == width for r in body)
 
 
 def _looks_tab_separated(first: str) -> bool:
@@ -91,25 +185,26 @@ class _Lines:
             yield text
 
 
-def _csv_reading(number: int, first: str, lines: Iterator[tuple[int, str]], filename: str
-                 ) -> Reading:
+def _csv_reading(number: int, first: str, lines: Iterator[tuple[int, str]], filename: str,
+                 sep: str = ",", notes: tuple[str, ...] = ()) -> Reading:
     source = _Lines((number, first), lines)
-    reader = csv.reader(source, strict=True)
+    reader = csv.reader(source, strict=True, delimiter=sep)
     start, header = _next_csv_row(reader, source, filename)
     if header is None:
         raise IngestError(f"{filename} is empty: there is nothing to upload.")
     columns = header_names(header, filename, f"line {start}")
-    return Reading(columns, _csv_rows(reader, source, columns, filename))
+    return Reading(columns, _csv_rows(reader, source, columns, filename, sep), notes)
 
 
-def _csv_rows(reader, source: _Lines, columns: list[str], filename: str) -> Iterator[Row]:
+def _csv_rows(reader, source: _Lines, columns: list[str], filename: str, sep: str = ","
+              ) -> Iterator[Row]:
     width = len(columns)
     while True:
         start, fields = _next_csv_row(reader, source, filename)
         if fields is None:
             return
         if len(fields) != width:
-            raise _width_error(filename, start, len(fields), width, "a comma")
+            raise _width_error(filename, start, len(fields), width, _separator_name(sep))
         yield start, dict(zip(columns, fields, strict=True))
 
 
@@ -153,8 +248,9 @@ def _csv_error(filename: str, start: int, line: int, message: str) -> IngestErro
 def _width_error(filename: str, line: int, got: int, width: int, separator: str
                  ) -> IngestError:
     if got > width:
-        hint = ("a value holding a comma must be quoted (\"a, b\")" if separator == "a comma"
-                else "a value cannot hold a tab in a TSV file")
+        hint = {"a tab": "a value cannot hold a tab in a TSV file",
+                "a comma": "a value holding a comma must be quoted (\"a, b\")"}.get(
+            separator, f"a value holding {separator} must be quoted")
         return IngestError(
             f"{filename}: line {line} has {got} values but the header has {width} columns; "
             f"{hint}.")

@@ -43,26 +43,32 @@ def read_parquet(source: Source, _fmt: str, wanted: Collection[str] | None = Non
         except Exception as exc:  # pyarrow raises several unrelated types
             raise IngestError(f"{source.filename} is not a readable Parquet file: {exc}.") \
                 from None
-        names = header_names(list(schema.names), source.filename, "the schema",
-                             strip=False)
+        in_file = list(schema.names)
+        if len(set(in_file)) < len(in_file):
+            twice = next(n for n in in_file if in_file.count(n) > 1)
+            raise IngestError(f"{source.filename}: the schema names column {twice!r} twice. "
+                              "Rename one and upload again.")
+        names = header_names(in_file, source.filename, "the schema", strip=False)
+        field_of = dict(zip(names, in_file, strict=True))  # "column 2" is the field ""
         left_out = [f.name for f in schema if _has_binary(f.type)
                     and not _all_utf8(pq.ParquetFile(file), f.name)]
     notes = tuple(f"Column {name!r} holds binary data (not text) and was not kept."
                   for name in left_out)
-    columns = [n for n in names if n not in left_out]
+    columns = [n for n in names if field_of[n] not in left_out]
     read = [c for c in columns if wanted is None or c in wanted]
-    return Reading(columns, _rows(source, read), notes, clean=False)  # Arrow strings may hold NUL
+    # clean=False: Arrow strings may hold NUL
+    return Reading(columns, _rows(source, read, field_of), notes, clean=False)
 
 
-def _rows(source: Source, columns: list[str]) -> Iterator[Row]:
+def _rows(source: Source, columns: list[str], field_of: dict[str, str]) -> Iterator[Row]:
     import pyarrow.parquet as pq
 
     number = 0
     with source.seekable() as file:
         batches = pq.ParquetFile(file, pre_buffer=False, buffer_size=READ_BUFFER).iter_batches(
-            batch_size=BATCH_ROWS, columns=columns, use_threads=False)
+            batch_size=BATCH_ROWS, columns=[field_of[c] for c in columns], use_threads=False)
         for batch in batches:
-            cells = [_texts(batch.column(name), name, number) for name in columns]
+            cells = [_texts(batch.column(field_of[name]), name, number) for name in columns]
             for values in zip(*cells, strict=True):
                 number += 1
                 yield number, dict(zip(columns, values, strict=True))

@@ -21,7 +21,6 @@ import streamlit as st
 from searchapp.corpora import service as corpora
 from searchapp.corpora.columns import column_stats
 from searchapp.corpora.ingest import (
-    ID_COLUMN_GUESSES,
     Table,
     guess_id_column,
     guess_text_column,
@@ -175,10 +174,10 @@ def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
         help="Rows with an id already in the corpus replace it when their text changed. "
              "Without an id column, ids are made from the text, so uploading the same file "
              "again adds nothing twice.")
-    unused = [c for c in columns if c.lower() in ID_COLUMN_GUESSES and c not in text_columns]
-    if id_column == NO_ID and unused:
-        st.caption(f"Column {md_inline(repr(unused[0]))} is not used as the id: some of its "
-                   "values are empty or repeated. Choose it above to see which row.")
+    if id_column == NO_ID and id_guess:
+        st.caption(f"Column {md_inline(repr(id_guess))} is not used as the id: ids are made "
+                   "from the text. Choose it above to use the file's own ids (each row's must "
+                   "be present and unique).")
     column_statistics(table, text_columns)
     return text_columns, "" if id_column == NO_ID else id_column
 
