@@ -53,7 +53,7 @@ BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt"
 HEADINGS = {f"h{n}": n for n in range(1, 7)}
 WORD = re.compile(r"\w+")
 MIN_WORDS = 8  # a block this long is content when SHARE of its word trigrams are trafilatura's
-SHARE = 0.6
+SHARE = 0.5
 
 
 def read_html(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
@@ -228,8 +228,9 @@ class _Walker:
     def _is_content(self, text: str, cells: list[str] | None) -> bool:
         if self.keep is None:
             return True
-        if cells:
-            return all(_squash(cell) in self.keep.squashed for cell in cells)
+        if cells:  # a row: each cell found, or the row as a whole by its trigrams
+            return all(_squash(cell) in self.keep.squashed for cell in cells) or \
+                self.keep.holds(" ".join(cells))
         return self.keep.holds(text)
 
 
