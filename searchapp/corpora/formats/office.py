@@ -68,12 +68,21 @@ def _table_rows(table) -> list[str]:
     for row in table.rows:
         cells: list[str] = []
         for cell in row.cells:
-            text = " ".join(cell.text.split())
+            text = " ".join(_cell_text(cell).split())
             if not cells or text != cells[-1]:  # a merged cell repeats itself
                 cells.append(text)
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
+
+
+def _cell_text(cell) -> str:
+    """A cell's paragraphs and the rows of the tables nested in it, in order (python-docx's
+    ``cell.text`` leaves nested tables out)."""
+    from docx.table import Table
+
+    return "\n".join(" ; ".join(_table_rows(block)) if isinstance(block, Table) else block.text
+                     for block in cell.iter_inner_content())
 
 
 def read_pptx(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
