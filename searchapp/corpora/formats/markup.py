@@ -138,7 +138,7 @@ def rst_document(text: str) -> Extracted:
     Example:
         >>> doc = rst_document("=====\\nGuide\\n=====\\n\\nIntro\\n-----\\nHello.\\n")
         >>> [(p.section, p.text) for p in doc.parts]
-        [('Guide > Intro', 'Intro\\nHello.')]
+        [('Guide > Intro', 'Guide\\nIntro\\nHello.')]
     """
     lines, styles, sections = text.split("\n"), [], Sections()
     block: list[str] = []

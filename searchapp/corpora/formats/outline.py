@@ -5,7 +5,9 @@ thing in different ways: "a level-2 heading starts here". ``Sections`` keeps
 the path of headings above the current point ("1 Intro > 1.2 Scope", a deeper
 heading dropped when a shallower one follows) and makes one ``Part`` per
 section, its heading as the first line, so a passage never spans two sections
-and a hit names its section.
+and a hit names its section. A heading with nothing under it before a deeper one
+(a chapter's title, then its first section) is the first line of that section's
+part, so its words are searchable too.
 
 Example:
     >>> s = Sections()
@@ -13,6 +15,9 @@ Example:
     >>> s.heading(1, "2 Use"); s.text("Run it.")
     >>> [p.section for p in s.parts()], s.parts()[1].text
     (['1 Intro', '1 Intro > 1.2 Scope', '2 Use'], '1.2 Scope\\nSmall.')
+    >>> t = Sections(); t.heading(1, "Guide"); t.heading(2, "Install"); t.text("Run make.")
+    >>> [(p.section, p.text) for p in t.parts()]
+    [('Guide > Install', 'Guide\\nInstall\\nRun make.')]
 """
 
 from __future__ import annotations
@@ -41,7 +46,8 @@ class Sections:
         title = " ".join(title.split())
         if not title:
             return
-        self._flush()
+        if not (self._only_headings() and self._path and level > self._path[-1][0]):
+            self._flush()  # else a chapter's title with nothing under it leads its first section
         while self._path and self._path[-1][0] >= level:
             self._path.pop()
         self._path.append((level, title))
@@ -51,6 +57,11 @@ class Sections:
         """Text of the current section (a paragraph, a table row, a line)."""
         if text.strip():
             self._lines.append(text.strip("\n"))
+
+    def _only_headings(self) -> bool:
+        """Whether the section being read holds nothing yet but heading lines."""
+        titles = {title for _, title in self._path}
+        return bool(self._lines) and all(line in titles for line in self._lines)
 
     def _flush(self) -> None:
         """End a section: a part unless it holds nothing but its heading (the heading lives on
