@@ -52,6 +52,8 @@ BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt"
           "body", "tr", "hr", "center", "details", "summary"}
 HEADINGS = {f"h{n}": n for n in range(1, 7)}
 WORD = re.compile(r"\w+")
+LIST_ITEMS = {"li", "dd", "dt"}
+LINK_DENSITY = 0.5  # a block with this share of its characters in links reads as navigation
 MIN_WORDS = 8  # a block this long is content when SHARE of its word trigrams are trafilatura's
 SHARE = 0.5
 
@@ -138,7 +140,7 @@ def _main_text(data: bytes) -> _Kept | None:
         import trafilatura
 
         text = trafilatura.extract(data, output_format="txt", include_tables=True,
-                                   include_comments=False, favor_recall=True)
+                                   include_comments=False, favor_recall=True, fast=True)
     except Exception:  # trafilatura fails in many ways on odd pages
         return None
     return _Kept(text) if len(_squash(text or "")) >= 20 else None
@@ -157,6 +159,8 @@ class _Walker:
         self.pending: list[tuple[int, str]] = []
         self.inline: list[str] = []
         self.last_kept = False
+        self.tags: list[str] = []  # the block elements the walk is inside
+        self.link_chars = 0  # characters of link text in the block being read
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
@@ -175,10 +179,14 @@ class _Walker:
             self.flush()
             forced = self._title_block(element, tag)
             self.forced += forced
+            self.tags.append(tag)
             self.children(element)
             self.flush()
+            self.tags.pop()
             self.forced -= forced
         else:
+            if tag == "a":
+                self.link_chars += len(element.text_content().strip())
             self.children(element)
         if element.tail and tag:
             self.inline.append(element.tail)
@@ -191,8 +199,13 @@ class _Walker:
 
     def flush(self) -> None:
         text = "\n".join(" ".join(line.split()) for line in "".join(self.inline).split("\n"))
-        self.inline = []
-        self.block(text.strip())
+        links, self.inline, self.link_chars = self.link_chars, [], 0
+        text = text.strip()
+        # a list item of prose among kept content: trafilatura drops short ones, a menu's
+        # items are links (link density, as in jusText and boilerpipe)
+        item = any(t in LIST_ITEMS for t in self.tags) and self.last_kept and \
+            links < LINK_DENSITY * len(text)
+        self.block(text, force=item)
 
     def table(self, element) -> None:
         """A table's rows; trafilatura drops small tables, so a table without links right

@@ -64,10 +64,11 @@ class Sections:
         return bool(self._lines) and all(line in titles for line in self._lines)
 
     def _flush(self) -> None:
-        """End a section: a part unless it holds nothing but its heading (the heading lives on
-        in the path of the sections under it)."""
+        """End a section: a part of its lines (a heading with nothing under it is a part of
+        its own too, unless a deeper heading follows, whose part it then leads: see
+        ``heading``)."""
         body = "\n".join(self._lines).strip()
-        if body and (len(self._lines) > 1 or not self._path or body != self._path[-1][1]):
+        if body:
             self._parts.append(Part(body, page=self._page, section=self.path))
         self._lines = []
 
