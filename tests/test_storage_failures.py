@@ -37,9 +37,11 @@ MARKER = "zebra-marker-text"  # in every row: must never appear in an error line
 
 
 def snapshot(folder: Path) -> dict[str, str]:
-    """{relative path: sha256} of every file under ``folder``: "nothing changed" made exact."""
+    """{relative path: sha256} of every file under ``folder``: "nothing changed" made exact
+    (but for ``.in-use/``, where each process that opens the folder says it is there)."""
     return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.relative_to(folder).parts[0] != ".in-use"}
 
 
 def stored_documents(folder: Path) -> int:

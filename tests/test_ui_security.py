@@ -123,13 +123,14 @@ def upload_page() -> AppTest:
 
 def test_an_unsupported_file_gets_our_message_with_the_formats():
     at = upload_page()
-    at.file_uploader[0].upload("report.docx", b"PK\x03\x04 not a table",
-                               "application/vnd.openxmlformats").run()
+    at.file_uploader[0].upload("setup.exe", b"MZ\x90\x00 a program",
+                               "application/octet-stream").run()
     assert not at.exception
     assert [e.value for e in at.error] == [
-        "Cannot read 'report.docx': it is a Word document (.docx). Upload CSV (.csv), TSV "
-        "(.tsv), JSON Lines (.jsonl), JSON (.json), plain text with one document per line "
-        "(.txt) or Parquet (.parquet), each also gzipped (.gz)."]
+        "Cannot read 'setup.exe': it is not a type we read. Add PDF, Word .docx, PowerPoint "
+        ".pptx, OpenDocument .odt/.odp, web pages, Markdown, reStructuredText, text, RTF, "
+        "EPUB, e-mail .eml/.mbox, or a .zip/.tar archive."]
+    assert not [b for b in at.button if b.label == "Add and embed"]  # nothing to add
 
 
 def test_column_names_and_ids_from_the_file_are_escaped_in_messages():

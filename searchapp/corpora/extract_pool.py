@@ -44,6 +44,7 @@ from searchapp.reporting import printable
 DEFAULT_WORKERS = 2
 DEFAULT_TIMEOUT = 120.0  # seconds per task
 DEFAULT_MEMORY = 2 << 30  # bytes of address space per worker
+STARTUP_SECONDS = 60.0  # a new worker's start, before the first task's timeout counts
 STOP_GRACE = 2.0  # seconds a worker gets to exit on its own when the pool closes
 
 
@@ -103,6 +104,7 @@ def _serve(conn: Connection, memory: int) -> None:
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    conn.send(("ready", None))  # a task's time starts now, not while Python starts
     while (task := conn.recv()) is not None:
         func, args = task
         try:
@@ -136,8 +138,11 @@ class _Worker:
         child.close()
         self.key: object = None
         self.started: float | None = None
+        self.ready = False
 
     def run(self, key: object, func: Callable, args: tuple) -> None:
+        if not self.ready:  # a new process: its start (seconds on a busy machine) is not the task's
+            self.ready = self.conn.poll(STARTUP_SECONDS) and self.conn.recv()[0] == "ready"
         self.conn.send((func, args))  # a task that cannot be pickled raises here, unsent
         self.key, self.started = key, time.monotonic()
 

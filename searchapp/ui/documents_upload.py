@@ -19,8 +19,9 @@ from pathlib import Path
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.corpora.files_job import IngestReport, request_ingest
+from searchapp.corpora.files_job import TYPE_WORDS, IngestReport, accepts, request_ingest
 from searchapp.corpora.ingest import detect_format
+from searchapp.corpora.inputs import is_archive
 from searchapp.corpora.source import size_words
 from searchapp.corpora.staging import stage_uploads
 from searchapp.errors import SearchAppError
@@ -48,9 +49,30 @@ def is_table_upload(files: Sequence, whole_files: bool) -> bool:
     return not (fmt == "txt" and whole_files)
 
 
+def unreadable(files: Sequence) -> list[str]:
+    """Names of the files that are neither a document type we read nor an archive.
+
+    Example:
+        >>> class F:
+        ...     def __init__(self, name): self.name = name
+        >>> unreadable([F("a.pdf"), F("b.zip"), F("c.exe"), F("d.csv")])
+        ['c.exe', 'd.csv']
+    """
+    return [f.name for f in files if not (accepts(f.name) or is_archive(f.name))]
+
+
 def documents_form(app: App, files: Sequence, names: list[str],
                    remember: Callable[[dict], None], key: str) -> None:
     """The list of files, the corpus to add them to, and the button that queues the job."""
+    refused = unreadable(files)
+    if refused:
+        tables = " A table (CSV, TSV, JSONL, JSON, Parquet, Excel, .ods) is uploaded on its own."
+        st.error(f"Cannot read {', '.join(repr(n) for n in refused)}: "
+                 f"{'it is' if len(refused) == 1 else 'they are'} not a type we read. Add "
+                 f"{TYPE_WORDS}.{tables if len(files) > 1 else ''}", icon=":material/error:")
+        files = [f for f in files if f.name not in refused]
+        if not files:
+            return
     total = sum(f.size for f in files)
     st.caption(md_inline(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
                          f"({size_words(total)}): " +
