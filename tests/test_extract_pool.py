@@ -97,3 +97,18 @@ def test_settings_from_the_environment():
                 {"SEARCHAPP_EXTRACT_MEMORY": "lots"}):
         with pytest.raises(ConfigError, match=next(iter(env))):
             limits_from_env(env)
+
+
+def test_a_worker_never_runs_the_parents_main_script(tmp_path, monkeypatch):
+    """A spawned process imports the parent's ``__main__`` first: a page script a test ran
+    (AppTest leaves it installed), or the whole CLI. The pool starts its workers without it."""
+    import sys
+    import types
+
+    script = tmp_path / "page.py"
+    script.write_text("raise SystemExit('the parent main script ran in a worker')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(script)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    with ExtractionPool(workers=1, timeout=30, memory=CAP) as pool:
+        assert list(pool.map_unordered(operator.call, [("a", (abs, -7))])) == [("a", 7)]

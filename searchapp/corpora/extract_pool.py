@@ -30,10 +30,13 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import pickle
+import sys
 import time
+import types
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from multiprocessing.connection import Connection, wait
 from typing import Any
@@ -128,13 +131,28 @@ def _sendable(outcome: tuple[str, Any]) -> tuple[str, Any]:
                                       f"{printable(outcome[1])[:300]}"))
 
 
+@contextlib.contextmanager
+def _bare_main() -> Iterator[None]:
+    """While a worker starts, ``__main__`` is an empty module: a spawned process imports
+    the parent's main module first, and a worker needs nothing from it (under pytest it
+    may be a Streamlit page a test ran; in the app, the whole CLI)."""
+    main = sys.modules.get("__main__")
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        if main is not None:
+            sys.modules["__main__"] = main
+
+
 class _Worker:
     """One worker process, its pipe and the task it runs (key, started)."""
 
     def __init__(self, ctx: multiprocessing.context.BaseContext, memory: int):
         self.conn, child = ctx.Pipe()
         self.process = ctx.Process(target=_serve, args=(child, memory), daemon=True)
-        self.process.start()
+        with _bare_main():
+            self.process.start()
         child.close()
         self.key: object = None
         self.started: float | None = None
