@@ -6,6 +6,7 @@ hnswlib throughout (the CLI run in this process)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -243,3 +244,32 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
     queue.cancel(app.db, running)
     work(app, stop_when_idle=True, poll_seconds=0.05)
     assert queue.get(app.db, running).status == "cancelled"
+
+
+def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
+    """OCR is the long step of a scan: the job's message names the file and its page."""
+    from searchapp.corpora.files_job import ingest_task
+    from tests.test_extract_pool import slow_tesseract
+
+    bin_dir = slow_tesseract(tmp_path / "bin", 0)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    make_pdf(scans / "letters.pdf", [None, None, None])
+
+    class Recorder:
+        job_id = 0
+
+        def __init__(self):
+            self.app, self.messages = app, []
+
+        def progress(self, done, total, message=None, **_):
+            self.messages.append(message)
+
+    ctx = Recorder()
+    report = ingest_task(ctx, {"corpus": "scans", "paths": [str(scans)], "sync": False,
+                               "model": app.settings.model, "staged": None})
+    assert report["added"] == 1
+    ocr = [m for m in ctx.messages if "OCR of" in m]
+    assert [m.split(" · ")[-1] for m in ocr] == [
+        f"OCR of letters.pdf: page {n} of 3" for n in (1, 2, 3)]

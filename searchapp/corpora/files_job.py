@@ -261,7 +261,7 @@ class _Run:
 
     def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
         self.total = total
-        with ExtractionPool() as pool:
+        with ExtractionPool(on_progress=self._reading) as pool:
             pending = {}
 
             def tasks():
@@ -331,11 +331,19 @@ class _Run:
 
     def _tick(self) -> None:
         self.done += 1
+        self._report()
+
+    def _reading(self, path: str, done: int, total: int) -> None:
+        """A file's reader is in a long step (OCR): say which file and how far it is."""
+        self._report(f" · OCR of {path}: page {done:,} of {total:,}")
+
+    def _report(self, detail: str = "") -> None:
         total = max(self.total, self.done) if self.total else 0
         self.ctx.progress(self.done, total, f"Reading files: {self.done:,}"
                           + (f" of {total:,}" if total else "")
                           + f" ({self.report.added + self.report.changed:,} read, "
-                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)")
+                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)"
+                          + detail)
 
 
 def _corpus(s, corpus_id: int):
