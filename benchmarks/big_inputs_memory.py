@@ -34,6 +34,7 @@ import json
 import os
 import platform
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -46,10 +47,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 RESULTS = ROOT / "benchmarks" / "results"
-WORDS = tuple(
-    "the invoice was paid after the committee approved the annual budget for the new library "
-    "building and the contractor delivered the steel frame on schedule while inspectors "
-    "checked the wiring plumbing and fire exits of every floor".split(" "))
+TEXT = ("the invoice was paid after the committee approved the annual budget for the new "
+        "library building and the contractor delivered the steel frame on schedule while "
+        "inspectors checked the wiring plumbing and fire exits of every floor")
+WORDS = tuple(re.findall(r"\w+", TEXT))
 PICTURE_PX = 900  # a 900x900 noise JPEG at quality 90 is about 0.6 MB
 
 
