@@ -141,6 +141,17 @@ def _texts_of(app: App, corpus_id: int):
     return texts_of
 
 
+def _add_examples(app: App, corpus_id: int, levels: list[list[dict]]) -> None:
+    """Each cluster's central documents as ``central`` [(id, text)], the first as ``example``."""
+    wanted = sorted({i for clusters in levels for c in clusters for i in c["central_ids"]})
+    with app.db.session() as s:
+        found = repo.document_texts(s, corpus_id, wanted)
+    for clusters in levels:
+        for c in clusters:
+            c["central"] = [list(found[i]) for i in c["central_ids"] if i in found]
+            c["example"], c["example_text"] = found.get(c["example_id"], ("", ""))
+
+
 def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParams,
                       progress: Progress | None = None, free_index: bool = False
                       ) -> ClusterResult:
@@ -173,18 +184,16 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
         out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
     except CorpusChangedError as exc:
         raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
-    with app.db.session() as s:
-        examples = repo.document_texts(s, handle.corpus_id,
-                                       [c["example_id"] for c in out["clusters"]])
-    for c in out["clusters"]:
-        c["example"], c["example_text"] = examples.get(c["example_id"], ("", ""))
+    _add_examples(app, handle.corpus_id, [out["clusters"], *(lv["clusters"]
+                                                              for lv in out["levels"])])
     out["seconds"]["total"] = round(time.perf_counter() - started, 3)
     coords = out["coords"]
     result = ClusterResult(handle.name, out["params"], out["projection"], out["clusters"],
                            out["ids"], out["assign"], coords[:, 0].astype(np.float32),
                            coords[:, 1].astype(np.float32), out["seconds"],
                            _id_lookup(app, handle.corpus_id), handle.corpus_id,
-                           handle.generation)
+                           handle.generation, out["levels"], out["leaf"], out["cuts"],
+                           out["level"])
     if progress:
         progress(5, STEPS, "Storing the result")
     with app.db.session() as s:
