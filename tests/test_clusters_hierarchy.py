@@ -111,7 +111,7 @@ def test_names_carry_phrases_and_no_numbers_or_stop_words():
 
 
 def test_a_rename_survives_recomputation_while_the_cluster_does(app):
-    vectors, truth, texts = planted(sizes=(60, 50, 40, 30), n_outliers=0)
+    vectors, _, texts = planted(sizes=(60, 50, 40, 30), n_outliers=0)
     make_corpus(app, "planted", texts, vectors)
     params = ClusterParams("kmeans", k=4, projection="pca")
     before = compute_and_store(app, "planted", params)
@@ -143,9 +143,10 @@ def test_a_rename_is_not_forced_on_a_cluster_that_did_not_survive(app):
     with app.db.session() as s:  # two thirds of that group deleted: what is left is not it
         repo.delete_by_external_id(s, repo.get_corpus(s, "planted"),
                                    [f"d{i}" for i in range(40)])
-    after = compute_and_store(app, "planted", ClusterParams("kmeans", k=3, projection="pca"))
+    after = compute_and_store(app, "planted", ClusterParams(projection="pca"))
     members = np.sort(before.doc_ids[before.cluster == fruit])
-    assert matching_cluster(after, members)[1] < 0.5
+    best, jaccard = matching_cluster(after, members)
+    assert best >= 0 and 0.2 < jaccard < 0.5  # its last third is a cluster, not the same one
     labels = [c["label"] for c in apply_edits(after, load_edits(app, after)).clusters]
     assert "Fruit notes" not in labels
 

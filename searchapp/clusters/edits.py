@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -199,4 +200,7 @@ def apply_edits(result: ClusterResult, edits: list[Edit]) -> ClusterResult:
     given = {c["label"].casefold() for c in result.clusters if c.get("renamed")}
     clusters = [c if c.get("renamed") or c["label"].casefold() not in given
                 else dict(c, label=f"{c['label']} (cluster {c['id']})") for c in result.clusters]
-    return replace(result, clusters=clusters)
+    fingerprint = "|".join(f"{c['id']}:{c['label']}:{c['size']}" for c in clusters
+                           if c.get("renamed") or c.get("merged"))
+    edited = "#" + hashlib.sha1(fingerprint.encode()).hexdigest()[:12] if fingerprint else ""
+    return replace(result, clusters=clusters, edited=edited)

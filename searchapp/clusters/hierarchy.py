@@ -35,6 +35,9 @@ MAX_LEAVES = 200  # the finest level: enough to zoom to ~80 themes and beyond
 AUTO_KS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60)  # candidates for k
 MIN_PER_CLUSTER = 20  # a candidate k leaves at least this many documents per cluster
 SILHOUETTE_SAMPLE = 4_000  # documents the candidates are clustered and scored on
+# Scores within this share of the best are a tie (one k-means run per k on a sample moves a
+# score by about as much): the fewest clusters among them are chosen, the tree zooms finer.
+TIE = 0.05
 
 
 def candidate_ks(n: int) -> list[int]:
@@ -49,12 +52,15 @@ def candidate_ks(n: int) -> list[int]:
 
 
 def choose_k(vectors: np.ndarray, seed: int = 0) -> tuple[int, dict[int, float]]:
-    """The number of clusters with the best silhouette (cosine), and every candidate's score.
+    """The fewest clusters whose silhouette (cosine) ties the best, and every candidate's score.
 
     Each candidate k is a k-means run on the same random sample of at most
     ``SILHOUETTE_SAMPLE`` documents, scored there: separation against
-    cohesion, high when the groups are real (benchmarks/clusters_quality.py
-    measured it against other criteria; see benchmarks/results/clusters_quality.md).
+    cohesion, high when the groups are real. Sentence vectors give a flat,
+    noisy curve, so scores within ``TIE`` of the best count as equal and the
+    smallest such k wins (benchmarks/clusters_quality.py measured this against
+    the plain best score and other criteria; see
+    benchmarks/results/clusters_quality.md).
 
     Example:
         >>> rng = np.random.default_rng(0)
@@ -76,8 +82,10 @@ def choose_k(vectors: np.ndarray, seed: int = 0) -> tuple[int, dict[int, float]]
         if len(np.unique(labels)) < 2:
             continue
         scores[k] = round(float(silhouette_score(sample, labels, metric="cosine")), 5)
-    best = max(scores, key=lambda k: (scores[k], -k)) if scores else min(2, n - 1)
-    return best, scores
+    if not scores:
+        return min(2, n - 1), scores
+    top = max(scores.values())
+    return min(k for k, score in scores.items() if score >= top - TIE * abs(top)), scores
 
 
 def ward_merges(centres: np.ndarray, weights: np.ndarray) -> list[tuple[int, int, float]]:

@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import numpy as np
 
@@ -59,7 +60,7 @@ def _stop_words() -> frozenset[str]:
 def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
     """The words (2+ letters, no digits, no stop words) and two-word phrases of a text.
 
-    A phrase is two such words side by side in the text: a stop word, a number
+    A phrase is two different such words side by side in the text: a stop word, a number
     or punctuation between them breaks it ("bank of america", "card, pin" give
     no phrase).
 
@@ -73,8 +74,9 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
     tokens = [t.lower() for t in TOKEN.findall(text)]
     good = [len(t) >= 2 and t.isalpha() and t not in stop for t in tokens]
     words = [t for t, ok in zip(tokens, good, strict=True) if ok]
-    phrases = [f"{a} {b}" for a, b, ok_a, ok_b in zip(tokens, tokens[1:], good, good[1:])
-               if ok_a and ok_b]
+    ok = [a and b for a, b in pairwise(good)]
+    phrases = [f"{a} {b}" for (a, b), both in zip(pairwise(tokens), ok, strict=True)
+               if both and a != b]
     return words + phrases
 
 

@@ -43,6 +43,7 @@ class ClusterResult:
     leaf: np.ndarray | None = None  # (n,) leaf of each document in the tree, -1 outliers
     cuts: np.ndarray | None = None  # (levels, L) cluster of each leaf at each level
     level: int = 0  # the number of clusters shown (0: no hierarchy)
+    edited: str = ""  # a fingerprint of the person's edits applied (part of ``key``)
 
     @property
     def level_counts(self) -> list[int]:
@@ -123,7 +124,8 @@ class ClusterResult:
     @property
     def key(self) -> str:
         """What distinguishes this result from others of its corpus and generation."""
-        return json.dumps(self.params, sort_keys=True) + self.projection + f"@{self.level}"
+        return (json.dumps(self.params, sort_keys=True) + self.projection + f"@{self.level}"
+                + self.edited)
 
     @classmethod
     def from_stored(cls, info: dict, arrays: dict[str, np.ndarray],
