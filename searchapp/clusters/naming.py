@@ -29,6 +29,8 @@ LABEL_TERMS = 4
 CENTRAL = 3  # central documents shown per cluster
 NAMING_SAMPLE = 2_000  # members per cluster whose texts name it
 # What the label tokenizer leaves of "don't", "we'll", ...: not words worth a label.
+# Forms of "do" that scikit-learn's English list lacks: every other question starts with one.
+AUXILIARIES = frozenset({"did", "does", "doing"})
 CONTRACTION_PARTS = frozenset({"don", "doesn", "didn", "isn", "wasn", "aren", "weren", "haven",
                                "hasn", "couldn", "wouldn", "shouldn", "won", "ll", "ve", "re"})
 
@@ -54,7 +56,7 @@ MIN_PHRASE_COUNT = 2  # a phrase seen once in the whole corpus names nothing
 def _stop_words() -> frozenset[str]:
     from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
-    return frozenset(ENGLISH_STOP_WORDS | CONTRACTION_PARTS)
+    return frozenset(ENGLISH_STOP_WORDS | CONTRACTION_PARTS | AUXILIARIES)
 
 
 def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
@@ -81,19 +83,20 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
 
 
 def term_counts(texts: list[str]):
-    """(documents × terms counts as a CSR matrix, the terms): read once, cut by any level.
+    """(documents × terms as a 0/1 CSR matrix, the terms): read once, cut by any level.
 
-    Phrases seen fewer than ``MIN_PHRASE_COUNT`` times are left out.
+    A term counts once per document (a name repeated in one text does not name
+    its cluster); phrases in fewer than ``MIN_PHRASE_COUNT`` documents are left out.
 
     Example:
-        >>> counts, terms = term_counts(["credit card lost", "lost credit card", "new card"])
+        >>> counts, terms = term_counts(["credit card lost", "lost credit card", "new card card"])
         >>> terms.tolist(), counts.toarray().sum(axis=0).tolist()
         (['card', 'credit', 'credit card', 'lost', 'new'], [3, 2, 2, 2, 1])
     """
     from sklearn.feature_extraction.text import CountVectorizer
 
     stop = _stop_words()
-    vectorizer = CountVectorizer(analyzer=lambda text: terms_of(text, stop))
+    vectorizer = CountVectorizer(analyzer=lambda text: terms_of(text, stop), binary=True)
     try:
         counts = vectorizer.fit_transform(texts).tocsr()
     except ValueError:  # nothing but stop words
