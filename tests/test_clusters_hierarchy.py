@@ -177,3 +177,18 @@ def test_a_merge_joins_the_clusters_and_is_kept(app):
     assert joined["size"] == sizes[1] + sizes[3] == int((shown.cluster == joined["id"]).sum())
     with pytest.raises(InvalidParameterError, match="at least two"):
         merge_clusters(app, result, [2])
+
+
+def test_the_cli_shows_a_level_and_names_the_levels_there_are(app, capsys):
+    from searchapp.cli import main
+
+    vectors, _, texts = planted(n_outliers=0)
+    make_corpus(app, "planted", texts, vectors)
+    args = ["clusters", "--corpus", "planted", "--projection", "pca"]
+    assert main(args) == 0
+    printed = capsys.readouterr().out
+    assert "4 clusters; 0 outliers" in printed and "Levels (--level N): 2, 4, 8," in printed
+    assert main([*args, "--level", "2"]) == 0
+    assert "2 clusters; 0 outliers" in capsys.readouterr().out
+    assert main([*args, "--level", "3"]) == 1
+    assert "no level with 3 clusters; the levels are: 2, 4, 8" in capsys.readouterr().err

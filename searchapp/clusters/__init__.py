@@ -19,9 +19,10 @@ Four methods, all on the corpus' unit vectors:
 With the other methods, documents that belong nowhere are outliers (cluster
 -1), never forced into a cluster. Every result carries a tree over its
 clusters (``hierarchy``): broader levels join them, finer ones split them, and
-each level is named and stored, so zooming recomputes nothing. The 2-D map is UMAP (on the same k-NN graph) or PCA. Each cluster is
-named by its top c-TF-IDF terms (no two clusters alike) and shown by its most
-central document.
+each level is named and stored, so zooming recomputes nothing. The 2-D map
+is UMAP (on the same k-NN graph) or PCA. Each cluster is named by its top
+c-TF-IDF words and phrases (no two clusters alike) and shown by its three most
+central documents.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
 ``hierarchy`` (the number of clusters chosen, the tree of levels), ``edits``

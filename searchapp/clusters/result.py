@@ -93,9 +93,13 @@ class ClusterResult:
 
     def summary(self, assignments: bool = True) -> dict:
         """The CLI's JSON: clusters, outlier count and (optionally) every assignment."""
-        out = {"clusters": [{k: c[k] for k in ("id", "label", "size", "example")}
+        out = {"clusters": [{**{k: c[k] for k in ("id", "label", "size", "example")},
+                             "terms": c.get("terms", []),
+                             "central": [ext for ext, _ in c.get("central", [])]}
                             for c in self.clusters],
                "outliers": self.outliers}
+        if self.level_counts:
+            out["level"], out["levels"] = len(self.clusters), self.level_counts
         if assignments:
             out["assignments"] = [
                 {"id": i, "cluster": int(c), "x": round(float(x), 4), "y": round(float(y), 4)}
