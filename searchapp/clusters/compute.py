@@ -252,13 +252,13 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     del index
     loan.done()
     lap("cluster")
-    report(3, STEPS, f"Building the tree of levels over the {len(np.unique(assign[assign >= 0]))}"
-           " clusters: k-means inside each, Ward over their centres")
-    tree = build_tree(vectors, assign)
-    lap("hierarchy")
     coords, projection = reduce(vectors, 2, params.projection, neighbours, scores,
                                 phase=_phase(report, 3, "Drawing the map"))
     lap("map")
+    report(4, STEPS, f"Building the tree of levels over the {len(np.unique(assign[assign >= 0]))}"
+           " clusters: k-means inside each, Ward over their centres")
+    tree = build_tree(vectors, assign)
+    lap("hierarchy")
     report(4, STEPS, "Naming the clusters at every level")
     rows = naming_rows(assign)
     counts, terms = term_counts(texts_of(ids[rows]))
