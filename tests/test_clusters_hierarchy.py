@@ -192,3 +192,40 @@ def test_the_cli_shows_a_level_and_names_the_levels_there_are(app, capsys):
     assert "2 clusters; 0 outliers" in capsys.readouterr().out
     assert main([*args, "--level", "3"]) == 1
     assert "no level with 3 clusters; the levels are: 2, 4, 8" in capsys.readouterr().err
+
+
+def judge(app, name, a, b, label):
+    from searchapp.store import judgement_rows
+
+    with app.db.session() as s:
+        corpus = repo.get_corpus(s, name)
+        judgement_rows.upsert(s, corpus.id, "pair", None, min(a, b), max(a, b), label, "test")
+
+
+def test_judged_pairs_act_as_must_and_cannot_links(app):
+    vectors, truth, texts = planted(sizes=(60, 50, 40, 30), n_outliers=0)
+    make_corpus(app, "planted", texts, vectors)
+    params = ClusterParams(projection="pca")
+    free = compute_and_store(app, "planted", params)
+    fruit, engine = 0, 60  # d0 and d60 are in different planted groups; d1 too with d0
+    assert free.cluster[fruit] != free.cluster[engine] and free.cluster[0] == free.cluster[1]
+    judge(app, "planted", "d0", "d60", 1)  # "duplicate": together
+    judge(app, "planted", "d1", "d2", 0)  # "not duplicate": apart
+    judge(app, "planted", "d9", "d99", 1)  # a document deleted below: the pair is dropped
+    with app.db.session() as s:
+        repo.delete_by_external_id(s, repo.get_corpus(s, "planted"), ["d99"])
+    tied = compute_and_store(app, "planted", params)
+    from searchapp.store import judgement_rows
+
+    with app.db.session() as s:
+        doc = judgement_rows.ids_by_external_id(s, repo.get_corpus(s, "planted").id,
+                                                [f"d{i}" for i in range(len(texts))])
+    row = {int(d): i for i, d in enumerate(tied.doc_ids)}
+
+    def cluster(ext: str) -> int:
+        return int(tied.cluster[row[doc[ext]]])
+
+    assert cluster("d0") == cluster("d60") and cluster("d1") != cluster("d2")
+    assert len(tied.clusters) == len(free.clusters)  # the number of clusters stays the data's
+    rest = [i for i in range(3, len(texts)) if i not in (60, 99)]  # the others stay put
+    assert agreement(truth[rest], [cluster(f"d{i}") for i in rest]) > 0.95

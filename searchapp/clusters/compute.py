@@ -24,6 +24,7 @@ from searchapp.clusters.algorithms import (
     kmeans_clusters,
     lonely,
 )
+from searchapp.clusters.constraints import constrained
 from searchapp.clusters.hierarchy import Tree, build_tree, choose_k, level_counts
 from searchapp.clusters.naming import (
     central_members,
@@ -206,8 +207,17 @@ def _rows_to_ids(ids: np.ndarray, clusters: list[dict]) -> None:
         c["example_id"] = c["central_ids"][0]
 
 
+def _pair_rows(ids: np.ndarray, pairs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Judged pairs (p, 3: doc id, doc id, label 1/0) as (must-link, cannot-link) row pairs."""
+    if pairs is None or len(pairs) == 0:
+        return np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)
+    pos = np.clip(np.searchsorted(ids, pairs[:, :2]), 0, len(ids) - 1)
+    known = (ids[pos] == pairs[:, :2]).all(axis=1)  # both documents in this clustering
+    return pos[known & (pairs[:, 2] == 1)], pos[known & (pairs[:, 2] == 0)]
+
+
 def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
-            progress: Progress | None = None) -> dict:
+            progress: Progress | None = None, pairs: np.ndarray | None = None) -> dict:
     """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
 
     The documents are those of the index when it starts; texts of documents
@@ -246,9 +256,12 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
         if params.method == "auto":
             assign, k, silhouettes = _auto(vectors, report)
             params = replace(params, k=k)
-            assign = by_size(assign)
         else:
             assign = _assign(index, ids, vectors, params, neighbours, scores, lap, report)
+        unmet = 0
+        if params.method in ("auto", "kmeans"):
+            assign, unmet = constrained(vectors, assign, *_pair_rows(ids, pairs))
+        assign = by_size(assign)
     del index
     loan.done()
     lap("cluster")
@@ -270,4 +283,4 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     return {"params": asdict(params), "projection": projection, "ids": ids,
             "assign": assign, "coords": coords, "clusters": clusters,
             "levels": levels, "leaf": tree.leaf, "cuts": cuts, "level": tree.base,
-            "silhouettes": silhouettes, "seconds": lap.seconds}
+            "silhouettes": silhouettes, "unmet_pairs": unmet, "seconds": lap.seconds}

@@ -22,7 +22,7 @@ from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
-from searchapp.store import repo
+from searchapp.store import judgement_rows, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
 
 
@@ -141,6 +141,24 @@ def _texts_of(app: App, corpus_id: int):
     return texts_of
 
 
+def judged_pairs(app: App, corpus_id: int) -> np.ndarray:
+    """The corpus' pair judgements as (p, 3) int64: doc id, doc id, 1 duplicate / 0 not.
+
+    Pairs whose documents are gone are left out.
+
+    Example:
+        >>> judged_pairs(app, 1).tolist()                              # doctest: +SKIP
+        [[12, 40, 1], [12, 77, 0]]
+    """
+    with app.db.session() as s:
+        rows = [(r.a_id, r.b_id, int(r.label))
+                for r in judgement_rows.judgement_rows(s, corpus_id, "pair")]
+        found = judgement_rows.ids_by_external_id(s, corpus_id,
+                                                  {x for a, b, _ in rows for x in (a, b)})
+    kept = [(found[a], found[b], label) for a, b, label in rows if a in found and b in found]
+    return np.asarray(kept, dtype=np.int64).reshape(-1, 3)
+
+
 def _add_examples(app: App, corpus_id: int, levels: list[list[dict]]) -> None:
     """Each cluster's central documents as ``central`` [(id, text)], the first as ``example``."""
     wanted = sorted({i for clusters in levels for c in clusters for i in c["central_ids"]})
@@ -181,7 +199,8 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
                      else None)
     handle = replace(handle, index=None)  # the loan holds the only reference now
     try:
-        out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
+        out = compute(loan, params, _texts_of(app, handle.corpus_id), progress,
+                      judged_pairs(app, handle.corpus_id))
     except CorpusChangedError as exc:
         raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
     _add_examples(app, handle.corpus_id, [out["clusters"], *(lv["clusters"]
