@@ -25,7 +25,8 @@ c-TF-IDF words and phrases (no two clusters alike) and shown by its three most
 central documents.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
-``hierarchy`` (the number of clusters chosen, the tree of levels), ``edits``
+``hierarchy`` (the number of clusters chosen, the tree of levels),
+``constraints`` (judged pairs as must- and cannot-links), ``edits``
 (a person's renames and merges, kept by member overlap),
 ``projection`` (UMAP / PCA), ``epochs`` (UMAP's epochs counted),
 ``naming`` (labels), ``wordforms`` (forms of one word), ``compute`` (the
