@@ -262,6 +262,8 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
         if params.method in ("auto", "kmeans"):
             assign, unmet = constrained(vectors, assign, *_pair_rows(ids, pairs))
         assign = by_size(assign)
+        if params.method == "auto":  # identical vectors can leave fewer clusters than asked
+            params = replace(params, k=int(assign.max(initial=0)) + 1)
     del index
     loan.done()
     lap("cluster")
