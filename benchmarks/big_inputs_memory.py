@@ -22,8 +22,10 @@ reader holds the whole archive in memory), so the archive is ours alone.
 The inputs are kept in ``benchmarks/.cache/big-inputs/`` (git-ignored) and made
 again only when missing.
 
-Memory is the peak resident size of the whole process tree (the job and its
-extraction processes), sampled from /proc every 0.1 s, next to the input's size.
+``ours_reading_only`` is the same ingest with the embedding left to the embed job
+(``overlap=False``): what reading the file itself costs. Memory is the peak
+resident size of the whole process tree (the job and its extraction processes),
+sampled from /proc every 0.1 s, next to the input's size.
 
 Run:  PYTHONPATH=. .venv/bin/python benchmarks/big_inputs_memory.py [--pdf-mb 500]
       [--archive-pdfs 4] [--quick]    (--quick: a 50 MB PDF and 2 of them in the tar)
@@ -193,7 +195,8 @@ from searchapp.context import App
 from searchapp.corpora.files_job import request_ingest
 from searchapp.jobs.worker import run_until_done
 app = App()
-job = run_until_done(app, request_ingest(app, "big", [Path(sys.argv[1])]))
+job = run_until_done(app, request_ingest(app, "big", [Path(sys.argv[1])],
+                                         overlap=sys.argv[2] == "overlap"))
 r = job.result or {}
 print(json.dumps({"status": job.status, "error": job.error, "added": r.get("added"),
                   "failed": r.get("failed"), "documents": r.get("documents"),
@@ -216,12 +219,13 @@ print(json.dumps({"characters": chars}))
 """
 
 
-def run_ours(path: Path, work: Path, timeout: float) -> dict:
+def run_ours(path: Path, work: Path, timeout: float, overlap: bool = True) -> dict:
     data = work / f"data-{path.stem}"
     shutil.rmtree(data, ignore_errors=True)
     env = {**os.environ, "SEARCHAPP_DATA_DIR": str(data), "PYTHONPATH": str(ROOT),
            "SEARCHAPP_DEVICE": "cpu"}
-    result = measured([sys.executable, "-c", OURS, str(path)], env, timeout)
+    result = measured([sys.executable, "-c", OURS, str(path),
+                       "overlap" if overlap else "read-only"], env, timeout)
     shutil.rmtree(data, ignore_errors=True)
     return result
 
@@ -249,12 +253,14 @@ def main() -> None:
             size = round(path.stat().st_size / 1e6, 1)
             log(f"{kind}: {path.name}, {size} MB, {n_pages} pages")
             row = {"file_mb": size, "pages": n_pages,
-                   "ours": run_ours(path, work, args.timeout)}
+                   "ours": run_ours(path, work, args.timeout),
+                   "ours_reading_only": run_ours(path, work, args.timeout, overlap=False)}
             log(f"  ours: {row['ours']}")
+            log(f"  ours, reading only (no embedding alongside): {row['ours_reading_only']}")
             if not args.no_peer and kind == "pdf":
                 row["markitdown"] = run_peer(path, args.timeout)
                 log(f"  markitdown: {row['markitdown']}")
-            for tool in ("ours", "markitdown"):
+            for tool in ("ours", "ours_reading_only", "markitdown"):
                 if tool in row:
                     row[tool]["peak_per_file_mb"] = round(
                         row[tool]["peak_tree_rss_mb"] / size, 3)
