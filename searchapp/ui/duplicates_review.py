@@ -102,15 +102,16 @@ def _review_one(app: App, corpus: str, threshold: float, k: int, include_exact: 
                 text_card(f"id {item.a}", item.a_text, "review-a")
             with right:
                 text_card(f"id {item.b}", item.b_text, "review-b")
+    shown = None if item is None else _key_of(item)  # the pair these buttons decide
     keyboard_row("review", [
         ("Duplicate", "d", "primary",
-         lambda: answer(app, corpus, session, "yes", 1, save, _key_of)),
+         lambda: answer(app, corpus, session, "yes", 1, save, _key_of, shown)),
         ("Not duplicate", "n", "secondary",
-         lambda: answer(app, corpus, session, "no", 0, save, _key_of)),
+         lambda: answer(app, corpus, session, "no", 0, save, _key_of, shown)),
         ("Skip", "s", "secondary",
-         lambda: answer(app, corpus, session, "skip", None, save, _key_of)),
+         lambda: answer(app, corpus, session, "skip", None, save, _key_of, shown)),
         ("Undo", "u", "tertiary", lambda: undo(app, corpus, session, _key_of)),
-    ], disabled=item is None)
+    ], disabled=item is None, shown=shown)
     line = session_line(session).replace(" yes", " duplicate").replace(" no ", " not ")
     if status is not None:
         line += (f" · {status.pending:,} pairs to decide, {status.decided:,} decided"
