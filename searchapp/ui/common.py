@@ -164,6 +164,20 @@ def remembered_corpus(names: list[str]) -> str | None:
     return names[index] if names else None
 
 
+def seed_corpus(key: str, names: list[str]) -> None:
+    """Give a corpus selectbox (``key``) its value before it is drawn: the address's
+    ``?corpus=`` when it names a corpus and is news to the widget, else what the widget
+    had, else the corpus used last. Set only through the session, never as a default too.
+    """
+    url = UrlState(st.query_params, st.session_state)
+    asked = url.current(CORPUS_PARAM)
+    seen = f"{key}.address"  # the address value this widget followed last
+    if asked and asked[0] in names and st.session_state.get(seen) != asked[0]:
+        st.session_state[key] = st.session_state[seen] = asked[0]
+    elif st.session_state.get(key) not in names:
+        st.session_state[key] = remembered_corpus(names)
+
+
 def _corpus_label(c: repo.CorpusSummary) -> str:
     if c.documents and c.embedded < c.documents:
         return f"{c.name} ({c.documents:,} documents, {c.embedded:,} embedded)"
