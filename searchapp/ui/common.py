@@ -164,6 +164,23 @@ def remembered_corpus(names: list[str]) -> str | None:
     return names[index] if names else None
 
 
+def two_cosines(score: float, threshold: float) -> tuple[str, str]:
+    """``score`` and ``threshold`` with enough digits (3 to 6) that the one below shows
+    below: never "0.800, below the threshold 0.800".
+
+    Example:
+        >>> two_cosines(0.79996, 0.8)
+        ('0.79996', '0.80000')
+        >>> two_cosines(0.793, 0.808)
+        ('0.793', '0.808')
+    """
+    digits = 3
+    while digits < 6 and score != threshold and \
+            round(score, digits) == round(threshold, digits):
+        digits += 1
+    return f"{score:.{digits}f}", f"{threshold:.{digits}f}"
+
+
 def seed_corpus(key: str, names: list[str]) -> None:
     """Give a corpus selectbox (``key``) its value before it is drawn: the address's
     ``?corpus=`` when it names a corpus and is news to the widget, else what the widget

@@ -23,7 +23,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.judgements import service
 from searchapp.judgements.groups import confirmed_groups, groups_csv
-from searchapp.ui.common import job_progress, md_escape, md_inline
+from searchapp.ui.common import job_progress, md_escape, md_inline, two_cosines
 from searchapp.ui.labelling import (
     answer,
     keyboard_row,
@@ -94,9 +94,10 @@ def _review_one(app: App, corpus: str, threshold: float, k: int, include_exact: 
                    icon=":material/task_alt:")
     else:
         with st.container(key="review-current"):
-            side = "above" if item.score >= threshold else "below"
-            st.markdown(f"**Duplicates?** Cosine **{item.score:.3f}**, {side} the threshold "
-                        f"{threshold:.3f}" + (" · exact copy" if item.exact else ""))
+            side = "at or above" if item.score >= threshold else "below"
+            score, limit = two_cosines(item.score, threshold)
+            st.markdown(f"**Duplicates?** Cosine **{score}**, {side} the threshold "
+                        f"{limit}" + (" · exact copy" if item.exact else ""))
             left, right = st.columns(2)
             with left:
                 text_card(f"id {item.a}", item.a_text, "review-a")
