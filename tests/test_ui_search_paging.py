@@ -17,7 +17,7 @@ from searchapp.ui.paging import PAGE_SIZE
 PAGE = Path(__file__).resolve().parents[1] / "searchapp" / "ui" / "pages" / "search.py"
 TOPICS = ["rain", "dogs", "trains", "coffee", "chess", "gardens"]
 DOCS = 70
-CSV = "id,text\n" + "".join(f"d{i},Note {i} about {TOPICS[i % 6]} and more {TOPICS[i % 5]}\n"
+CSV = "id,text\n" + "".join(f"d-{i},Note {i} about {TOPICS[i % 6]} and more {TOPICS[i % 5]}\n"
                             for i in range(DOCS))
 
 
@@ -39,8 +39,8 @@ def searches(monkeypatch) -> list[int]:
 
 
 def shown_ids(at: AppTest) -> list[str]:
-    return [c.value.split(" · ")[0].removeprefix("id ") for c in at.caption
-            if c.value.startswith("id ")]
+    return [c.value.split(" · ")[0].removeprefix("id ").replace("\\", "") for c in at.caption
+            if c.value.startswith("id ")]  # the ids as typed (the caption escapes them)
 
 
 def searched(k: int) -> AppTest:
@@ -63,6 +63,10 @@ def test_k_results_are_drawn_one_page_at_a_time(searches):
     at.button(key="search-next").click().run()  # the last page: 60 = 3 pages, Next disabled
     assert len(shown_ids(at)) == PAGE_SIZE and at.button(key="search-next").disabled
     assert searches == [60], "turning pages searched again"
+    at.query_params["like"] = "d-3"  # "More like this": the id in code, not escaped
+    at.run()
+    assert any("Documents most like** `d-3`" in m.value for m in at.markdown), \
+        [m.value for m in at.markdown][:3]
 
 
 def test_a_judgement_click_stores_it_without_searching_again(app, searches):

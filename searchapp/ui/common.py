@@ -91,6 +91,22 @@ def md_escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
 
 
+def md_code(text: str) -> str:
+    """User text (an id) as an inline code span, shown as typed: inside code nothing is
+    markup, so it is not escaped (an escape would show: "ag\\-17"); the fence is longer than
+    any run of backticks in the text.
+
+    Example:
+        >>> md_code("ag-17"), md_code("a`b")
+        ('`ag-17`', '``a`b``')
+    """
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_inline(text: str) -> str:
     """A one-line message quoting user text → markdown that shows that text as typed.
 

@@ -26,7 +26,7 @@ from searchapp.context import App
 from searchapp.duplicates.calibration import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit, search
-from searchapp.ui.common import md_escape, user_errors
+from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
 from searchapp.ui.results import HitAction, render_hit
@@ -178,7 +178,7 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
                  key="search-back")
     generation = _generation(app, corpus)
     if like:
-        left.markdown(f"**Documents most like** `{md_escape(like)}`")
+        left.markdown(f"**Documents most like** {md_code(like)}")
         hits = kept_hits(("like", corpus, generation, like, k),
                          lambda: more_like(app, corpus, like, k=k))
         note = "Score: cosine similarity to that document."
@@ -188,7 +188,7 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
         with app.db.session() as s:
             model = repo.corpus_state(s, corpus).model_name
         threshold, source = threshold_for(app, model)
-        left.markdown(f"**Likely duplicates of** `{md_escape(dups)}` (cosine ≥ "
+        left.markdown(f"**Likely duplicates of** {md_code(dups)} (cosine ≥ "
                       f"{threshold:.3f}, the {source} threshold of {md_escape(model)})")
         hits = kept_hits(("dups", corpus, generation, dups, k, threshold),
                          lambda: more_like(app, corpus, dups, k=k, min_score=threshold))
