@@ -257,8 +257,24 @@ def progress_text(job: queue.JobView) -> str:
     if text:
         parts.append(_without_count(text, job))
     if horizon:
-        parts.append(horizon)
+        parts.append(_of_this_step(horizon, text))
     return " · ".join(p for p in parts if p)
+
+
+def _of_this_step(horizon: str, text: str) -> str:
+    """'about 1 s left' → 'about 1 s left in this step' when more steps follow (the time
+    left is the current step's, not the job's).
+
+    Example:
+        >>> _of_this_step("9 pairs/s · about 1 s left", "Step 2 of 5: training")
+        '9 pairs/s · about 1 s left in this step'
+        >>> _of_this_step("9 pairs/s · about 1 s left", "Step 5 of 5: the verdict")
+        '9 pairs/s · about 1 s left'
+    """
+    step = re.search(r"Step (\d+) of (\d+)", text)
+    if step and int(step.group(1)) < int(step.group(2)):
+        return horizon.removesuffix(" left") + " left in this step"
+    return horizon
 
 
 def _without_count(text: str, job: queue.JobView) -> str:
