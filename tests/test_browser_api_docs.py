@@ -43,6 +43,7 @@ def test_an_open_server_with_a_key_shows_its_docs_to_the_local_browser(tmp_path,
             assert cross.status_code == 401
 
 
+@pytest.mark.slow  # a second server; this already worked before the fix (a guard, not a repro)
 @pytest.mark.browser
 def test_a_logged_in_user_reads_and_tries_the_docs(tmp_path, request):
     sync_api = playwright_or_skip()
