@@ -146,14 +146,19 @@ def median(values: list[float]) -> float:
     return round(statistics.median(values), 1)
 
 
-def measure(browser, url: str, rounds: int) -> dict:
-    """Every number for one app at ``url``."""
+def measure(browser, url: str, rounds: int, out: dict, save) -> dict:
+    """Every number for one app at ``url``, into ``out`` (``save()`` after each step, so a
+    run stopped on a slow app keeps what it measured)."""
     page = browser.new_context(viewport={"width": 1400, "height": 1000}).new_page()
     page.set_default_timeout(WAIT)
-    out: dict = {"hits_per_screen": {}}
+    out["hits_per_screen"] = {}
     log("warm-up (the model, the index)")
     out["first_visit_ms"] = round(usable_page(page, url, "short", 10, QUERIES[0]), 1)
     usable_page(page, url, "long", 10, QUERIES[0])
+    for corpus in ("short", "long"):
+        out["hits_per_screen"][corpus] = hits_per_screen(page, url, corpus)
+        save()
+    log(f"hits per screen: {out['hits_per_screen']}")
     for k in KS:
         usable, queries, clicks = [], [], []
         for r in range(rounds):
@@ -166,9 +171,7 @@ def measure(browser, url: str, rounds: int) -> dict:
                                     "query": [round(v) for v in queries],
                                     "click": [round(v) for v in clicks]}}
         log(f"k={k}: {out[f'k{k}']}")
-    for corpus in ("short", "long"):
-        out["hits_per_screen"][corpus] = hits_per_screen(page, url, corpus)
-    log(f"hits per screen: {out['hits_per_screen']}")
+        save()
     page.context.close()
     return out
 
@@ -190,13 +193,19 @@ def main() -> None:
               "build_seconds": round(time.perf_counter() - started, 1),
               "load_1min_before": os.getloadavg()[0], "rounds": args.rounds}
     apps = {"ours": ROOT} | ({"before": args.before.resolve()} if args.before else {})
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    path = RESULTS / f"ui_pages_{args.documents}.json"
+
+    def save() -> None:
+        path.write_text(json.dumps(result, indent=2) + "\n")
+
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
         for name, checkout in apps.items():
             log(f"{name}: {checkout}")
             with streamlit("serve.py", data, {"PYTHONPATH": str(checkout)},
                            args.work / f"{name}.log", cwd=checkout) as url:
-                result[name] = measure(browser, url, args.rounds)
+                measure(browser, url, args.rounds, result.setdefault(name, {}), save)
         browser.close()
     if "before" in result:
         result["before_over_ours"] = {
@@ -204,9 +213,7 @@ def main() -> None:
                       for m in ("usable_page_ms", "new_query_ms", "judgement_click_ms")}
             for k in KS}
     result["load_1min_after"] = os.getloadavg()[0]
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    path = RESULTS / f"ui_pages_{args.documents}.json"
-    path.write_text(json.dumps(result, indent=2) + "\n")
+    save()
     log(f"wrote {path}")
     print(json.dumps({k: v for k, v in result.items()}, indent=2))
 
