@@ -93,8 +93,9 @@ def log(msg: str) -> None:
 
 
 @contextmanager
-def streamlit(script: str, data: Path, env: dict, log_path: Path):
-    """``streamlit run SCRIPT`` as ``make run`` starts the app; yields the url."""
+def streamlit(script: str, data: Path, env: dict, log_path: Path, cwd: Path = ROOT):
+    """``streamlit run SCRIPT`` as ``make run`` starts the app (in ``cwd``, a checkout);
+    yields the url."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     # as `make run` starts it: torch's threads wait passively unless the caller said otherwise
@@ -105,7 +106,7 @@ def streamlit(script: str, data: Path, env: dict, log_path: Path):
             [str(Path(sys.executable).with_name("streamlit")), "run", script,
              "--server.address", "127.0.0.1", "--server.port", str(port),
              "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=full_env, stdout=out, stderr=subprocess.STDOUT)
+            cwd=cwd, env=full_env, stdout=out, stderr=subprocess.STDOUT)
         try:
             wait_healthy(url, proc, timeout=120,
                          path="/healthz" if script == "serve.py" else "/_stcore/health")

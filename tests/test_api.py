@@ -245,3 +245,11 @@ def test_another_app_sends_judgements_that_count_like_the_pages_and_can_take_the
     problem_of(client.delete(f"/api/v1/corpora/faq/judgements/{pair['id']}"), 404)
     problem_of(client.post("/api/v1/corpora/nope/judgements",
                            json={"a": "t1", "b": "t2", "label": 1}), 404)
+
+
+def test_the_openapi_document_says_which_score_is_the_cosine():
+    from searchapp.api.app import build_api
+
+    hit = build_api().openapi()["components"]["schemas"]["Hit"]
+    assert "fusion score (not a cosine" in hit["properties"]["score"]["description"]
+    assert "cosine" in hit["properties"]["semantic"]["description"]

@@ -245,3 +245,13 @@ def test_a_full_session_requests_only_the_app_itself(served, page):
                                                                        "wss")}
     assert hosts == {urlsplit(url).netloc}, sorted(hosts)
     assert any(u.startswith(f"{url}/") for u in seen)
+
+
+def test_an_address_that_names_no_page_says_so(served, page):
+    url, _browser, _app = served
+    page.goto(f"{url}/serach?corpus=notes")
+    page.get_by_text("There is no page at /serach").wait_for(timeout=WAIT)
+    page.goto(f"{url}/search?corpus=notes")  # a page that exists: nothing said
+    page.get_by_role("heading", name="Search").wait_for(timeout=WAIT)
+    idle(page)
+    assert page.get_by_text("There is no page at").count() == 0

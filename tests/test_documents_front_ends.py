@@ -62,3 +62,9 @@ def test_the_documents_page_adds_changes_and_deletes_a_document(ui_resources):
     next(b for b in at.button if b.label == "Delete document").click().run()
     assert "Deleted 'q1'" in at.success[0].value
     assert docs.get_many(app, "faq", ["q1"])[1] == ["q1"]
+    # the page shows what is stored now: nothing of q1 to see, or to save back
+    assert "Embedded." not in [c.value for c in at.caption]
+    assert "No document 'q1'" in at.info[0].value and at.text_area[0].value == ""
+    at.button[0].click().run()  # Save
+    assert "Nothing was saved" in at.error[0].value
+    assert docs.get_many(app, "faq", ["q1"])[1] == ["q1"]

@@ -48,3 +48,19 @@ def test_the_job_message_carries_rate_and_time_left_to_the_ui_and_the_cli(app, m
     row = _job_row(job)
     assert (row["rate"], row["left"]) == ("200 documents/s", "3 s")
     assert row["detail"] == "Step 2 of 2: embedded 400 of 1,000"
+
+
+def test_a_multi_step_jobs_time_left_says_it_is_the_current_steps():
+    from datetime import datetime
+
+    from searchapp.jobs.queue import JobView
+    from searchapp.ui.common import progress_text
+
+    def job(message: str) -> JobView:
+        return JobView(1, "learn", "running", {}, None, 3, 10, message, None, False, "w",
+                       datetime(2026, 1, 1), datetime(2026, 1, 1), None)
+
+    middle = progress_text(job("Step 2 of 5: training · 9 pairs/s · about 1 s left"))
+    assert middle.endswith("about 1 s left in this step")
+    last = progress_text(job("Step 5 of 5: the verdict · 9 pairs/s · about 1 s left"))
+    assert last.endswith("about 1 s left")

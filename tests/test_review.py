@@ -192,3 +192,22 @@ def test_the_estimate_searches_a_few_new_queries_per_call_and_says_more_are_wait
     assert searched == est.NEW_SEARCHES
     second = estimate(faq, "faq")
     assert not second.waiting and second.query_results >= first.query_results
+
+
+def test_a_steep_fit_on_separated_judgements_gives_no_overflow_warning():
+    import warnings
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    @given(st.lists(st.floats(-1, 1), min_size=2, max_size=200), st.floats(0.05, 0.95))
+    def fit(cosines, cut):
+        x = np.array(cosines)
+        y = (x >= cut).astype(int)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # an overflow in exp is an error here
+            model = jt.fit_logistic(x, y)
+            p = model.p(np.array([-1.0, cut, 1.0]))
+        assert np.all((p >= 0) & (p <= 1))
+
+    fit()

@@ -112,11 +112,16 @@ def test_check_a_question_and_add_it(page_app, bundled_encoder):
     button(at, "Check").click().run()
     assert not at.exception
     assert "likely duplicate" in at.warning[0].value
-    found = at.dataframe[-1].value
+    found = next(t.value for t in at.dataframe if "p1" in set(t.value["id"]))
     assert {"p1", "p2", "p3"} <= set(found["id"]) and (found["score"] >= 0.8).all()
     at.text_area(key="dup-question").input("Do penguins live at the north pole?")
     button(at, "Check").click().run()
     assert "looks new" in at.success[0].value
+    # the closest ones still show, with their cosines below the threshold, best first
+    assert any("Closest below the threshold" in m.value for m in at.markdown)
+    near = at.dataframe[-1].value
+    assert len(near) == 3 and (near["score"] < 0.8).all()
+    assert near["score"].tolist() == sorted(near["score"], reverse=True)
     button(at, "Add it to the corpus").click().run()
     assert not at.exception
     assert "embedding job" in at.success[-1].value

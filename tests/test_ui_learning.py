@@ -98,3 +98,28 @@ def test_a_learning_verdict_is_adopted_followed_to_its_end_and_rolled_back(corpu
     assert run_until_done(app, rollback.id).status == "succeeded"
     at.run()
     assert model_of(app) == "tiny" and "'topics' now uses tiny" in texts(at)
+
+
+def test_evaluate_keeps_a_learning_jobs_held_out_set_apart_from_the_judgements(corpus):
+    import json
+
+    from searchapp.judgements.service import save_evaluation_run
+
+    def pairs(ap: float, n: int) -> dict:
+        est = {"value": ap, "low": ap - 5, "high": ap + 5}
+        return {"queries": None, "pairs": {"ap": est, "f1": est, "threshold": est, "n": n,
+                                           "positives": n // 2}}
+
+    app = corpus
+    save_evaluation_run(app, "topics", "tiny", pairs(80.0, 80), 180, note="judgements")
+    save_evaluation_run(app, "topics", "tiny", pairs(87.0, 2), 2,
+                        note="held-out judgements, learning job 5")
+    at = page("evaluate").run()
+    assert not at.exception
+    heads = [m.value for m in at.markdown if m.value.startswith("**tiny**")]
+    assert len(heads) == 2, heads  # one latest result per set, not the last run alone
+    assert any("on judgements" in h for h in heads)
+    assert any("on held-out set of learning job 5" in h for h in heads)
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    assert {t["name"] for t in spec["data"]} == {
+        "tiny on judgements · pair AP", "tiny on held-out set of learning job 5 · pair AP"}

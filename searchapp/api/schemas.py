@@ -152,11 +152,17 @@ class SourceOut(BaseModel):
 
 
 class Hit(BaseModel):
+    """One result. ``score`` is what the mode ranks by, which is not always a cosine:
+    hybrid's is the reciprocal-rank fusion score (small numbers such as 0.33);
+    ``semantic.score`` is the cosine the pages show, ``lexical.score`` the BM25."""
+
     id: str
     text: str
-    score: float
-    semantic: RankScore
-    lexical: RankScore
+    score: float = Field(description="The ranking score of the mode: hybrid, the fusion "
+                                     "score (not a cosine; see semantic.score); semantic, "
+                                     "the cosine; lexical, BM25.")
+    semantic: RankScore = Field(description="Rank and cosine by meaning (the pages' score).")
+    lexical: RankScore = Field(description="Rank and BM25 by words.")
     passage: PassageOut | None
     snippet: str
     meta: dict[str, Any]

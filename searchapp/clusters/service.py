@@ -44,7 +44,7 @@ def stored(app: App, handle: CorpusHandle, params: ClusterParams) -> ClusterResu
     def load() -> ClusterResult | None:
         with app.db.session() as s:
             row = repo.get_analysis(s, handle.corpus_id, handle.model.id, KIND, params.key())
-            if row is None or row.generation != handle.generation:
+            if row is None or not repo.is_current(s, row, handle.generation):
                 return None
             info, blob = row.result, row.arrays
         return ClusterResult.from_stored(info, repo.unpack_arrays(blob),
@@ -73,7 +73,7 @@ def stored_for_name(app: App, corpus: str, params: ClusterParams) -> ClusterResu
     def load() -> ClusterResult | None:
         with app.db.session() as s:
             row = repo.get_analysis(s, state.id, model.id, KIND, params.key())
-            if row is None or row.generation != state.generation:
+            if row is None or not repo.is_current(s, row, state.generation):
                 return None
             info, blob = row.result, row.arrays
         return ClusterResult.from_stored(info, repo.unpack_arrays(blob),

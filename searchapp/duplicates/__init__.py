@@ -18,7 +18,7 @@ Example:
     'q12'
 """
 
-from searchapp.duplicates.check import add_question, check
+from searchapp.duplicates.check import CheckReport, add_question, check, check_report
 from searchapp.duplicates.export import groups_frame, pairs_frame
 from searchapp.duplicates.grouping import group_pairs
 from searchapp.duplicates.mining import Mined, exact_pairs, knn_pairs, mine
@@ -44,9 +44,10 @@ from searchapp.duplicates.service import (
 from searchapp.duplicates.text_keys import normalise, text_key
 
 __all__ = [
-    "CHECK_K", "DEFAULT_K", "EXACT_CLIQUE_MAX", "INLINE_MAX", "KIND", "MAX_K", "DuplicateGroup",
-    "DuplicatePair", "DuplicateReport", "Match", "Mined", "TooFewDocumentsError",
-    "add_question", "check", "duplicates_task", "exact_pairs", "find_duplicates", "floor_for",
-    "group_pairs", "groups_frame", "knn_pairs", "mine", "mine_corpus", "mined_before", "normalise",
-    "pairs_frame", "request_mining", "stored", "text_key",
+    "CHECK_K", "DEFAULT_K", "EXACT_CLIQUE_MAX", "INLINE_MAX", "KIND", "MAX_K", "CheckReport",
+    "DuplicateGroup", "DuplicatePair", "DuplicateReport", "Match", "Mined",
+    "TooFewDocumentsError", "add_question", "check", "check_report", "duplicates_task",
+    "exact_pairs", "find_duplicates", "floor_for", "group_pairs", "groups_frame", "knn_pairs",
+    "mine", "mine_corpus", "mined_before", "normalise", "pairs_frame", "request_mining",
+    "stored", "text_key",
 ]

@@ -51,6 +51,19 @@ GRID_STEP = 0.01
 SHARE_GAP = 0.15  # a file whose duplicate share differs more than this is warned about
 
 
+def sigmoid(t: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-t)) without overflow for any t (a steep fit on separated judgements
+    gives |t| in the thousands).
+
+    Example:
+        >>> sigmoid(np.array([-1e4, 0.0, 1e4])).tolist()
+        [0.0, 0.5, 1.0]
+    """
+    t = np.asarray(t, np.float64)
+    small = np.exp(-np.abs(t))  # in (0, 1]: never overflows
+    return np.where(t >= 0, 1.0 / (1.0 + small), small / (1.0 + small))
+
+
 @dataclass(frozen=True)
 class Logistic:
     """P(duplicate | cosine) = 1 / (1 + exp(-(w·cosine + b)))."""
@@ -59,7 +72,7 @@ class Logistic:
     b: float
 
     def p(self, cosine: np.ndarray) -> np.ndarray:
-        return 1.0 / (1.0 + np.exp(-(self.w * np.asarray(cosine, np.float64) + self.b)))
+        return sigmoid(self.w * np.asarray(cosine, np.float64) + self.b)
 
 
 def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50) -> Logistic:
@@ -77,7 +90,7 @@ def fit_logistic(x: np.ndarray, y: np.ndarray, l2: float = 1e-2, steps: int = 50
     X = np.stack([np.ones_like(z), z], axis=1)  # (n, 2)
     theta = np.zeros(2)
     for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-X @ theta))
+        p = sigmoid(X @ theta)
         grad = X.T @ (p - y) + l2 * np.r_[0.0, theta[1]]
         hess = (X * (p * (1 - p))[:, None]).T @ X + np.diag([1e-9, l2])
         step = np.linalg.solve(hess, grad)

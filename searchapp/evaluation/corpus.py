@@ -32,6 +32,12 @@ import numpy as np
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
 from searchapp.evaluation import bootstrap
+from searchapp.evaluation.enough import (  # noqa: F401  (MIN_*: the rule, named here too)
+    MIN_PAIRS_PER_ANSWER,
+    MIN_QUERIES,
+    pair_shortfall,
+    query_shortfall,
+)
 from searchapp.evaluation.judged import Items, JudgedPair
 from searchapp.evaluation.metrics import average_precision, pair_metrics
 from searchapp.evaluation.ranking import DEPTH, METRICS, metrics_table
@@ -45,8 +51,6 @@ PRIMARY = {"queries": ("hybrid", "ndcg@10"), "pairs": "ap"}
 # benchmark (benchmarks/learning_loop.py), held-out proposals with 3 and with 6 non-duplicates
 # read "worse" (AP -9.5 and -5.9, intervals just below 0) for models that were 1.3 and 3.3
 # AP better on 465 fixed test pairs; with 15 and more the verdicts agreed with the test set.
-MIN_QUERIES = 5
-MIN_PAIRS_PER_ANSWER = 10
 PAIR_METRICS = ("ap", "f1", "threshold")
 MAX_QUERY_CHARS = 10_000
 Progress = Callable[[int, int, str], None]
@@ -250,18 +254,17 @@ def compare(a: Evaluation, b: Evaluation) -> Comparison:
     mode, metric = PRIMARY["queries"]
     if mode in queries:
         primary.append(f"{mode} nDCG@10")
-        if len(a.queries) >= MIN_QUERIES:
+        if (short := query_shortfall(len(a.queries))) is None:
             decided.append(queries[mode][metric].verdict)
         else:
-            too_few.append(f"{len(a.queries)} judged queries (a verdict needs {MIN_QUERIES})")
+            too_few.append(short)
     if pairs:
         primary.append("pair AP")
         counts = np.bincount(a.pairs.labels, minlength=2)
-        if counts.min() >= MIN_PAIRS_PER_ANSWER:
+        if (short := pair_shortfall(int(counts[1]), int(counts[0]))) is None:
             decided.append(pairs[PRIMARY["pairs"]].verdict)
         else:
-            too_few.append(f"{counts[1]} duplicate and {counts[0]} other judged pairs (a "
-                           f"verdict needs {MIN_PAIRS_PER_ANSWER} of each)")
+            too_few.append(short)
     return Comparison(a.model, b.model, queries, pairs, _overall(decided), primary, too_few)
 
 

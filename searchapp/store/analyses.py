@@ -1,7 +1,9 @@
 """Stored analyses (duplicate pairs, clusters): one row per (corpus, model, kind, parameters).
 
-A result records the corpus generation it was computed at and is current only
-while the corpus is still at that generation. Per-document arrays travel as the
+A result records the corpus generation it was computed at and is current while
+the vectors of its model are as they were then (``changes.unchanged_since``: no
+vector of that model written, no document removed since), so switching a corpus to
+another model and back keeps its duplicates and clusters. Per-document arrays travel as the
 bytes of an ``.npz`` file (``pack_arrays``): a million pairs load in
 milliseconds, where the same numbers as JSON take seconds to parse.
 
@@ -19,6 +21,7 @@ import numpy as np
 from sqlalchemy import select
 from sqlalchemy.orm import Session, defer
 
+from searchapp.store.changes import unchanged_since
 from searchapp.store.schema import Analysis, utcnow
 
 
@@ -44,15 +47,26 @@ def get_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_ke
 
 def current_analyses(s: Session, corpus_id: int, model_id: int, kind: str, generation: int
                      ) -> list[Analysis]:
-    """Stored results of ``kind`` computed at ``generation``, newest first.
+    """Stored results of ``kind`` still current at ``generation`` (``is_current``), newest
+    first.
 
     Their ``arrays`` load only when read (inside the session): choosing one of
     several stored results must not read the megabytes of all of them.
     """
-    return list(s.scalars(select(Analysis).options(defer(Analysis.arrays)).where(
+    rows = s.scalars(select(Analysis).options(defer(Analysis.arrays)).where(
         Analysis.corpus_id == corpus_id, Analysis.model_id == model_id, Analysis.kind == kind,
-        Analysis.generation == generation,
-    ).order_by(Analysis.created_at.desc(), Analysis.id.desc())))
+        Analysis.generation <= generation,
+    ).order_by(Analysis.created_at.desc(), Analysis.id.desc()))
+    return [row for row in rows if is_current(s, row, generation)]
+
+
+def is_current(s: Session, row: Analysis, generation: int) -> bool:
+    """Whether a stored result still describes the corpus at ``generation``: computed at
+    it, or at an earlier one with its model's vectors unchanged since."""
+    if row.generation == generation:
+        return True
+    return row.generation < generation and \
+        unchanged_since(s, row.corpus_id, row.model_id, row.generation)
 
 
 def save_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_key: str,

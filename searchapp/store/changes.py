@@ -62,6 +62,22 @@ def current_generation(s: Session, corpus_id: int) -> int:
     return int(s.scalar(select(Corpus.generation).where(Corpus.id == corpus_id)) or 0)
 
 
+def unchanged_since(s: Session, corpus_id: int, model_id: int, generation: int) -> bool:
+    """Whether the corpus' vectors of one model are as they were at ``generation``: no
+    vector of that model written since and no document removed since (a changed text is
+    a removal and a new document). Generations bumped for anything else (another model's
+    vectors, a switch of model and back, metadata) leave a result of this model current.
+    """
+    later_vector = s.scalar(select(Embedding.document_id).where(
+        Embedding.corpus_id == corpus_id, Embedding.model_id == model_id,
+        Embedding.generation > generation).limit(1))
+    if later_vector is not None:
+        return False
+    return s.scalar(select(DocumentTombstone.document_id).where(
+        DocumentTombstone.corpus_id == corpus_id,
+        DocumentTombstone.generation > generation).limit(1)) is None
+
+
 def record_removed(s: Session, corpus_id: int, doc_ids: list[int], generation: int) -> None:
     """Tombstones for documents removed at ``generation``."""
     if doc_ids:

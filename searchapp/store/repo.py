@@ -22,6 +22,7 @@ Example:
 from searchapp.store.analyses import (
     current_analyses,
     get_analysis,
+    is_current,
     pack_arrays,
     save_analysis,
     unpack_arrays,
@@ -105,6 +106,7 @@ __all__ = [
     "get_corpus",
     "get_or_create_corpus",
     "get_or_create_model",
+    "is_current",
     "iter_texts",
     "layouts_by_id",
     "missing_embedding_ids",

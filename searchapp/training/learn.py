@@ -47,13 +47,15 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.context import App
-from searchapp.embedding.models import model_path, read_card, validate_name, write_card
+from searchapp.embedding.models import model_path, read_card, write_card
 from searchapp.errors import JobError, ModelError, TrainingDataError
+from searchapp.evaluation.enough import items_shortfall
 from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_judgements
 from searchapp.jobs import queue
 from searchapp.private_files import replace_private
 from searchapp.store import repo
 from searchapp.training import holdout
+from searchapp.training.names import check_new_model
 from searchapp.training.negatives import (
     Example,
     anchors_of,
@@ -87,7 +89,6 @@ class Started:
     train: dict
     held_out: dict
     augment: bool
-    unmeasurable: str | None = None  # why the held-out part cannot judge the result
 
     def describe(self) -> str:
         text = (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
@@ -96,9 +97,6 @@ class Started:
                 "the result" + ("; Augmented SBERT will be tried (a fifth of the training "
                                 "judgements decides whether it is kept)." if self.augment
                                 else "."))
-        if self.unmeasurable:
-            text += (f" Note: {self.unmeasurable}, so the new model will not be measured "
-                     "against the current one: judge more before relying on it.")
         return text
 
 
@@ -135,15 +133,6 @@ def _checked_hyper(hyper: dict) -> dict:
     return hyper
 
 
-def _check_new_model(app: App, name: str, kind: str) -> None:
-    validate_name(name)
-    if (app.settings.models_dir / name).exists():
-        raise ModelError(f"A model named {name!r} already exists; choose another name.")
-    for k in (LEARN, ADAPT, "finetune"):
-        if queue.active_for(app.db, k, "name", name):
-            raise JobError(f"A job that trains {name!r} is already queued or running.")
-
-
 def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
                      **hyper) -> Started:
     """Check the corpus' judgements and the name, then queue the ``learn`` job.
@@ -151,7 +140,7 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     ``hyper``: epochs, batch_size, lr, seed, max_steps (None: the defaults).
     """
 
-    _check_new_model(app, name, LEARN)
+    check_new_model(app, name)
     if augment not in AUGMENT_CHOICES:
         raise TrainingDataError(f"augment must be one of {', '.join(AUGMENT_CHOICES)}; "
                                 f"got {augment!r}.")
@@ -162,13 +151,37 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
     train, held = holdout.split(corpus_items(app, state.name))
     holdout.check(train)
+    check_verdict_possible(held)
     augmenting = augment == "on" or (augment == "auto" and _positives(train) < AUGMENT_BELOW)
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
     job_id = queue.enqueue(app.db, LEARN, {"corpus": state.name, "name": name,
                                            "base": state.model_name, "augment": augmenting,
                                            "hyper": hyper})
-    return Started(job_id, _counts(train), _counts(held), augmenting,
-                   holdout.unmeasurable(held))
+    return Started(job_id, _counts(train), _counts(held), augmenting)
+
+
+def check_verdict_possible(held: Items) -> None:
+    """Refuse, before any job, held-out judgements that cannot give a verdict on the new
+    model (the job would train for minutes, then say "not distinguishable": too few).
+
+    The rule is the comparison's own (``evaluation.enough``), so the request and the
+    verdict never disagree.
+
+    Example:
+        >>> check_verdict_possible(Items(queries=[JudgedQuery("q", {"d": 1})]))
+        ... # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.TrainingDataError: The held-out judgements cannot give a verdict ...
+    """
+    short = items_shortfall(held)
+    if short is None:
+        return
+    raise TrainingDataError(
+        f"The held-out judgements cannot give a verdict on the new model: {short}. "
+        f"A fifth of the judgements is held out to measure it (by a hash of each query or "
+        f"pair): judge more search results or pairs (the Label page proposes them), then "
+        f"learn.")
 
 
 # ---- the job -----------------------------------------------------------------------------
@@ -578,7 +591,7 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
         7
     """
 
-    _check_new_model(app, name, ADAPT)
+    check_new_model(app, name)
     hyper = _checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)

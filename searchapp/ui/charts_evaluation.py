@@ -89,6 +89,26 @@ def comparison_table(comparison: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def measured_on(note: str | None) -> str:
+    """What a run measured on, from its note: the corpus' judgements, a learning job's
+    held-out set, or benchmark files. Runs on different sets are never one line.
+
+    Example:
+        >>> measured_on("held-out judgements, learning job 7")
+        'held-out set of learning job 7'
+        >>> measured_on("judgements"), measured_on(""), measured_on(None)
+        ('judgements', 'judgements', 'judgements')
+        >>> measured_on("all judgements, adaptation job 3")
+        'judgements'
+    """
+    note = note or ""
+    if note.startswith("held-out judgements, learning job "):
+        return "held-out set of learning job " + note.rsplit(" ", 1)[-1]
+    if note.startswith("benchmark files"):
+        return note
+    return "judgements"
+
+
 def history_figure(runs: list[dict]) -> go.Figure:
     """Each model's primary metrics over time, with their intervals as error bars.
 

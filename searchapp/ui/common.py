@@ -91,6 +91,22 @@ def md_escape(text: str) -> str:
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
 
 
+def md_code(text: str) -> str:
+    """User text (an id) as an inline code span, shown as typed: inside code nothing is
+    markup, so it is not escaped (an escape would show: "ag\\-17"); the fence is longer than
+    any run of backticks in the text.
+
+    Example:
+        >>> md_code("ag-17"), md_code("a`b")
+        ('`ag-17`', '``a`b``')
+    """
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def md_inline(text: str) -> str:
     """A one-line message quoting user text → markdown that shows that text as typed.
 
@@ -164,6 +180,37 @@ def remembered_corpus(names: list[str]) -> str | None:
     return names[index] if names else None
 
 
+def two_cosines(score: float, threshold: float) -> tuple[str, str]:
+    """``score`` and ``threshold`` with enough digits (3 to 6) that the one below shows
+    below: never "0.800, below the threshold 0.800".
+
+    Example:
+        >>> two_cosines(0.79996, 0.8)
+        ('0.79996', '0.80000')
+        >>> two_cosines(0.793, 0.808)
+        ('0.793', '0.808')
+    """
+    digits = 3
+    while digits < 6 and score != threshold and \
+            round(score, digits) == round(threshold, digits):
+        digits += 1
+    return f"{score:.{digits}f}", f"{threshold:.{digits}f}"
+
+
+def seed_corpus(key: str, names: list[str]) -> None:
+    """Give a corpus selectbox (``key``) its value before it is drawn: the address's
+    ``?corpus=`` when it names a corpus and is news to the widget, else what the widget
+    had, else the corpus used last. Set only through the session, never as a default too.
+    """
+    url = UrlState(st.query_params, st.session_state)
+    asked = url.current(CORPUS_PARAM)
+    seen = f"{key}.address"  # the address value this widget followed last
+    if asked and asked[0] in names and st.session_state.get(seen) != asked[0]:
+        st.session_state[key] = st.session_state[seen] = asked[0]
+    elif st.session_state.get(key) not in names:
+        st.session_state[key] = remembered_corpus(names)
+
+
 def _corpus_label(c: repo.CorpusSummary) -> str:
     if c.documents and c.embedded < c.documents:
         return f"{c.name} ({c.documents:,} documents, {c.embedded:,} embedded)"
@@ -210,8 +257,24 @@ def progress_text(job: queue.JobView) -> str:
     if text:
         parts.append(_without_count(text, job))
     if horizon:
-        parts.append(horizon)
+        parts.append(_of_this_step(horizon, text))
     return " · ".join(p for p in parts if p)
+
+
+def _of_this_step(horizon: str, text: str) -> str:
+    """'about 1 s left' → 'about 1 s left in this step' when more steps follow (the time
+    left is the current step's, not the job's).
+
+    Example:
+        >>> _of_this_step("9 pairs/s · about 1 s left", "Step 2 of 5: training")
+        '9 pairs/s · about 1 s left in this step'
+        >>> _of_this_step("9 pairs/s · about 1 s left", "Step 5 of 5: the verdict")
+        '9 pairs/s · about 1 s left'
+    """
+    step = re.search(r"Step (\d+) of (\d+)", text)
+    if step and int(step.group(1)) < int(step.group(2)):
+        return horizon.removesuffix(" left") + " left in this step"
+    return horizon
 
 
 def _without_count(text: str, job: queue.JobView) -> str:

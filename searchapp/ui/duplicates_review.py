@@ -23,7 +23,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.judgements import service
 from searchapp.judgements.groups import confirmed_groups, groups_csv
-from searchapp.ui.common import job_progress, md_escape, md_inline
+from searchapp.ui.common import job_progress, md_escape, md_inline, two_cosines
 from searchapp.ui.labelling import (
     answer,
     keyboard_row,
@@ -94,23 +94,25 @@ def _review_one(app: App, corpus: str, threshold: float, k: int, include_exact: 
                    icon=":material/task_alt:")
     else:
         with st.container(key="review-current"):
-            side = "above" if item.score >= threshold else "below"
-            st.markdown(f"**Duplicates?** Cosine **{item.score:.3f}**, {side} the threshold "
-                        f"{threshold:.3f}" + (" · exact copy" if item.exact else ""))
+            side = "at or above" if item.score >= threshold else "below"
+            score, limit = two_cosines(item.score, threshold)
+            st.markdown(f"**Duplicates?** Cosine **{score}**, {side} the threshold "
+                        f"{limit}" + (" · exact copy" if item.exact else ""))
             left, right = st.columns(2)
             with left:
                 text_card(f"id {item.a}", item.a_text, "review-a")
             with right:
                 text_card(f"id {item.b}", item.b_text, "review-b")
+    shown = None if item is None else _key_of(item)  # the pair these buttons decide
     keyboard_row("review", [
         ("Duplicate", "d", "primary",
-         lambda: answer(app, corpus, session, "yes", 1, save, _key_of)),
+         lambda: answer(app, corpus, session, "yes", 1, save, _key_of, shown)),
         ("Not duplicate", "n", "secondary",
-         lambda: answer(app, corpus, session, "no", 0, save, _key_of)),
+         lambda: answer(app, corpus, session, "no", 0, save, _key_of, shown)),
         ("Skip", "s", "secondary",
-         lambda: answer(app, corpus, session, "skip", None, save, _key_of)),
+         lambda: answer(app, corpus, session, "skip", None, save, _key_of, shown)),
         ("Undo", "u", "tertiary", lambda: undo(app, corpus, session, _key_of)),
-    ], disabled=item is None)
+    ], disabled=item is None, shown=shown)
     line = session_line(session).replace(" yes", " duplicate").replace(" no ", " not ")
     if status is not None:
         line += (f" · {status.pending:,} pairs to decide, {status.decided:,} decided"

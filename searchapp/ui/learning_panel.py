@@ -20,8 +20,9 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.training import adoption
 from searchapp.training.learn import ADAPT, LEARN, request_adaptation, request_learning
+from searchapp.training.names import check_new_model, suggested_name
 from searchapp.ui.charts_evaluation import comparison_table
-from searchapp.ui.common import duration, job_progress, md_inline, remembered_corpus
+from searchapp.ui.common import duration, job_progress, md_inline, seed_corpus
 from searchapp.ui.resources import ensure_background_worker
 
 SWITCH_JOB = "models.switch_job"  # {corpus: job id} of the switch this session started
@@ -35,39 +36,80 @@ ADAPT_NOTE = ("Unsupervised SimCSE on the corpus' own text. Whether it helps is 
 
 
 def learn_section(app: App, corpora: dict[str, str]) -> None:
-    """Start learning from a corpus' judgements, or adapting to its text."""
+    """Start learning from a corpus' judgements, or adapting to its text.
+
+    The form starts where the user is: the corpus of the address (``?corpus=``) or the
+    one used last, and a new model name that can be used (``{corpus}-v2``). The name is
+    checked as it is typed, so the buttons are never the first to refuse it; judgements
+    that cannot give a verdict are refused before any job is queued (``request_learning``).
+    """
     st.header("Learn from a corpus' judgements")
     st.caption("Fine-tunes the corpus' current model on its judgements (Search, Duplicates and "
                "Label pages): relevant documents and duplicate pairs as positives with hard "
                "negatives, a fifth of the judgements held out. The job ends with both models "
                "measured on that fifth; the corpus switches only when you say so.")
-    with st.form("models.learn", border=True):
+    with st.container(border=True):
         left, mid, right = st.columns(3)
+        seed_corpus("models.learn.corpus", list(corpora))
         corpus = left.selectbox("Corpus", list(corpora), key="models.learn.corpus",
                                 format_func=lambda c: f"{c} (now {corpora[c]})")
-        name = mid.text_input("New model name", key="models.learn.name",
-                              placeholder="support-v2")
+        _seed_name(app, corpus)
+        name = mid.text_input("New model name", key=LEARN_NAME,
+                              help="Letters, digits, '.', '_' and '-'; not a model's name.")
+        problem = name_problem(app, name.strip())
+        if problem:
+            mid.error(md_inline(problem), icon=":material/error:")
         augment = right.selectbox(
             "Augmented SBERT", ["auto", "on", "off"], key="models.learn.augment",
             help="A cross-encoder trained on the judgements labels more pairs for the model; "
                  "kept only if measurably better. auto: with fewer than 500 positive "
                  "judgements.")
-        learn = left.form_submit_button("Learn from judgements", type="primary",
-                                        icon=":material/school:")
-        adapt = mid.form_submit_button("Adapt to its text (no judgements)",
-                                       icon=":material/auto_fix_high:", help=ADAPT_NOTE)
-    if not (learn or adapt):
+        learn = left.button("Learn from judgements", type="primary", icon=":material/school:",
+                            disabled=problem is not None, key="models.learn.go")
+        adapt = mid.button("Adapt to its text (no judgements)", help=ADAPT_NOTE,
+                           icon=":material/auto_fix_high:", disabled=problem is not None,
+                           key="models.adapt.go")
+    if learn or adapt:
+        _start(app, corpus, name.strip(), augment, learn)
+
+
+LEARN_NAME = "models.learn.name"
+NAME_FOR = "models.learn.name-for"  # (corpus, suggested name) the name box was given
+
+
+def _seed_name(app: App, corpus: str) -> None:
+    """Give the name box a usable name for ``corpus``: at first, and when the corpus
+    changes while the box still holds the last suggestion (a typed name is kept)."""
+    given = st.session_state.get(NAME_FOR)
+    typed = st.session_state.get(LEARN_NAME)
+    if given is not None and given[0] == corpus:
         return
+    if typed is None or given is None or typed == given[1]:
+        suggestion = suggested_name(app, corpus)
+        st.session_state[LEARN_NAME] = suggestion
+        st.session_state[NAME_FOR] = (corpus, suggestion)
+
+
+def name_problem(app: App, name: str) -> str | None:
+    """Why a new model cannot take ``name`` (None when it can)."""
+    try:
+        check_new_model(app, name)
+    except SearchAppError as exc:
+        return str(exc)
+    return None
+
+
+def _start(app: App, corpus: str, name: str, augment: str, learn: bool) -> None:
     try:
         if learn:
-            started = request_learning(app, corpus, name=name.strip(), augment=augment)
+            started = request_learning(app, corpus, name=name, augment=augment)
             st.success(f"Learning job {started.job_id}: {started.describe()}")
         else:
-            job_id = request_adaptation(app, corpus, name=name.strip())
-            st.success(f"Adaptation job {job_id} started for {name.strip()!r}. {ADAPT_NOTE}")
+            job_id = request_adaptation(app, corpus, name=name)
+            st.success(f"Adaptation job {job_id} started for {name!r}. {ADAPT_NOTE}")
         ensure_background_worker(app)
     except SearchAppError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md_inline(str(exc)), icon=":material/error:")
 
 
 def learning_jobs(app: App, limit: int = 3) -> None:
@@ -130,10 +172,8 @@ def switch_section(app: App, corpora: dict[str, str], models: list[str]) -> None
     if follow in corpora:  # set before the widget exists, so it may still be changed
         st.session_state["models.corpus"] = follow
     left, right = st.columns(2)
-    names = list(corpora)
-    last = remembered_corpus(names)
-    corpus = left.selectbox("Corpus", names, key="models.corpus",
-                            index=names.index(last) if last in names else 0,
+    seed_corpus("models.corpus", list(corpora))  # its value only through session state
+    corpus = left.selectbox("Corpus", list(corpora), key="models.corpus",
                             format_func=lambda c: f"{c} (now {corpora[c]})")
     target = right.selectbox("Model", models, key="models.target")
     if st.button(f"Use {target} for {corpus}", key="models.use", icon=":material/swap_horiz:"):

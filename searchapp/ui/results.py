@@ -81,8 +81,12 @@ def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
         ...                                  highlights=[(7, 8)])))
         \\<b\\>ERR\\-**1**\\</b\\>
     """
-    text = hit.snippet or hit.text
-    marks = [(a, b) for a, b in hit.highlights if b <= limit]
+    return marked(hit.snippet or hit.text, hit.highlights, limit)
+
+
+def marked(text: str, highlights: list, limit: int = SNIPPET_CHARS) -> str:
+    """``text`` (cut to ``limit``) escaped as markdown with the ``highlights`` in bold."""
+    marks = [(a, b) for a, b in highlights if b <= limit]
     cut = text[:limit]
     out, last = [], 0
     for start, end in marks:
@@ -90,6 +94,36 @@ def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
         last = end
     out.append(md_escape(cut[last:]))
     return "".join(out) + ("…" if len(text) > limit else "")
+
+
+def _bold(markdown: str) -> str:
+    """A title in bold, its own bold words (the query's) kept visible in it."""
+    return "**" + markdown.replace("**", "") + "**" if markdown else markdown
+
+
+def title_and_body(hit: SearchHit) -> tuple[str, str]:
+    """(title, snippet) as markdown, the title never repeated as the snippet's start.
+
+    A snippet that begins with the text's first line (or the part of it that is the
+    title) goes on after it; the query's words stay bold in both.
+
+    Example:
+        >>> hit = SearchHit("a", "Card stolen\\nBlock my card now", 1.0,
+        ...                 snippet="Card stolen\\nBlock my card now", highlights=[(0, 4)])
+        >>> title_and_body(hit)
+        ('**Card** stolen', 'Block my card now')
+    """
+    title = title_of(hit.text)
+    core = title.removesuffix("…").rstrip()
+    text = hit.snippet or hit.text
+    if not core or not text.startswith(core):
+        return md_escape(title), snippet_markdown(hit)
+    rest = text[len(core):]
+    shift = len(text) - len(rest.lstrip())
+    head = marked(core, [(a, b) for a, b in hit.highlights if b <= len(core)])
+    body = marked(text[shift:], [(a - shift, b - shift) for a, b in hit.highlights
+                                 if a >= shift])
+    return head, body
 
 
 FILE_DETAILS = ("title", "author", "modified", "pages")  # of a file's metadata, shown in a row
@@ -131,12 +165,14 @@ def render_hit(hit: SearchHit, rank: int, actions: Sequence[HitAction] = (),
     row is a container keyed ``hit-{rank}``, so tests and scripts can find it.
     """
     score, weak = shown_score(hit)
-    snippet = snippet_markdown(hit)
     short = "\n" not in hit.text.strip() and len(hit.text) <= TITLE_CHARS and hit.passage is None
-    head = f"**{rank}.** {snippet}" if short else \
-        f"**{rank}. {md_escape(title_of(hit.text))}**  \n{snippet}"
     if hit.source:  # a file: its name, page and section head the row
-        head = f"**{rank}. {md_escape(where_in_file(hit.source))}**  \n{snippet}"
+        head = f"**{rank}. {md_escape(where_in_file(hit.source))}**  \n{snippet_markdown(hit)}"
+    elif short:
+        head = f"**{rank}.** {snippet_markdown(hit)}"
+    else:  # the title once, in bold, then the snippet from where the title ends
+        title, body = title_and_body(hit)
+        head = f"**{rank}.** {_bold(title)}" + (f"  \n{body}" if body else "")
     note = "Cosine similarity between the query and the text (1 = same meaning)" \
         if hit.semantic_score is not None else "BM25 over the query's words"
     with st.container(key=f"hit-{rank}", gap=None):

@@ -147,7 +147,8 @@ def search_form() -> SearchRequest:
         # No bounds on the widget: an out-of-range k gets a message and clears the results
         # (with bounds, the browser keeps the old value and the old results on screen).
         k = left.number_input("Results (k)", step=1, key="search-k",
-                              help=f"Results per page, 1 to {MAX_K:,}.")
+                              help=f"How many results to find, 1 to {MAX_K:,}; they are "
+                              "shown 20 a page.")
         mode = middle.radio("Match by", MODES, format_func=MODE_LABELS.get, key="search-mode",
                             horizontal=True,
                             help="Hybrid fuses both rankings (reciprocal rank); words find "

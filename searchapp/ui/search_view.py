@@ -1,7 +1,9 @@
 """The Search page's box and results list, kept in step with the address.
 
 One fragment (Enter reruns only it): the form, the live filters, then one of
-three lists, each paged: the search's hits, the documents most like one hit
+three lists of k results, drawn ``PAGE_SIZE`` at a time (``searchapp.ui.paging``, so
+any k costs what one page costs to draw) and kept between reruns (a judgement click
+or a page turn does not search again): the search's hits, the documents most like one hit
 ("More like this", by its stored vector), or its likely duplicates (cosine at
 or above the model's duplicate threshold). Everything that decides what is
 shown (query, mode, k, minimum cosine, filters, page, the hit the list is
@@ -23,9 +25,10 @@ import streamlit as st
 from searchapp.context import App
 from searchapp.duplicates.calibration import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
-from searchapp.search.service import MAX_K, SearchHit, search
-from searchapp.ui.common import md_escape, user_errors
+from searchapp.search.service import SearchHit, search
+from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
+from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
 from searchapp.ui.results import HitAction, render_hit
 from searchapp.ui.search_controls import (
     KEPT,
@@ -131,12 +134,24 @@ def _kept_filters(kept: dict) -> list[tuple[str, str, str]]:
     return [tuple(f) for f in (split_filter(w) for w in kept.get("where", [])) if f]
 
 
+def _generation(app: App, corpus: str) -> int:
+    """The corpus' generation (one indexed read): a kept list is current only at it."""
+    from searchapp.store import repo
+
+    with app.db.session() as s:
+        return repo.corpus_state(s, corpus).generation
+
+
 def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) -> None:
-    depth = min(page * k, MAX_K)
     started = time.perf_counter()
+    signature = ("search", corpus, _generation(app, corpus), request.query, request.mode, k,
+                 request.min_score, tuple(request.filters))
+    if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
+        forget_hits()
     with st.spinner("Searching (the first search also loads the model)..."):
-        hits = search(app, corpus, request.query, k=depth, min_score=request.min_score,
-                      mode=request.mode, where=request.conditions())
+        hits = kept_hits(signature, lambda: search(
+            app, corpus, request.query, k=k, min_score=request.min_score, mode=request.mode,
+            where=request.conditions()))
     elapsed_ms = (time.perf_counter() - started) * 1000
     if not hits and request.min_score is not None:
         st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
@@ -161,9 +176,11 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
     left, right = st.columns([5, 1], vertical_alignment="center")
     right.button("Back to the search", icon=":material/arrow_back:", on_click=_back_to_search,
                  key="search-back")
+    generation = _generation(app, corpus)
     if like:
-        left.markdown(f"**Documents most like** `{md_escape(like)}`")
-        hits = more_like(app, corpus, like, k=min(page * k, MAX_K))
+        left.markdown(f"**Documents most like** {md_code(like)}")
+        hits = kept_hits(("like", corpus, generation, like, k),
+                         lambda: more_like(app, corpus, like, k=k))
         note = "Score: cosine similarity to that document."
     else:
         from searchapp.store import repo
@@ -171,9 +188,10 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
         with app.db.session() as s:
             model = repo.corpus_state(s, corpus).model_name
         threshold, source = threshold_for(app, model)
-        left.markdown(f"**Likely duplicates of** `{md_escape(dups)}` (cosine ≥ "
+        left.markdown(f"**Likely duplicates of** {md_code(dups)} (cosine ≥ "
                       f"{threshold:.3f}, the {source} threshold of {md_escape(model)})")
-        hits = more_like(app, corpus, dups, k=min(page * k, MAX_K), min_score=threshold)
+        hits = kept_hits(("dups", corpus, generation, dups, k, threshold),
+                         lambda: more_like(app, corpus, dups, k=k, min_score=threshold))
         note = "Score: cosine similarity to that document. Mark each: duplicate or not."
     if not hits:
         st.info("No document is that close.", icon=":material/search_off:")
@@ -185,24 +203,24 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
 
 def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
           mark: Callable[[SearchHit, str], None] | None = None, corpus: str = "") -> None:
-    """One page of hits (the ``page``-th k of them) with its caption and page buttons;
+    """Page ``page`` of the list (``PAGE_SIZE`` hits) with its caption and page buttons;
     ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate)."""
-    first = (page - 1) * k
-    shown = hits[first:first + k]
-    if not shown:
-        st.info(f"There is no page {page}: the list ends at {len(hits):,} results.",
-                icon=":material/search_off:")
+    first, end = page_bounds(page, len(hits))
+    last_page = pages_of(len(hits))
+    if first >= end:
+        st.info(f"There is no page {page}: the {len(hits):,} results fill {last_page:,} "
+                f"page{'s' if last_page != 1 else ''}.", icon=":material/search_off:")
     else:
-        st.caption(f"Results {first + 1:,}–{first + len(shown):,}. {note}")
-    for rank, hit in enumerate(shown, start=first + 1):
+        total = f"{len(hits):,} in all" + (f" (k = {k:,})" if len(hits) == k else "")
+        st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
+    for rank, hit in enumerate(hits[first:end], start=first + 1):
         render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "",
                    mark=None if mark is None else partial(mark, hit, f"hit-{rank}"),
                    corpus=corpus)
-    more = len(hits) >= page * k and page * k < MAX_K
-    if page > 1 or more:
+    if last_page > 1 or page > 1:
         with st.container(horizontal=True, gap="small", key="search-pages"):
             st.button("Previous", icon=":material/chevron_left:", disabled=page <= 1,
                       on_click=_turn, args=(-1,), key="search-prev")
-            st.caption(f"Page {page}")
-            st.button("Next", icon=":material/chevron_right:", disabled=not more,
+            st.caption(f"Page {page:,} of {last_page:,} ({PAGE_SIZE} a page)")
+            st.button("Next", icon=":material/chevron_right:", disabled=page >= last_page,
                       on_click=_turn, args=(1,), key="search-next")

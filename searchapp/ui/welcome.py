@@ -36,3 +36,36 @@ def welcome() -> None:
         "file below, or the sample corpus. Once it is embedded (a bar shows the progress), "
         "the other pages open on it:")
     st.markdown("\n".join(f"- {icon} **{name}**: {what}." for name, icon, what in STEPS))
+
+
+UNKNOWN_SAID = "welcome.unknown-address-said"  # this session was told once
+
+
+def unknown_address(requested: str, known: list[str], shown: str) -> str | None:
+    """What to say when the address names no page (Streamlit then runs the default page
+    without a word), or None. ``requested`` is the address' path, ``known`` the pages'
+    url paths, ``shown`` the title of the page run instead.
+
+    Example:
+        >>> print(unknown_address("/serach", ["", "search"], "Upload"))
+        There is no page at /serach: this is the Upload page. The pages are in the sidebar.
+        >>> unknown_address("/search", ["", "search"], "Search") is None
+        True
+    """
+    name = requested.strip("/").split("/")[-1] if requested.strip("/") else ""
+    if name in known:
+        return None
+    return (f"There is no page at /{name}: this is the {shown} page. The pages are in the "
+            "sidebar.")
+
+
+def say_unknown_address(known: list[str], shown: str) -> None:
+    """Tell the session once when the address it opened names no page."""
+    if st.session_state.get(UNKNOWN_SAID):
+        return
+    st.session_state[UNKNOWN_SAID] = True
+    from urllib.parse import urlsplit
+
+    words = unknown_address(urlsplit(st.context.url or "/").path, known, shown)
+    if words:
+        st.warning(words, icon=":material/link_off:")

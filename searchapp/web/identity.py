@@ -104,5 +104,21 @@ def is_api(scope: Scope) -> bool:
     return scope.get("path", "").startswith(API_PREFIX)
 
 
+def from_a_browser_here(scope: Scope) -> bool:
+    """Whether a browser says the request comes from this server's own pages (or from the
+    address bar): ``Sec-Fetch-Site`` is ``same-origin`` or ``none``. Another site's page
+    sends ``cross-site`` or ``same-site``; programs (curl, scripts) send no such header.
+
+    Example:
+        >>> from_a_browser_here({"headers": [(b"sec-fetch-site", b"same-origin")]})
+        True
+        >>> from_a_browser_here({"headers": [(b"sec-fetch-site", b"cross-site")]})
+        False
+        >>> from_a_browser_here({"headers": []})
+        False
+    """
+    return header_values(scope, b"sec-fetch-site")[:1] in (["same-origin"], ["none"])
+
+
 # Who uses the API of an open server (no password, no key, loopback only): everyone local.
 LOCAL = Principal("local", "local user (open server)")

@@ -22,7 +22,11 @@ The JSON API (``/api/v1/``) is asked the same question, with API keys
 401 problem (``application/problem+json``, ``WWW-Authenticate: Bearer``), a
 key presented but not known is refused even on an open server, and the
 Principal (login, key, or the open server's local user) travels on in
-``scope["searchapp.principal"]`` so the API can tell a read-only key.
+``scope["searchapp.principal"]`` so the API can tell a read-only key. On an open
+server (no password, loopback only) whose API has keys, the local user's browser
+still reads and tries the API from this server's own pages (the docs at
+``/api/v1/docs``; ``Sec-Fetch-Site`` same-origin or none): whoever can open the
+pages there can already do everything the API does, and a browser cannot send a key.
 
 Every HTTP answer gets security headers (``nosniff``, no framing by other
 sites, same-origin referrers). Without a password the door is open: requests
@@ -49,6 +53,7 @@ from searchapp.web.identity import (
     Principal,
     Scope,
     bearer_token,
+    from_a_browser_here,
     header_values,
     is_api,
 )
@@ -133,7 +138,7 @@ class DoorMiddleware:
                                "This API key is not valid: it was revoked or mistyped. "
                                "`searchapp keys list` shows the live keys.")
                 return
-            if self.door.api_locked():
+            if self.door.api_locked() and not self._local_browser(scope):
                 await _problem(send, 401, "unauthorized",
                                "Send an API key: Authorization: Bearer KEY (create one with "
                                "`searchapp keys create --name NAME` or on the Settings page).")
@@ -143,6 +148,10 @@ class DoorMiddleware:
             self.door.sessions.touch(principal.session)
         scope[PRINCIPAL_KEY] = principal
         await self.app(scope, receive, send)
+
+    def _local_browser(self, scope: Scope) -> bool:
+        """The local user's browser on an open server (the pages are open to it too)."""
+        return not self.door.enabled and from_a_browser_here(scope)
 
     async def _websocket(self, scope: Scope, receive: Receive, send: Send,
                          principal: Principal, session: BrowserSession) -> None:

@@ -3,7 +3,8 @@
 The same service functions as ``searchapp documents upsert|get|delete`` and the
 API's ``/corpora/{name}/documents``: saving a changed text queues its embedding,
 changed metadata is replaced in place, and a delete removes the document with
-its vectors (asked for twice).
+its vectors (asked for twice), then the page is drawn again from the store (no text
+of the deleted document left in the form for Save to bring back).
 """
 
 from __future__ import annotations
@@ -64,7 +65,8 @@ if stored is not None:
     if st.button("Delete document", disabled=not sure):
         try:
             done = service.delete(app, corpus, [stored.id])
-            st.success(md_inline(f"Deleted {stored.id!r} (generation {done.generation})."),
-                       icon=":material/delete:")
+            st.session_state["documents.flash"] = (f"Deleted {stored.id!r} (generation "
+                                                   f"{done.generation}).")
+            st.rerun()  # drawn again from the store: no "Embedded.", no text to save back
         except SearchAppError as exc:
             st.error(md_inline(str(exc)), icon=":material/error:")

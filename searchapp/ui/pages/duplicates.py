@@ -23,7 +23,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.common import corpus_picker, job_progress, md_inline, page_app
+from searchapp.ui.common import corpus_picker, job_progress, md_inline, page_app, two_cosines
 from searchapp.ui.duplicates_review import (
     confirm_group,
     confirmed_groups_section,
@@ -176,26 +176,34 @@ def check_tab(corpus: str, threshold: float) -> None:
                             placeholder="Paste a text to see whether the corpus has it already")
     if st.button("Check", icon=":material/search:"):
         try:
-            matches = dup.check(app, corpus, question, threshold)
+            report = dup.check_report(app, corpus, question, threshold)
         except SearchAppError as exc:
             st.error(str(exc), icon=":material/error:")
             return
-        st.session_state[CHECKED] = (corpus, question, threshold, matches)
+        st.session_state[CHECKED] = (corpus, question, threshold, report)
     checked = st.session_state.get(CHECKED)
     if not checked or checked[:3] != (corpus, question, threshold):
         return
-    matches = checked[3]
-    if matches:
-        st.warning(f"{len(matches)} likely duplicate(s) at cosine ≥ {threshold:.2f}.",
+    report = checked[3]
+    scores = {"score": st.column_config.NumberColumn("cosine", format="%.3f"),
+              "text": st.column_config.TextColumn(width="large")}
+    if report.matches:
+        st.warning(f"{len(report.matches)} likely duplicate(s) at cosine ≥ {threshold:.3f}.",
                    icon=":material/content_copy:")
         match_marks_table(app, corpus, question,
-                          pd.DataFrame([m.as_dict() | {"exact": m.exact} for m in matches]),
-                          key="dup-check-marks",
-                          column_config={"score": st.column_config.NumberColumn(format="%.3f"),
-                                         "text": st.column_config.TextColumn(width="large")})
+                          pd.DataFrame([m.as_dict() | {"exact": m.exact}
+                                        for m in report.matches]),
+                          key="dup-check-marks", column_config=scores)
     else:
-        st.success(f"No document in {corpus!r} reaches cosine {threshold:.2f}: it looks new.",
+        st.success(f"No document in {corpus!r} reaches cosine {threshold:.3f}: it looks new.",
                    icon=":material/check_circle:")
+    if report.near_misses:
+        best, limit = two_cosines(report.near_misses[0].score, threshold)
+        st.markdown(f"**Closest below the threshold** (the nearest at cosine {best}, the "
+                    f"threshold {limit}): judge them if one is the same question.")
+        match_marks_table(app, corpus, question,
+                          pd.DataFrame([m.as_dict() for m in report.near_misses]),
+                          key="dup-check-near", column_config=scores)
     if st.button("Add it to the corpus", icon=":material/add:"):
         try:
             summary = dup.add_question(app, corpus, question)

@@ -5,7 +5,9 @@
    on the corpus' judgements or on uploaded BEIR/TREC files (queries.jsonl, qrels.tsv).
 3. The latest result per model: nDCG@10, MRR@10, Recall@10/@100 per search mode and AP,
    best F1 and its threshold, each with its 95% bootstrap interval and n.
-4. History: the primary metrics of every evaluation run over time, per model.
+4. History: the primary metrics of every evaluation run over time, per model and per set
+   measured on (the corpus' judgements, a learning job's held-out set, benchmark files:
+   ``charts_evaluation.measured_on``), never one line across sets.
 """
 
 from __future__ import annotations
@@ -17,7 +19,12 @@ from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
 from searchapp.evaluation.service import request_evaluation
 from searchapp.judgements.service import counts, evaluation_runs
-from searchapp.ui.charts_evaluation import history_figure, pair_table, query_table
+from searchapp.ui.charts_evaluation import (
+    history_figure,
+    measured_on,
+    pair_table,
+    query_table,
+)
 from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
@@ -71,13 +78,13 @@ if not runs:
     st.stop()
 
 st.header("Latest results")
-latest = {}
+latest = {}  # one per model and per set measured on (a learning job's held-out set apart)
 for run in runs:
-    latest[run.model_name] = run
-for model, run in latest.items():
+    latest[(run.model_name, measured_on(run.note))] = run
+for (model, measured), run in latest.items():
     with st.container(border=True):
-        st.markdown(f"**{model}** · {run.judgements:,} judgements · {run.note or ''} · "
-                    f"{run.created_at:%Y-%m-%d %H:%M}")
+        st.markdown(f"**{md_inline(model)}** · on {md_inline(measured)} · "
+                    f"{run.judgements:,} judgements · {run.created_at:%Y-%m-%d %H:%M}")
         table = query_table(run.metrics)
         if not table.empty:
             st.dataframe(table, hide_index=True, width="stretch")
@@ -91,8 +98,10 @@ st.caption("Each metric ×100 (a threshold is a cosine) with its 95% bootstrap i
            "these.")
 
 st.header("History")
-st.plotly_chart(history_figure([{"model": r.model_name, "created_at": r.created_at,
-                                 "metrics": r.metrics} for r in runs]), key="evaluate.history")
+st.plotly_chart(history_figure([{"model": f"{r.model_name} on {measured_on(r.note)}",
+                                 "created_at": r.created_at, "metrics": r.metrics}
+                                for r in runs]), key="evaluate.history")
 st.dataframe(pd.DataFrame([{"when": r.created_at, "model": r.model_name, "judgements": r.judgements,
-                            "note": r.note} for r in reversed(runs)]),
+                            "measured on": measured_on(r.note), "note": r.note}
+                           for r in reversed(runs)]),
              hide_index=True, width="stretch")

@@ -115,13 +115,16 @@ def labelling(corpus: str, kind: str | None) -> None:
                    "items come back when you reload the page.", icon=":material/task_alt:")
     else:
         show_item(item, sum(session.counts.values()) + 1)
+    shown = None if item is None else key_of(item)  # the item these buttons decide
     keyboard_row("label", [
-        ("Yes", "y", "primary", lambda: answer(app, corpus, session, "yes", 1, save, key_of)),
-        ("No", "n", "secondary", lambda: answer(app, corpus, session, "no", 0, save, key_of)),
+        ("Yes", "y", "primary",
+         lambda: answer(app, corpus, session, "yes", 1, save, key_of, shown)),
+        ("No", "n", "secondary",
+         lambda: answer(app, corpus, session, "no", 0, save, key_of, shown)),
         ("Skip", "s", "secondary",
-         lambda: answer(app, corpus, session, "skip", None, save, key_of)),
+         lambda: answer(app, corpus, session, "skip", None, save, key_of, shown)),
         ("Undo", "u", "tertiary", lambda: undo(app, corpus, session, key_of)),
-    ], disabled=item is None)
+    ], disabled=item is None, shown=shown)
     st.caption(f"{SHORTCUTS_NOTE} · {session_line(session)}")
     show_estimate(corpus)
 

@@ -13,7 +13,10 @@ import streamlit as st
 from searchapp.access import keys
 from searchapp.backups import service as backups
 from searchapp.errors import SearchAppError
-from searchapp.ui.common import md_inline, page_app
+from searchapp.ui.common import job_progress, md_inline, page_app
+from searchapp.ui.resources import ensure_background_worker
+
+BACKUP_JOB = "settings.backup_job"  # the backup this session started, followed here
 
 app = page_app()
 st.title("Settings")
@@ -58,10 +61,12 @@ st.caption(f"Snapshots are kept in {app.settings.backup_dir}; restore one with "
            "`searchapp restore FILE --data-dir NEW_FOLDER`.")
 if st.button("Back up now"):
     try:
-        job_id = backups.request_backup(app)
-        st.success(f"Backup job {job_id} queued; the Jobs page shows its progress.")
+        st.session_state[BACKUP_JOB] = backups.request_backup(app)
+        ensure_background_worker(app)
     except SearchAppError as exc:
         st.error(md_inline(str(exc)), icon=":material/error:")
+if (backup_job := st.session_state.get(BACKUP_JOB)) is not None:
+    job_progress(app, backup_job, f"Backup job {backup_job}")  # the list below follows it
 snapshots = backups.list_snapshots(app)
 if snapshots:
     st.dataframe([{"name": s.name, "kind": s.kind, "made": s.created_at,

@@ -1,0 +1,34 @@
+"""A hit's title is shown once: the snippet goes on where the title ends (hypothesis over
+texts of one or more lines, long and short, with the query's word marked wherever it is)."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from searchapp.search.service import SearchHit
+from searchapp.ui.results import SNIPPET_CHARS, title_and_body, title_of
+
+WORDS = st.lists(st.sampled_from(["card", "stolen", "block", "bank", "transfer", "help",
+                                  "account", "yesterday", "someone", "please"]),
+                 min_size=1, max_size=40)
+
+
+def plain(markdown: str) -> str:
+    """The text of our markdown: no bold marks, line breaks as typed."""
+    return markdown.replace("**", "").replace("  \n", "\n")
+
+
+@given(first=WORDS, rest=st.lists(WORDS, max_size=3))
+def test_the_title_is_not_repeated_as_the_snippets_start(first, rest):
+    text = "\n".join(" ".join(line) for line in [first, *rest])
+    spans = [m.span() for m in re.finditer(r"\bcard\b", text)]  # the query's word
+    head, body = title_and_body(SearchHit("a", text, 1.0, snippet=text, highlights=spans))
+    title = title_of(text).removesuffix("…").rstrip()
+    after = text[len(title):].lstrip()
+    assert plain(head) == title
+    assert plain(body) == after[:SNIPPET_CHARS] + ("…" if len(after) >
+                                                               SNIPPET_CHARS else "")
+    assert head.count("**card**") == title.split().count("card")  # still bold in the title
