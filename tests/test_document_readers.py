@@ -79,6 +79,21 @@ def test_pdf_pages_without_text_are_read_by_tesseract(tmp_path, monkeypatch):
     assert calls == [(1, 2), (2, 2)]
 
 
+def test_a_long_pdf_is_read_with_the_document_opened_again_as_it_goes(tmp_path, monkeypatch):
+    """PDFium keeps every page it parsed until the document closes (a 514 MB PDF held 533 MB,
+    opened again every 100 pages 91 MB): the reader opens it again every REOPEN_PAGES pages,
+    and every page keeps its text and its number."""
+    from searchapp.corpora.formats import pdf as pdf_reader
+
+    monkeypatch.setattr(pdf_reader, "REOPEN_PAGES", 2)
+    opened, real_open = [], pdf_reader._open
+    monkeypatch.setattr(pdf_reader, "_open", lambda *a: opened.append(a) or real_open(*a))
+    doc = one(files.make_pdf(tmp_path / "long.pdf", [f"Page {n} words." for n in range(1, 6)]))
+    assert [(p.page, p.text.strip()) for p in doc.parts] == [
+        (n, f"Page {n} words.") for n in range(1, 6)]
+    assert len(opened) == 3  # pages 1-2, 3-4, 5
+
+
 def test_pdf_with_a_password_is_refused(tmp_path):
     path = files.make_pdf(tmp_path / "secret.pdf", ["Hidden."], password="pw")
     with pytest.raises(DocumentError, match=r"secret\.pdf is encrypted with a password"):
