@@ -34,6 +34,7 @@ from searchapp.cli import (
     models,
     passwords,
     search,
+    watch,
 )
 from searchapp.cli.output import escaped_output
 from searchapp.data_lock import set_kind
@@ -42,7 +43,7 @@ from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, documents, search, jobs, clusters, duplicates, judge, models, keys,
+GROUPS = (corpora, documents, watch, search, jobs, clusters, duplicates, judge, models, keys,
           backups, passwords)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
