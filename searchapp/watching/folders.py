@@ -27,7 +27,6 @@ from searchapp.store import watched_folders as rows
 from searchapp.store.schema import utcnow
 from searchapp.watching.availability import device_of, unavailable
 
-
 ROOTS_VARIABLE = "SEARCHAPP_WATCH_ROOTS"
 
 
