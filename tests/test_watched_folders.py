@@ -113,6 +113,7 @@ def test_created_changed_renamed_deleted_files_reach_the_corpus(app, keeper, tmp
     assert status["last_change"]["removed"] == 1 and status["last_change_ago"].endswith("ago")
 
 
+@pytest.mark.slow
 def test_a_burst_of_files_is_batched_into_few_syncs(app, keeper, tmp_path):
     root, source = tmp_path / "notes", tmp_path / "source"
     root.mkdir()
@@ -154,6 +155,7 @@ def test_a_folder_renamed_away_keeps_its_documents_and_syncs_again_when_back(
     assert folder_status(app)["reason"] is None
 
 
+@pytest.mark.slow
 def test_an_unmounted_folder_is_unavailable_not_empty(app, keeper, tmp_path):
     root = tmp_path / "share"
     root.mkdir()
@@ -168,6 +170,7 @@ def test_an_unmounted_folder_is_unavailable_not_empty(app, keeper, tmp_path):
     assert set(docs(app)) == {"manual.txt"}
 
 
+@pytest.mark.slow
 def test_a_half_written_file_waits_until_it_is_left_alone(app, keeper, tmp_path):
     root = tmp_path / "notes"
     root.mkdir()
@@ -208,6 +211,7 @@ def test_a_file_without_read_permission_is_kept_reported_and_retried(app, keeper
     wait_for(lambda: docs(app) == {"secret.txt": "Second version."}, "the retry")
 
 
+@pytest.mark.slow
 def test_include_and_exclude_globs_choose_the_files(app, keeper, tmp_path):
     root = tmp_path / "notes"
     (root / "drafts").mkdir(parents=True)
@@ -218,6 +222,7 @@ def test_include_and_exclude_globs_choose_the_files(app, keeper, tmp_path):
     wait_for(lambda: set(docs(app)) == {"keep.md"}, "only the included, not excluded file")
 
 
+@pytest.mark.slow
 def test_a_paused_folder_is_not_synced_and_a_removed_one_keeps_its_documents(
         app, keeper, tmp_path):
     root = tmp_path / "notes"
@@ -270,3 +275,29 @@ def test_one_keeper_at_a_time_holds_a_folder_and_a_dead_ones_folder_is_taken_ove
         for keeper in (first, second):
             for held in keeper.held.values():
                 keeper._unschedule(held)
+
+
+def _ingest_now(app, folder: Path, **options) -> queue.JobView:
+    """One ``--sync`` ingest of ``folder`` run here to its end (no embedding)."""
+    from searchapp.corpora.files_job import request_ingest
+
+    job_id = request_ingest(app, "notes", [folder], sync=True, options=options or None)
+    job = queue.claim(app.db, "test", kinds=("ingest",))
+    run_job(app, job)
+    return queue.get(app.db, job_id)
+
+
+def test_a_sync_that_did_not_see_every_file_removes_nothing(app, tmp_path, monkeypatch):
+    root = tmp_path / "notes"
+    root.mkdir()
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (root / name).write_text(f"Text of {name}.")
+    assert _ingest_now(app, root).result["added"] == 3
+    monkeypatch.setenv("SEARCHAPP_MAX_FILES", "1")  # the ingest stops after one file
+    stopped = _ingest_now(app, root).result
+    assert stopped["removed"] == 0 and any("Nothing was removed" in n for n in stopped["notes"])
+    assert set(docs(app)) == {"a.txt", "b.txt", "c.txt"}
+    monkeypatch.delenv("SEARCHAPP_MAX_FILES")
+    moved = _ingest_now(app, root, device="another file system")  # unmounted since added
+    assert moved.status == "failed" and "another file system" in moved.error
+    assert set(docs(app)) == {"a.txt", "b.txt", "c.txt"}
