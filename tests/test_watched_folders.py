@@ -259,6 +259,37 @@ def test_adding_a_folder_refuses_what_cannot_be_watched(app, tmp_path):
 
 def test_one_keeper_at_a_time_holds_a_folder_and_a_dead_ones_folder_is_taken_over(
         app, tmp_path):
+    _two_keepers(app, tmp_path)
+
+
+def test_on_postgresql_keepers_share_folders_by_lease_and_sync_them(
+        postgres_url, monkeypatch, tmp_path):
+    from searchapp.context import App
+
+    monkeypatch.setenv("SEARCHAPP_DATABASE_URL", postgres_url)
+    app = App()
+    try:
+        _two_keepers(app, tmp_path)
+        stop = threading.Event()
+        keeper = Keeper(app, FAST, owner="pg-keeper")
+        threads = [threading.Thread(target=keeper.run, args=(stop,)),
+                   threading.Thread(target=_ingest_worker, args=(app, stop))]
+        for thread in threads:
+            thread.start()
+        try:
+            (tmp_path / "notes" / "pg.txt").write_text("Stored in PostgreSQL.")
+            wait_for(lambda: docs(app) == {"pg.txt": "Stored in PostgreSQL."}, "a sync on PG")
+            assert wait_for(lambda: synced(app), "the status")["worker"] == "pg-keeper"
+        finally:
+            stop.set()
+            for thread in threads:
+                thread.join(timeout=60)
+    finally:
+        app.db.dispose()
+
+
+def _two_keepers(app, tmp_path) -> None:
+    """Keeper "a" takes the folder, "b" does not; "a" stops renewing (dead) and "b" takes it."""
     (tmp_path / "notes").mkdir()
     folder = add_watch(app, tmp_path / "notes", "notes")
     short = Tuning(lease=1.0, refresh=0.1, rescan=3600)
@@ -301,3 +332,48 @@ def test_a_sync_that_did_not_see_every_file_removes_nothing(app, tmp_path, monke
     moved = _ingest_now(app, root, device="another file system")  # unmounted since added
     assert moved.status == "failed" and "another file system" in moved.error
     assert set(docs(app)) == {"a.txt", "b.txt", "c.txt"}
+
+
+def _worker(env: dict, log: Path):
+    import subprocess
+    import sys
+
+    return subprocess.Popen([sys.executable, "-m", "searchapp", "worker"], env=env,
+                            stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+
+
+@pytest.mark.slow
+def test_a_worker_killed_mid_sync_resumes_with_nothing_lost_or_doubled(app, tmp_path):
+    """The real ``searchapp worker`` (keeper and jobs) SIGKILLed once the first batch of a
+    folder's first sync is committed; the next worker takes the folder's lease and the job over."""
+    from searchapp.corpora.files_job import BATCH_DOCUMENTS
+    from tests.browser import stop
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    count = BATCH_DOCUMENTS * 3 + 10
+    for i in range(count):
+        (root / f"n{i:03}.txt").write_text(f"Note {i}: something worth finding, number {i}.")
+    add_watch(app, root, "notes")
+    env = {**os.environ, "SEARCHAPP_WATCH_LEASE": "2", "SEARCHAPP_WATCH_SETTLE": "0.2"}
+    first = _worker(env, tmp_path / "first.log")
+    try:
+        wait_for(lambda: docs(app), "the first committed batch", timeout=180)
+    finally:
+        first.kill()  # SIGKILL, as the OOM killer or kill -9 would
+        first.wait()
+    stored = len(docs(app))
+    assert 0 < stored < count, "the kill lands mid-sync"
+
+    second = _worker(env, tmp_path / "second.log")
+    try:
+        status = wait_for(lambda: (s := synced(app)) and s["files"]["in_step"] == count and s,
+                          "the sync finished by the next worker", timeout=180)
+    finally:
+        stop(second.pid)
+    assert len(docs(app)) == count and status["files"]["failed"] == 0
+    with app.db.session() as s:
+        from sqlalchemy import text
+        doubled = s.execute(text("SELECT external_id FROM documents GROUP BY corpus_id, "
+                                 "external_id HAVING count(*) > 1")).all()
+    assert doubled == []
