@@ -64,7 +64,7 @@ class Tuning:
     debounce: float = 1.0  # quiet time after the last event before a sync
     longest_wait: float = 10.0  # a folder that never goes quiet is synced this often
     rescan: float = 300.0  # a full look, for file systems that send no events
-    settle: float = 2.0  # a file changed this recently is still being written
+    settle: float = 1.0  # a file changed this recently is still being written (<= debounce)
     retry: float = 30.0  # unreadable files are tried again this often
     lease: float = 30.0  # a dead worker's folders are taken over after this
     refresh: float = 2.0  # the folder list, availability and leases are read this often
