@@ -26,6 +26,7 @@ from searchapp.cli import (
     backups,
     clusters,
     corpora,
+    desktop,
     documents,
     duplicates,
     jobs,
@@ -44,7 +45,7 @@ from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
 GROUPS = (corpora, documents, watch, search, jobs, clusters, duplicates, judge, models, keys,
-          backups, passwords)
+          backups, passwords, desktop)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 
