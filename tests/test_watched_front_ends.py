@@ -99,3 +99,36 @@ def test_the_upload_page_shows_the_folders_and_adds_one(page_resources, tmp_path
     at.run().selectbox(key="folders.pick").set_value(f"{added} → notes").run()
     at.button(key="folders.pause").click().run()
     assert [f["paused"] for f in list_watches(get_app()) if f["path"] == str(added)] == [True]
+
+
+def test_a_file_of_a_watched_folder_opens_in_place_only_while_it_holds_the_same_bytes(
+        app, tmp_path, monkeypatch):
+    import hashlib
+    import sys
+
+    from searchapp.watching.in_place import local_file, on_this_machine, open_in_place
+    from tests.test_watched_folders import wait_for
+
+    notes = tmp_path / "notes"
+    (notes / "plans").mkdir(parents=True)
+    plan = notes / "plans" / "2026.md"
+    plan.write_text("# Plans")
+    digest = hashlib.sha256(b"# Plans").hexdigest()
+    (tmp_path / "outside.md").write_text("# Plans")
+    (notes / "link.md").symlink_to(tmp_path / "outside.md")
+    add_watch(app, notes, "notes")
+    assert local_file(app, "notes", "plans/2026.md", digest) == plan
+    assert local_file(app, "other", "plans/2026.md", digest) is None
+    assert local_file(app, "notes", "link.md", digest) is None, "never through a link"
+    assert local_file(app, "notes", "../outside.md", digest) is None, "never outside it"
+    assert [on_this_machine(a) for a in ("127.0.0.1", "::1", "localhost", "0.0.0.0",
+                                         "192.168.1.4", None)] == [True] * 3 + [False] * 3
+
+    opened = tmp_path / "opened.txt"
+    script = tmp_path / "opener.py"
+    script.write_text("import sys\nopen(sys.argv[1], 'w').write(sys.argv[2])\n")
+    monkeypatch.setenv("SEARCHAPP_OPENER", f"{sys.executable} {script} {opened}")
+    open_in_place(plan)
+    assert wait_for(lambda: opened.exists() and opened.read_text(), "the opener") == str(plan)
+    plan.write_text("# Plans, changed")
+    assert local_file(app, "notes", "plans/2026.md", digest) is None, "changed: the copy"
