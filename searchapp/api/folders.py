@@ -19,7 +19,7 @@ from typing import Annotated
 from fastapi import APIRouter, Depends, Path, Request
 
 from searchapp.api import schemas as s
-from searchapp.api.deps import AppDep, principal, queued, writer
+from searchapp.api.deps import AppDep, principal, services, writer
 from searchapp.api.problems import ProblemRoute
 from searchapp.watching import folders
 
@@ -38,7 +38,7 @@ def list_folders(app: AppDep) -> s.FolderList:
 def add_folder(body: s.FolderIn, request: Request, app: AppDep) -> dict:
     folder = folders.add_watch(app, body.path, body.corpus, body.include, body.exclude,
                                roots=folders.allowed_roots())
-    queued(request, app, folder["id"])  # a worker keeps it: make sure one runs
+    services(request).start_worker(app)  # the worker keeps it in step: make sure one runs
     return folder
 
 
