@@ -13,7 +13,7 @@ from searchapp.access import keys
 from searchapp.cli.main import main
 from searchapp.ui.resources import get_app
 from searchapp.watching.folders import add_watch, list_watches
-from tests.test_api import problem_of, stack  # noqa: F401 - the API fixture
+from tests.test_api import problem_of
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -47,10 +47,30 @@ def test_the_cli_adds_lists_pauses_resumes_and_removes(app, tmp_path, capsys):
     assert code == 1 and "not there" in err
 
 
-def test_the_api_lists_adds_under_the_roots_pauses_and_removes(stack, app, tmp_path,  # noqa: F811
+@pytest.fixture
+def api_client(app):
+    """The API behind the real door (as ``tests/test_api.py``'s stack, without an encoder)."""
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.testclient import TestClient
+
+    from searchapp.api.app import ApiDispatch, build_api
+    from searchapp.config import Settings
+    from searchapp.web.door import Door
+    from searchapp.web.middleware import DoorMiddleware
+
+    started: list = []
+    door = Door(Settings.from_env({"SEARCHAPP_DATA_DIR": str(app.settings.data_dir)}))
+    door.db = app.db
+    api = build_api(app=lambda: app, start_worker=started.append)
+    web = Starlette(middleware=[Middleware(DoorMiddleware, door=door),
+                                Middleware(ApiDispatch, api=api)])
+    return TestClient(web, base_url="http://127.0.0.1"), started
+
+
+def test_the_api_lists_adds_under_the_roots_pauses_and_removes(api_client, app, tmp_path,
                                                                 monkeypatch):
-    make, started = stack
-    client, _ = make()
+    client, started = api_client
     writer = {"Authorization": f"Bearer {keys.create(app.db, 'w').key}"}
     reader = {"Authorization": f"Bearer {keys.create(app.db, 'r', read_only=True).key}"}
     problem_of(client.get("/api/v1/folders"), 401)
