@@ -34,8 +34,10 @@ def test_hidden_files_and_the_data_folder_never_make_a_folder_dirty(app):
 
 
 def _hidden_and_data(keeper, root, parts):
-    hidden = [*parts[:-1], "." + parts[-1]]
-    assert not keeper._relevant(row(root), os.path.join(root, *hidden), False)
+    hidden_file = [*parts[:-1], "." + parts[-1] + ".md"]  # a type we read, but hidden
+    assert not keeper._relevant(row(root), os.path.join(root, *hidden_file), False)
+    hidden_folder = ["." + parts[0], *parts[1:], "notes.md"]
+    assert not keeper._relevant(row(root), os.path.join(root, *hidden_folder), False)
     inside_data = os.path.join(keeper.data_dir, *parts)
     assert not keeper._relevant(row(keeper.data_dir.rsplit("/", 1)[0]), inside_data, False)
     assert not keeper._relevant(row(root), os.path.join(root + "-other", *parts, "a.md"), False)
