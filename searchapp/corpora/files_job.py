@@ -21,8 +21,9 @@ path and SHA-256:
   name must match / must not match (a watched folder's filters).
 
 Killed at any point, the job runs again from the start and finds what it had
-stored unchanged, so it goes on where it stopped. It ends by queuing the embed
-job for the new and changed documents.
+stored unchanged, so it goes on where it stopped. While it reads, each batch it
+stores is embedded by a thread beside it (``embed_alongside``), so search opens
+with the first batch; it ends by queuing the embed job for whatever is left.
 
 Example:
     >>> job_id = request_ingest(app, "manuals", [Path("~/manuals")], sync=True)  # doctest: +SKIP
@@ -30,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import logging
 import os
@@ -40,6 +42,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
+from searchapp.corpora.embed_alongside import EmbedAlongside
 from searchapp.corpora.extract import FileResult, extract_file
 from searchapp.corpora.extract_pool import ExtractionPool
 from searchapp.corpora.formats.document import Limits
@@ -159,12 +162,14 @@ def matches(path: str, include: Sequence[str] = (), exclude: Sequence[str] = ())
 
 def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = False,
                    model: str | None = None, staged: Path | None = None,
-                   options: dict | None = None) -> int:
+                   overlap: bool = True, options: dict | None = None) -> int:
     """Queue the ``ingest`` job for ``paths`` (files, folders, archives) into ``corpus``.
 
     ``staged``: a folder of uploaded files the job owns and removes when it ends.
-    ``options``: ``include``/``exclude`` globs, ``settle`` seconds and ``watch`` (the id of
-    the watched folder that asked), carried in the payload.
+    ``overlap``: embed each stored batch while the next files are read
+    (``embed_alongside``); the embed job queued at the end does what is left.
+    ``options``: ``include``/``exclude`` globs, ``settle`` seconds, ``device`` and ``watch``
+    (the id of the watched folder that asked), carried in the payload.
     Refused before queuing: a path that does not exist, a model that is unknown,
     a corpus name that breaks the rule, or a corpus whose model differs from ``model``.
     """
@@ -188,7 +193,8 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     sweep_uploads(app, keep=staged)
     payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
-               "staged": str(staged) if staged else None, **(options or {})}
+               "staged": str(staged) if staged else None, "overlap": bool(overlap),
+               **(options or {})}
     return queue.enqueue(app.db, "ingest", payload)
 
 
@@ -231,8 +237,9 @@ def ingest_task(ctx, payload: dict) -> dict:
 
     try:
         same_device(paths, payload.get("device"))
-        run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
-                             settle=float(payload.get("settle") or 0)), total)
+        with _alongside(app, name, ctx, payload) as run.alongside:
+            run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
+                                 settle=float(payload.get("settle") or 0)), total)
         if payload.get("sync"):
             same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
             run.remove_gone()
@@ -265,6 +272,14 @@ def same_device(paths: Sequence[Path], device: str | None) -> None:
         raise IngestError(f"{paths[0]} is on another file system than when it was added "
                           "(unmounted?); its documents are kept and it is synced again when "
                           "it is mounted.")
+
+
+def _alongside(app: App, name: str, ctx, payload: dict):
+    """What embeds the batches while files are still read (``payload["overlap"]``, on
+    by default; off, the embed job after the ingest does it all)."""
+    if payload.get("overlap", True):
+        return EmbedAlongside(app, name, getattr(ctx, "checkpoint", None))
+    return contextlib.nullcontext()
 
 
 def _has_documents(folder: Path) -> bool:
@@ -302,6 +317,7 @@ class _Run:
         self.batch: list = []
         self.stale: list[str] = []  # ids of changed files' documents that are no more
         self.done = self.total = 0
+        self.alongside: EmbedAlongside | None = None
 
     def unchanged(self, item: InputFile) -> bool:
         ids = self.by_path.get(item.path, [])
@@ -344,7 +360,7 @@ class _Run:
 
     def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
         self.total = total
-        with ExtractionPool() as pool:
+        with ExtractionPool(on_progress=self._reading) as pool:
             pending = {}
 
             def tasks():
@@ -394,6 +410,8 @@ class _Run:
         fault_point("ingest batch committed")
         self.report.documents += len(self.batch)
         self.batch, self.stale = [], []
+        if self.alongside is not None:
+            self.alongside.stored()
 
     def remove_gone(self) -> None:
         """``sync``: the documents whose files were not found this time go; judgements on a
@@ -419,11 +437,21 @@ class _Run:
 
     def _tick(self) -> None:
         self.done += 1
+        self._report()
+
+    def _reading(self, path: str, done: int, total: int) -> None:
+        """A file's reader is in a long step (OCR): say which file and how far it is."""
+        self._report(f" · OCR of {path}: page {done:,} of {total:,}")
+
+    def _report(self, detail: str = "") -> None:
         total = max(self.total, self.done) if self.total else 0
         self.ctx.progress(self.done, total, f"Reading files: {self.done:,}"
                           + (f" of {total:,}" if total else "")
                           + f" ({self.report.added + self.report.changed:,} read, "
-                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)")
+                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)"
+                          + (f" · {self.alongside.embedded:,} documents embedded"
+                             if self.alongside and self.alongside.embedded else "")
+                          + detail)
 
 
 def _corpus(s, corpus_id: int):
