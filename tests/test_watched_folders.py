@@ -51,8 +51,10 @@ def _ingest_worker(app, stop: threading.Event) -> None:
 
 
 @pytest.fixture
-def keeper(app):
-    """A running keeper and ingest worker on the test's App; stopped at the end."""
+def keeper(app, bundled_encoder):
+    """A running keeper and ingest worker on the test's App (the session's encoder: an
+    ingest embeds its batches as it stores them); stopped at the end."""
+    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
     stop = threading.Event()
     keeper = Keeper(app, FAST, owner="test-keeper")
     threads = [threading.Thread(target=keeper.run, args=(stop,)),
