@@ -305,9 +305,13 @@ def main() -> None:
     folder.mkdir()
     source.mkdir()
     log(f"making the folder: {args.files:,} text files + {args.pdfs} PDFs")
-    total = make_folder(folder, args.files, args.pdfs)
-    for i, (rel, text) in enumerate(text_files(args.files + args.burst)[-args.burst:]):
-        (source / f"{i:05}-{Path(rel).parent.name}.txt").write_text(text, encoding="utf-8")
+    try:
+        total = make_folder(folder, args.files, args.pdfs)
+        for i, (rel, text) in enumerate(text_files(args.files + args.burst)[-args.burst:]):
+            (source / f"{i:05}-{Path(rel).parent.name}.txt").write_text(text, encoding="utf-8")
+    except BaseException:  # no PDFs, no manuals: nothing left behind
+        shutil.rmtree(work, ignore_errors=True)
+        raise
     bench = Bench(work / "data", folder)
     from searchapp.watching.folders import add_watch
 
