@@ -301,3 +301,14 @@ class JudgementError(SearchAppError):
 
 class JudgementNotFoundError(JudgementError, NotFoundError):
     """No judgement with that id in the corpus (already undone, or another corpus')."""
+
+
+class WatchError(SearchAppError):
+    """A watched folder cannot be added or changed as asked (not a folder, watched already)."""
+
+
+class WatchedFolderNotFoundError(WatchError, NotFoundError):
+    """No watched folder has that id or path."""
+
+    def __init__(self, ref: str):
+        super().__init__(f"No watched folder {ref!r}; `searchapp watch list` shows them.")

@@ -267,3 +267,49 @@ class SnapshotOut(BaseModel):
 
 class SnapshotList(BaseModel):
     snapshots: list[SnapshotOut]
+
+
+class FolderIn(BaseModel):
+    """A folder to watch into a corpus (made if new)."""
+
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(min_length=1, max_length=4096, examples=["/srv/docs/handbook"])
+    corpus: str = Field(min_length=1, max_length=200, examples=["handbook"])
+    include: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50, examples=[["*.md", "*.pdf"]])
+    exclude: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(
+        default_factory=list, max_length=50, examples=[["drafts/*"]])
+
+
+class FolderFiles(BaseModel):
+    seen: int
+    in_step: int
+    waiting: int
+    failed: int
+
+
+class FolderOut(BaseModel):
+    """A watched folder and its status (``searchapp watch list --json`` has the same keys)."""
+
+    id: int
+    corpus: str
+    path: str
+    include: list[str]
+    exclude: list[str]
+    state: Literal["watching", "syncing", "paused", "unavailable"]
+    paused: bool
+    available: bool
+    reason: str | None
+    files: FolderFiles
+    failures: list[dict[str, str]]
+    last_change: dict[str, int]
+    last_change_at: str | None
+    last_change_ago: str | None
+    last_sync_at: str | None
+    last_sync_ago: str | None
+    job: int | None
+    worker: str | None
+
+
+class FolderList(BaseModel):
+    folders: list[FolderOut]

@@ -73,5 +73,7 @@ def worker(args: argparse.Namespace) -> int:
     if args.once:
         print(f"Ran {work(app, stop_when_idle=True)} jobs.")
         return 0
-    serve(app)
+    from searchapp.watching.keeper import Keeper
+
+    serve(app, companions=[Keeper(app).run])  # the watched folders, kept in step beside jobs
     return 0

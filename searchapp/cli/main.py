@@ -26,6 +26,7 @@ from searchapp.cli import (
     backups,
     clusters,
     corpora,
+    desktop,
     documents,
     duplicates,
     jobs,
@@ -34,6 +35,7 @@ from searchapp.cli import (
     models,
     passwords,
     search,
+    watch,
 )
 from searchapp.cli.output import escaped_output
 from searchapp.data_lock import set_kind
@@ -42,8 +44,8 @@ from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, documents, search, jobs, clusters, duplicates, judge, models, keys,
-          backups, passwords)
+GROUPS = (corpora, documents, watch, search, jobs, clusters, duplicates, judge, models, keys,
+          backups, passwords, desktop)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

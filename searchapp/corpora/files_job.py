@@ -14,7 +14,11 @@ path and SHA-256:
 - ``sync``: documents whose file is gone are removed; where a removed file's
   content reappears under another path, its judgements follow it;
 - a file that cannot be read is one line of the report (which file, why, what to
-  do) and the rest goes on; nothing stored before changes for it.
+  do) and the rest goes on; nothing stored before changes for it. A file that is
+  there but unreadable now (permissions, a folder that cannot be listed) or still
+  being written (``settle``) is never taken for gone: ``sync`` keeps its documents;
+- ``include`` / ``exclude``: glob patterns (``fnmatch``) a file's relative path or
+  name must match / must not match (a watched folder's filters).
 
 Killed at any point, the job runs again from the start and finds what it had
 stored unchanged, so it goes on where it stopped. While it reads, each batch it
@@ -28,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import fnmatch
 import logging
 import os
 import shutil
@@ -42,7 +47,16 @@ from searchapp.corpora.extract import FileResult, extract_file
 from searchapp.corpora.extract_pool import ExtractionPool
 from searchapp.corpora.formats.document import Limits
 from searchapp.corpora.formats.document_readers import document_type
-from searchapp.corpora.inputs import InputFile, InputLimits, Skipped, is_archive, iter_inputs
+from searchapp.corpora.inputs import (
+    STOPPED,
+    UNREADABLE,
+    WAITING,
+    InputFile,
+    InputLimits,
+    Skipped,
+    is_archive,
+    iter_inputs,
+)
 from searchapp.corpora.originals import keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
@@ -73,9 +87,11 @@ class IngestReport:
     removed: int = 0
     skipped: int = 0
     failed: int = 0
+    waiting: int = 0  # still being written: read by a later ingest
     documents: int = 0
     moved_judgements: int = 0
-    problems: list[dict] = field(default_factory=list)  # {"path", "reason"}
+    # {"path", "reason", "kind"}: kind "skipped", "failed", "unreadable" or "waiting"
+    problems: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     embed_job: int | None = None
 
@@ -86,9 +102,10 @@ class IngestReport:
             >>> IngestReport("docs", added=3, unchanged=2, failed=1).describe()
             "Corpus 'docs': 3 files added, 0 changed, 2 unchanged, 0 removed, 0 skipped, 1 failed."
         """
+        waiting = f", {self.waiting:,} still being written" if self.waiting else ""
         return (f"Corpus {self.corpus!r}: {self.added:,} files added, {self.changed:,} changed, "
                 f"{self.unchanged:,} unchanged, {self.removed:,} removed, {self.skipped:,} "
-                f"skipped, {self.failed:,} failed.")
+                f"skipped, {self.failed:,} failed{waiting}.")
 
     def lines(self) -> list[str]:
         """The sentence, then a line per file left out and per note."""
@@ -127,21 +144,40 @@ def accepts(path: str) -> bool:
     return document_type(path) is not None
 
 
+def matches(path: str, include: Sequence[str] = (), exclude: Sequence[str] = ()) -> bool:
+    """Whether a relative path passes the glob filters: one of ``include`` (when any is given)
+    and none of ``exclude``, each tried on the whole path and on the file name.
+
+    Example:
+        >>> matches("notes/a.md", include=["*.md"]), matches("drafts/b.md", exclude=["drafts/*"])
+        (True, False)
+    """
+    name = path.rsplit("/", 1)[-1]
+
+    def hit(globs: Sequence[str]) -> bool:
+        return any(fnmatch.fnmatchcase(path, g) or fnmatch.fnmatchcase(name, g) for g in globs)
+
+    return (not include or hit(include)) and not hit(exclude)
+
+
 def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = False,
                    model: str | None = None, staged: Path | None = None,
-                   overlap: bool = True) -> int:
+                   overlap: bool = True, options: dict | None = None) -> int:
     """Queue the ``ingest`` job for ``paths`` (files, folders, archives) into ``corpus``.
 
     ``staged``: a folder of uploaded files the job owns and removes when it ends.
     ``overlap``: embed each stored batch while the next files are read
     (``embed_alongside``); the embed job queued at the end does what is left.
+    ``options``: ``include``/``exclude`` globs, ``settle`` seconds, ``device`` and ``watch``
+    (the id of the watched folder that asked), carried in the payload.
     Refused before queuing: a path that does not exist, a model that is unknown,
     a corpus name that breaks the rule, or a corpus whose model differs from ``model``.
     """
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise IngestError(f"No file at {missing[0]}: check the path and the file name.")
-    for folder in (Path(p) for p in paths if Path(p).is_dir()):
+    watched = bool((options or {}).get("watch"))  # a watched folder may be empty now
+    for folder in (Path(p) for p in paths if Path(p).is_dir() and not watched):
         if not _has_documents(folder):
             raise IngestError(f"{folder} has no file of a type we read ({TYPE_WORDS}); "
                               "nothing was queued.")
@@ -157,7 +193,8 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     sweep_uploads(app, keep=staged)
     payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
-               "staged": str(staged) if staged else None, "overlap": bool(overlap)}
+               "staged": str(staged) if staged else None, "overlap": bool(overlap),
+               **(options or {})}
     return queue.enqueue(app.db, "ingest", payload)
 
 
@@ -193,10 +230,18 @@ def ingest_task(ctx, payload: dict) -> dict:
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
+    include, exclude = payload.get("include") or (), payload.get("exclude") or ()
+
+    def wanted(path: str) -> bool:
+        return accepts(path) and matches(path, include, exclude)
+
     try:
+        same_device(paths, payload.get("device"))
         with _alongside(app, name, ctx, payload) as run.alongside:
-            run.read(iter_inputs(paths, work, InputLimits.from_env(), accepts), total)
+            run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
+                                 settle=float(payload.get("settle") or 0)), total)
         if payload.get("sync"):
+            same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
             run.remove_gone()
     except JobCancelled:  # the uploaded files go with the job; what was stored stays
         if payload.get("staged"):
@@ -210,6 +255,23 @@ def ingest_task(ctx, payload: dict) -> dict:
     if payload.get("staged"):
         shutil.rmtree(payload["staged"], ignore_errors=True)
     return report.as_dict()
+
+
+def same_device(paths: Sequence[Path], device: str | None) -> None:
+    """Refuse to go on when the folder is no longer on the file system it was watched on
+    (``device``: its ``st_dev`` then): an unmounted share leaves an empty folder behind, and
+    an empty folder must not read as "every file deleted"."""
+    if device is None:
+        return
+    try:
+        now = str(os.stat(paths[0]).st_dev)
+    except OSError as exc:
+        raise IngestError(f"{paths[0]} cannot be read now ({exc.strerror}); its documents are "
+                          "kept and it is synced again when it is back.") from None
+    if now != device:
+        raise IngestError(f"{paths[0]} is on another file system than when it was added "
+                          "(unmounted?); its documents are kept and it is synced again when "
+                          "it is mounted.")
 
 
 def _alongside(app: App, name: str, ctx, payload: dict):
@@ -249,6 +311,8 @@ class _Run:
             self.by_path.setdefault(meta["path"], []).append(external_id)
         self.stored = stored
         self.seen: set[str] = set()  # paths found (read, unchanged or failed: not gone)
+        self.kept_under: list[str] = []  # folders not listed ("" the root): nothing below goes
+        self.stopped = False  # the limit of files was reached: nothing is taken for gone
         self.new_hashes: dict[str, str] = {}  # sha256 -> external id, of files added
         self.batch: list = []
         self.stale: list[str] = []  # ids of changed files' documents that are no more
@@ -263,8 +327,7 @@ class _Run:
         limits = document_limits()
         for item in inputs:
             if isinstance(item, Skipped):
-                self.report.skipped += 1
-                self.report.problems.append({"path": item.path, "reason": item.reason})
+                self._skipped(item)
                 self._tick()
                 continue
             self.seen.add(item.path)
@@ -274,6 +337,26 @@ class _Run:
                 self._tick()
                 continue
             yield item, (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
+
+    def _skipped(self, item: Skipped) -> None:
+        """Count a file left out; one that is there but not readable now keeps its documents."""
+        problem = {"path": item.path, "reason": item.reason, "kind": item.keep or "skipped"}
+        if item.keep:
+            self.seen.add(item.path)
+        if item.under is not None:
+            self.kept_under.append(item.under)
+        if item.keep == WAITING:
+            self.report.waiting += 1
+        elif item.keep == UNREADABLE:
+            self.report.failed += 1
+        else:
+            self.stopped = self.stopped or item.keep == STOPPED
+            self.report.skipped += 1
+        self.report.problems.append(problem)
+
+    def _kept(self, path: str) -> bool:
+        """Whether a stored path lies in a folder that could not be listed this time."""
+        return any(under == "" or path.startswith(under + "/") for under in self.kept_under)
 
     def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
         self.total = total
@@ -289,7 +372,8 @@ class _Run:
                 item = pending.pop(path)
                 if isinstance(result, Exception):
                     self.report.failed += 1
-                    self.report.problems.append({"path": path, "reason": _reason(result)})
+                    self.report.problems.append({"path": path, "reason": _reason(result),
+                                                 "kind": "failed"})
                 else:
                     self._take(item, result)
                 item.discard()
@@ -332,7 +416,11 @@ class _Run:
     def remove_gone(self) -> None:
         """``sync``: the documents whose files were not found this time go; judgements on a
         removed file whose content came back under another path follow it."""
-        gone = [p for p in self.by_path if p not in self.seen]
+        if self.stopped:
+            self.report.notes.append("Nothing was removed: the ingest stopped at its limit of "
+                                     "files, so files it did not reach are not gone.")
+            return
+        gone = [p for p in self.by_path if p not in self.seen and not self._kept(p)]
         if not gone:
             return
         moves = {}

@@ -22,6 +22,12 @@ file was left out, why, and what to do. Files are never trusted:
   ingest, and how many times an archive may expand its own size (a zip bomb stops
   at the limit, at a cost of 1 MiB of memory).
 
+A file that is there but cannot be read now (no permission, a folder that
+cannot be listed, a file still being written: changed within ``settle`` seconds
+or while it was hashed) is a ``Skipped`` line with ``keep`` set: an ingest that
+removes vanished files (``--sync``, a watched folder) keeps what it stored for
+it, and for everything ``under`` a folder it could not list, and tries again.
+
 Unpacked files stay until the caller is done with them: ``InputFile.discard()``
 removes one, and ``private_work_dir()`` removes the whole folder at the end.
 
@@ -52,6 +58,7 @@ import stat
 import struct
 import tarfile
 import tempfile
+import time
 import unicodedata
 import zipfile
 import zlib
@@ -142,13 +149,25 @@ class InputFile:
         return f"{self.path} ({self.size:,} bytes)"
 
 
+UNREADABLE = "unreadable"  # there, but not readable now (permissions, a lock, an I/O error)
+WAITING = "waiting"  # still being written: read once it is left alone
+STOPPED = "stopped"  # not looked at: the ingest reached its limit of files
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A file left out: ``path`` as the person knows it (escaped), ``reason`` why and what
-    to do, worded to follow the path: ``f"{path} {reason}"``."""
+    to do, worded to follow the path: ``f"{path} {reason}"``.
+
+    ``keep``: "" when the file is not one we read; ``UNREADABLE``, ``WAITING`` or
+    ``STOPPED`` when it is there and what was stored for it must stay. ``under``: the
+    relative folder ("" the whole root) that could not be listed: every stored file
+    below it stays too."""
 
     path: str
     reason: str
+    keep: str = ""
+    under: str | None = None
 
     def __str__(self) -> str:
         return f"{self.path} {self.reason}"
@@ -165,9 +184,9 @@ class _Full(Exception):
 class _Refused(Exception):
     """A member or entry is left out; ``stop``: and the rest of its archive."""
 
-    def __init__(self, reason: str, stop: bool = False):
+    def __init__(self, reason: str, stop: bool = False, keep: str = ""):
         super().__init__(reason)
-        self.reason, self.stop, self.path = reason, stop, ""
+        self.reason, self.stop, self.path, self.keep = reason, stop, "", keep
 
 
 @contextmanager
@@ -231,17 +250,21 @@ def _check_characters(name: str) -> None:
 
 
 def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
-                accept: Callable[[str], bool]) -> Iterator[InputFile | Skipped]:
+                accept: Callable[[str], bool], settle: float = 0.0
+                ) -> Iterator[InputFile | Skipped]:
     """Each file of ``paths`` (files, folders, archives) that ``accept(path)`` takes, checked,
-    or a ``Skipped`` line; members of archives are unpacked into ``work_dir``."""
-    run = _Run(limits, accept, _private_folder(work_dir))
+    or a ``Skipped`` line; members of archives are unpacked into ``work_dir``.
+
+    ``settle``: a file changed less than this many seconds ago is ``WAITING``, not read
+    (a watched folder's file being saved in pieces)."""
+    run = _Run(limits, accept, _private_folder(work_dir), settle=settle)
     for number, given in enumerate(paths):
         try:
             yield from run.given(Path(given))
         except _Full as full:
-            yield Skipped(full.path, full.reason)
+            yield Skipped(full.path, full.reason, STOPPED, under="")
             for rest in paths[number + 1:]:
-                yield Skipped(_shown(Path(rest).name), full.reason)
+                yield Skipped(_shown(Path(rest).name), full.reason, STOPPED, under="")
             return
 
 
@@ -271,6 +294,7 @@ class _Run:
     files: int = 0
     unpacked: int = 0
     seen: set[str] = field(default_factory=set)
+    settle: float = 0.0
 
     # ---- what was given, folders, files of folders -------------------------------------------
     def given(self, path: Path) -> Iterator[InputFile | Skipped]:
@@ -278,7 +302,8 @@ class _Run:
         try:
             mode = os.lstat(path).st_mode
         except OSError as e:
-            yield Skipped(name, f"cannot be read ({e.strerror}); check the path")
+            yield Skipped(name, f"cannot be read ({e.strerror}); check the path", UNREADABLE,
+                          under="")
             return
         if stat.S_ISDIR(mode):
             yield from self.folder(path, "")
@@ -296,7 +321,8 @@ class _Run:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as e:
             yield Skipped(prefix or _shown(folder.name),
-                          f"cannot be read ({e.strerror}); check its permissions")
+                          f"cannot be read ({e.strerror}); check its permissions", UNREADABLE,
+                          under=prefix)
             return
         for entry in entries:
             shown = _shown(_join(prefix, entry.name))
@@ -307,7 +333,8 @@ class _Run:
                 yield Skipped(shown, refused.reason)
                 continue
             except OSError as e:
-                yield Skipped(shown, f"cannot be read ({e.strerror}); check its permissions")
+                yield Skipped(shown, f"cannot be read ({e.strerror}); check its permissions",
+                              UNREADABLE, under=shown)
                 continue
             if path is None:
                 continue
@@ -336,13 +363,26 @@ class _Run:
         fd = _open_plain(path)
         with os.fdopen(fd, "rb") as f:
             st = os.fstat(fd)
+            self.check_settled(st.st_mtime)
             self.check_size(st.st_size)
             digest, size = hashlib.sha256(), 0
             while chunk := f.read(CHUNK):
                 size += len(chunk)
                 self.check_size(size)
                 digest.update(chunk)
+            after = os.fstat(fd)
+        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+            raise _Refused("changed while it was read (still being written?); it is read "
+                           "again once it is left alone", keep=WAITING)
         return InputFile(rel, path, size, st.st_mtime, digest.hexdigest())
+
+    def check_settled(self, mtime: float) -> None:
+        """A file changed within ``settle`` seconds is still being written: read it later."""
+        age = time.time() - mtime
+        if self.settle and -1.0 < age < self.settle:  # a clock ahead of ours is not "writing"
+            raise _Refused(f"changed {max(age, 0):.1f} s ago (still being written?); it is "
+                           f"read once it has been left alone for {self.settle:g} s",
+                           keep=WAITING)
 
     # ---- the checks every file and member passes ----------------------------------------------
     def admit(self, rel: str, size: int) -> Skipped | None:
@@ -370,9 +410,10 @@ class _Run:
             if refused.stop:
                 refused.path = rel
                 raise
-            return Skipped(rel, refused.reason)
+            return Skipped(rel, refused.reason, refused.keep)
         except OSError as e:
-            return Skipped(rel, f"cannot be read ({e.strerror}); check its permissions")
+            return Skipped(rel, f"cannot be read ({e.strerror}); check its permissions",
+                           UNREADABLE)
         self.files += 1
         return found
 

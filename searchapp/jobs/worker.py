@@ -31,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from searchapp.config import (
@@ -235,11 +236,13 @@ def hold_worker_lock(data_dir: Path, wait: float = LOCK_WAIT_SECONDS):
     return handle
 
 
-def serve(app: App) -> int:
+def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()) -> int:
     """Entry point of ``searchapp worker``: hold the worker lock, work until SIGTERM/SIGINT.
 
     On a signal the running job is put back in the queue at its next progress
-    report, so stopping the app never waits for a long job to end.
+    report, so stopping the app never waits for a long job to end. ``companions`` run
+    in threads of their own beside the jobs (the CLI passes the watched folders'
+    keeper) and are given the stop event.
     """
     lock = hold_worker_lock(app.settings.data_dir)
     if lock is None:
@@ -254,9 +257,15 @@ def serve(app: App) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
     log.info("worker %s ready (data: %s)", queue.worker_name(), app.settings.data_dir)
+    threads = [threading.Thread(target=run, args=(stop,), daemon=True) for run in companions]
+    for thread in threads:
+        thread.start()
     try:
         return work(app, stop=stop)
     finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=10)
         if lock is not None:
             lock.truncate(0)  # no pid left behind to mistake for a worker
             lock.close()

@@ -9,6 +9,7 @@
     corpora ─< judgements                 (a person's labels: query → document, pair)
     corpora ─< evaluation_runs            (metrics measured on those labels, over time)
     documents ─ document_layouts          (a file's parts: page and section of each span)
+    corpora ─< watched_folders            (folders a corpus follows, their status and lease)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -47,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -278,3 +279,39 @@ class EvaluationRun(Base):
     metrics: Mapped[dict] = mapped_column(JSON, default=dict)
     judgements: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
     note: Mapped[str] = mapped_column(Text, default="", nullable=False)
+
+
+class WatchedFolder(Base):
+    """A folder a corpus follows (``searchapp watch add``), with its last known status.
+
+    ``device`` is the folder's ``st_dev`` when it was added: another value later means
+    another file system (or none) is mounted there, and the folder is unavailable, not
+    empty. ``lease_owner``/``lease_until``: the worker watching it now (one at a time;
+    a lease not renewed by its expiry is free to take). The counts and ``failures``
+    (``[{"path", "reason"}]``, capped) are those of the last sync.
+    """
+
+    __tablename__ = "watched_folders"
+    __table_args__ = (UniqueConstraint("corpus_id", "path", name="uq_watched_folder"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    path: Mapped[str] = mapped_column(String(4096), nullable=False)
+    include: Mapped[list] = mapped_column(JSON, default=list)
+    exclude: Mapped[list] = mapped_column(JSON, default=list)
+    paused: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    device: Mapped[str | None] = mapped_column(String(40))
+    available: Mapped[bool] = mapped_column(Boolean, default=True, nullable=False)
+    reason: Mapped[str | None] = mapped_column(Text)
+    files_seen: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    files_in_step: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    files_waiting: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    files_failed: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    failures: Mapped[list] = mapped_column(JSON, default=list)
+    last_change: Mapped[dict] = mapped_column(JSON, default=dict)
+    last_change_at: Mapped[datetime | None] = mapped_column(DateTime)
+    last_sync_at: Mapped[datetime | None] = mapped_column(DateTime)
+    job_id: Mapped[int | None] = mapped_column(Integer)
+    lease_owner: Mapped[str | None] = mapped_column(String(200))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime)
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)

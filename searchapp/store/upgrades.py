@@ -37,6 +37,10 @@ document and the query only: nothing changes there.
 
 Version 7 (documents from files): a new table ``document_layouts``, the page and
 section of each part of a document read from a file. Nothing existing changes.
+
+Version 8 (watched folders): a new table ``watched_folders``, the folders a corpus
+follows, their last status and the lease of the worker watching each. Nothing
+existing changes.
 """
 
 from __future__ import annotations
@@ -293,6 +297,58 @@ _V7_LAYOUTS = [
         PRIMARY KEY (document_id))""",
 ]
 
+_V8_WATCHED_SQLITE = [
+    """CREATE TABLE IF NOT EXISTS watched_folders (
+        id INTEGER NOT NULL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        path VARCHAR(4096) NOT NULL,
+        include JSON,
+        exclude JSON,
+        paused BOOLEAN NOT NULL,
+        device VARCHAR(40),
+        available BOOLEAN NOT NULL,
+        reason TEXT,
+        files_seen INTEGER NOT NULL,
+        files_in_step INTEGER NOT NULL,
+        files_waiting INTEGER NOT NULL,
+        files_failed INTEGER NOT NULL,
+        failures JSON,
+        last_change JSON,
+        last_change_at DATETIME,
+        last_sync_at DATETIME,
+        job_id INTEGER,
+        lease_owner VARCHAR(200),
+        lease_until DATETIME,
+        created_at DATETIME NOT NULL,
+        CONSTRAINT uq_watched_folder UNIQUE (corpus_id, path))""",
+]
+
+_V8_WATCHED_POSTGRESQL = [
+    """CREATE TABLE IF NOT EXISTS watched_folders (
+        id SERIAL PRIMARY KEY,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        path VARCHAR(4096) NOT NULL,
+        include JSON,
+        exclude JSON,
+        paused BOOLEAN NOT NULL,
+        device VARCHAR(40),
+        available BOOLEAN NOT NULL,
+        reason TEXT,
+        files_seen INTEGER NOT NULL,
+        files_in_step INTEGER NOT NULL,
+        files_waiting INTEGER NOT NULL,
+        files_failed INTEGER NOT NULL,
+        failures JSON,
+        last_change JSON,
+        last_change_at TIMESTAMP WITHOUT TIME ZONE,
+        last_sync_at TIMESTAMP WITHOUT TIME ZONE,
+        job_id INTEGER,
+        lease_owner VARCHAR(200),
+        lease_until TIMESTAMP WITHOUT TIME ZONE,
+        created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
+        CONSTRAINT uq_watched_folder UNIQUE (corpus_id, path))""",
+]
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -300,4 +356,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     5: {"sqlite": _V5_JUDGEMENTS_SQLITE, "postgresql": _V5_JUDGEMENTS_POSTGRESQL},
     6: {"sqlite": _V6_FTS_PER_CORPUS_SQLITE, "postgresql": _V6_FTS_PER_CORPUS_POSTGRESQL},
     7: {"sqlite": _V7_LAYOUTS, "postgresql": _V7_LAYOUTS},
+    8: {"sqlite": _V8_WATCHED_SQLITE, "postgresql": _V8_WATCHED_POSTGRESQL},
 }

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from searchapp.search.service import SearchHit
-from searchapp.ui.common import md_escape
+from searchapp.ui.common import md_escape, user_errors
 
 WEAK_COSINE = 0.3  # below this, all-MiniLM-L6-v2 pairs are mostly unrelated texts
 TITLE_CHARS = 110
@@ -212,11 +212,36 @@ def whole_document(hit: SearchHit) -> None:
 
 def open_original(hit: SearchHit, corpus: str) -> None:
     """A link to the hit's original file: a PDF opens at the hit's page in the browser's
-    own viewer, other files download (``searchapp.web.originals``)."""
+    own viewer, other files download (``searchapp.web.originals``). A file of a watched
+    folder, where the app runs on this machine only, also opens in place (the file on
+    disk, with the desktop's program: ``searchapp.watching.in_place``)."""
     from searchapp.web.originals import original_link
+
+    in_place(hit, corpus)
 
     pdf = hit.source.get("type") == "pdf"
     page = hit.source.get("page")
     label = f"Open at page {page}" if pdf and page else "Open" if pdf else "Download original"
     st.link_button(label, original_link(corpus, hit.id, hit.source), type="tertiary",
                    icon=":material/open_in_new:" if pdf else ":material/download:")
+
+
+def in_place(hit: SearchHit, corpus: str) -> None:
+    """The "Open the file" button, only for a server on loopback and a file still on disk."""
+    from streamlit import config
+
+    from searchapp.ui.resources import get_app
+    from searchapp.watching.in_place import local_file, on_this_machine, open_in_place
+
+    if not on_this_machine(config.get_option("server.address")):
+        return
+    path = local_file(get_app(), corpus, hit.id, (hit.meta or {}).get("sha256"))
+    if path is None:
+        return
+
+    def run() -> None:
+        with user_errors():
+            open_in_place(path)
+
+    st.button("Open the file", icon=":material/folder_open:", type="tertiary",
+              key=f"in-place-{hit.id}", help=str(path), on_click=run)

@@ -1,5 +1,5 @@
 """Upload page: add documents or a table to a new or existing corpus, load the sample,
-delete a corpus.
+watch folders (``searchapp.ui.folders_section``), delete a corpus.
 
 Documents (several files, archives, anything but one table) go through
 ``searchapp.ui.documents_upload`` and the ``ingest`` job; a table as below.
@@ -42,6 +42,7 @@ from searchapp.ui.common import (
     user_errors,
 )
 from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
+from searchapp.ui.folders_section import folders_section
 from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
@@ -273,6 +274,9 @@ if uploaded is not None:
             with user_errors(f"Nothing was stored from {uploaded.name}: "), \
                     st.spinner("Storing the documents..."):
                 remember_upload(corpora.upload(app, table, corpus, text, id_column))
+
+# ---- watched folders ----------------------------------------------------------------
+folders_section(app)
 
 # ---- delete ----------------------------------------------------------------------
 if summaries:

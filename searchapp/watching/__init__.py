@@ -1,0 +1,1 @@
+"""Watched folders: corpora that follow folders on disk (add, list, pause, the keeper)."""

@@ -1,0 +1,71 @@
+"""One sync of a watched folder: the ``ingest`` job queued with the folder's rules, and its
+report written back as the folder's status.
+
+There is no second ingest path: a sync is ``corpora.files_job``'s incremental
+ingest with ``sync`` on (unchanged files skipped by hash, changed ones re-read,
+renamed ones keep their judgements, vanished ones removed), the folder's
+include/exclude globs, a settle time (a file still being written waits), and the
+folder's file-system id (a share unmounted mid-sync removes nothing).
+
+Example:
+    >>> job_id = queue_sync(app, folder, settle=2.0)        # doctest: +SKIP
+    >>> record(app, folder.id, queue.get(app.db, job_id))  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from searchapp.context import App
+from searchapp.corpora.files_job import request_ingest
+from searchapp.errors import SearchAppError
+from searchapp.jobs import queue
+from searchapp.reporting import one_line
+from searchapp.store import watched_folders as rows
+from searchapp.store.schema import utcnow
+
+
+def queue_sync(app: App, folder: rows.FolderRow, settle: float, waiting: int = 0) -> int | None:
+    """Queue the folder's ingest job and note it on the folder; its id (None: refused, and the
+    reason is the folder's status)."""
+    options = {"watch": folder.id, "include": folder.include, "exclude": folder.exclude,
+               "settle": settle, "device": folder.device}
+    try:
+        job_id = request_ingest(app, folder.corpus, [Path(folder.path)], sync=True,
+                                options=options)
+    except SearchAppError as exc:
+        with app.db.session() as s:
+            rows.write_status(s, folder.id, reason=f"not synced: {one_line(exc)}")
+        return None
+    with app.db.session() as s:
+        rows.write_status(s, folder.id, job_id=job_id,
+                          files_waiting=max(waiting, folder.files_waiting))
+    return job_id
+
+
+def record(app: App, folder_id: int, job: queue.JobView) -> dict:
+    """Write a finished sync job's outcome as the folder's status; returns the report (empty
+    when the job did not succeed)."""
+    now = utcnow()
+    if job.status != "succeeded":
+        why = job.error or job.message or job.status
+        with app.db.session() as s:
+            rows.write_status(s, folder_id, job_id=None, last_sync_at=now,
+                              reason=f"the last sync {job.status}: {why}")
+        return {}
+    report = job.result or {}
+    failures = [{"path": p["path"], "reason": p["reason"]} for p in report.get("problems", [])
+                if p.get("kind") in ("failed", "unreadable")]
+    changes = {k: report.get(k, 0) for k in ("added", "changed", "removed")}
+    values = dict(
+        job_id=None, last_sync_at=now, reason=None,
+        files_seen=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "failed",
+                                                  "waiting")),
+        files_in_step=sum(report.get(k, 0) for k in ("added", "changed", "unchanged")),
+        files_waiting=report.get("waiting", 0), files_failed=report.get("failed", 0),
+        failures=failures)
+    if any(changes.values()):
+        values.update(last_change={**changes, "job": job.id}, last_change_at=job.finished_at or now)
+    with app.db.session() as s:
+        rows.write_status(s, folder_id, **values)
+    return report
