@@ -55,6 +55,7 @@ from transformers.utils import logging as hf_logging
 
 from searchapp.embedding import speed
 from searchapp.errors import ModelError
+from searchapp.timing import StageTimes
 
 POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256
@@ -127,6 +128,11 @@ class SiameseEncoder(torch.nn.Module):
         self.query_path = "cpu-fp32"  # for one short text (a query): timed at load
         # held while the tokenizer or an inference batch runs; see the module docstring
         self.inference_lock = threading.Lock()
+        # one query's fast path (query_runtime), built at the first encode_query; exported
+        # graphs are kept in query_graph_dir (None: in memory only)
+        self.query_graph_dir: Path | None = None
+        self._query_runtime = None
+        self._query_runtime_lock = threading.Lock()
 
     # ---- loading and saving -------------------------------------------------
     @classmethod
@@ -377,6 +383,56 @@ class SiameseEncoder(torch.nn.Module):
             KeyboardInterrupt
         """
         return self._encode_on(self.speed_path, texts, batch_size, self.query_path, checkpoint)
+
+    def encode_query(self, text: str, times: StageTimes | None = None,
+                     use_cache: bool = True) -> np.ndarray:
+        """The vector (dim,) of one query, on the fastest exact query path, cached.
+
+        The same vector as ``encode([text])[0]`` within cosine 0.9999 (the
+        document path's space; ``tests/test_query_path.py``), for any length:
+        a text past the max length is truncated alike. The path (ONNX Runtime or
+        torch) is chosen by measurement at the first call (``query_runtime``) and
+        named in ``query_runtime_reason``; recent queries come from a cache (the
+        returned array is read-only). ``times`` gets the tokenize and encode (or
+        query-cache) stages.
+
+        Example:
+            >>> enc.encode_query("a man plays a guitar").shape
+            (384,)
+        """
+        return self.query_runtime().encode(self._clean([text])[0], times, use_cache)
+
+    def query_runtime(self):
+        """The encoder's query runtime, built (checked and timed) at the first call."""
+        runtime = self._query_runtime
+        if runtime is None:
+            with self._query_runtime_lock:
+                if self._query_runtime is None:
+                    from searchapp.embedding.query_runtime import Candidate, QueryRuntime
+
+                    self._query_runtime = QueryRuntime.build(
+                        self, self.query_graph_dir, Candidate("torch", self._torch_query))
+                runtime = self._query_runtime
+        return runtime
+
+    def train(self, mode: bool = True) -> SiameseEncoder:
+        """As torch's ``train``; entering training drops the query runtime and its cache
+        (built from the weights training is about to change)."""
+        if mode:
+            self._query_runtime = None
+        return super().train(mode)
+
+    @torch.inference_mode()
+    def _torch_query(self, text: str, times: StageTimes) -> np.ndarray:
+        """One cleaned text through torch on the query path (the fallback of encode_query)."""
+        with times.stage("tokenize"), self.inference_lock:
+            ids = self.tokenizer(text, truncation=True, max_length=self.max_seq_length,
+                                 return_attention_mask=False,
+                                 return_token_type_ids=False)["input_ids"]
+        with times.stage("encode"):
+            path = self.query_path if len(ids) <= speed.QUERY_TOKENS else self.speed_path
+            with _autocast(path):
+                return self._infer_batch([ids])[0]
 
     @torch.inference_mode()
     def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None,
