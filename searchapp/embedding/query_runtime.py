@@ -99,8 +99,10 @@ class QueryRuntime:
     """The chosen query path of one encoder, its reason and timings, and the cache."""
 
     def __init__(self, chosen: Candidate, reason: str, timings_ms: dict[str, float],
-                 model_key: str, cache_size: int = CACHE_SIZE):
+                 model_key: str, cache_size: int = CACHE_SIZE,
+                 candidates: tuple[Candidate, ...] = ()):
         self.chosen = chosen
+        self.candidates = candidates or (chosen,)  # every exact candidate that was timed
         self.reason = reason
         self.timings_ms = timings_ms
         self.model_key = model_key
@@ -148,7 +150,7 @@ class QueryRuntime:
                                                                   key=lambda x: x[1]))
         reason = f"one query: {shown}" + "".join(f"; {n}" for n in notes)
         log.info("Query path: %s (%s)", chosen.name, reason)
-        return cls(chosen, reason, timings, key)
+        return cls(chosen, reason, timings, key, candidates=tuple(candidates))
 
 
 def _onnx_candidates(encoder, cache_dir: Path | None, key: str,
