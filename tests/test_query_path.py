@@ -144,3 +144,40 @@ def test_a_hybrid_search_times_each_stage(app, bundled_encoder):
     assert {"vector", "passages", "fulltext", "fusion", "rows", "snippets"} <= set(stages)
     assert {"encode", "query-cache"} & set(stages)
     assert times.server_timing().split(", ")[-1].startswith("total;dur=")
+
+
+# ---- the rest of the path --------------------------------------------------------------
+def _spans_word_by_word(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """word_spans as it was: every word of the text stemmed and looked up."""
+    import re
+
+    from searchapp.search.snippets import stem
+
+    wanted = {stem(w) for w in words if w}
+    return [m.span() for m in re.finditer(r"\w+", text) if stem(m.group()) in wanted]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.one_of(st.sampled_from(WORDS + ["Updates", "UPDATED", "Kelvin",
+                                                         "ſtop", "İstanbul", "update_x"]),
+                               st.text(max_size=8)), max_size=40).map(" ".join),
+       words=st.lists(st.one_of(st.sampled_from(["update", "stop", "protein", "istanbul",
+                                                 "kelvin", "a", "ERR"]),
+                                st.text(min_size=1, max_size=6)), min_size=1, max_size=4))
+def test_marking_words_by_pattern_finds_what_stemming_every_word_finds(text, words):
+    from searchapp.search.snippets import word_spans
+
+    assert word_spans(text, words) == _spans_word_by_word(text, words)
+
+
+def test_cached_passage_vectors_follow_a_document_embedded_again():
+    from searchapp.vectors.passage_index import STRIDE, PassageIndex
+
+    idx = PassageIndex(dim=2)
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.array([[1, 0], [0, 1]], np.float32))
+    query = np.array([0.0, 1.0], np.float32)
+    assert idx.best_passages(query, [7]) == {7: (1, 1.0)}  # now kept in the LRU
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.array([[0, 1], [1, 0]], np.float32))
+    assert idx.best_passages(query, [7]) == {7: (0, 1.0)}
+    idx.delete_documents([7])
+    assert idx.best_passages(query, [7]) == {}
