@@ -46,6 +46,7 @@ from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
 from searchapp.timing import StageTimes
 from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
+from searchapp.vectors.index import scores_against
 from searchapp.vectors.passage_index import STRIDE
 
 MAX_K = 1000
@@ -266,7 +267,7 @@ def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
     ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
     if len(ids) <= EXACT_FILTER_MAX:
         labels, matrix = handle.index.vectors_of(ids)
-        scores = matrix @ vector if len(labels) else np.zeros(0, np.float32)
+        scores = scores_against(matrix, vector) if len(labels) else np.zeros(0, np.float32)
     else:
         allowed = set(ids)
         labels, scores = handle.index.search_accepting(vector, n, allowed.__contains__)
@@ -337,7 +338,7 @@ def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked
     if not missing:
         return
     labels, matrix = handle.index.vectors_of([r.doc for r in missing])
-    scores = dict(zip(labels.tolist(), (matrix @ vector).tolist(), strict=True))
+    scores = dict(zip(labels.tolist(), scores_against(matrix, vector).tolist(), strict=True))
     passages = handle.passages.best_passages(vector, scores) if handle.passages else {}
     for r in missing:
         if r.doc in passages:

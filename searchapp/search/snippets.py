@@ -99,8 +99,8 @@ def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None =
     """The snippet of ``text`` (or of its ``span``, a matched passage) for the query ``words``."""
     start, end = span if span is not None else (0, len(text))
     start, end = max(0, int(start)), min(len(text), int(end))
-    marks = word_spans(text[start:end], words)
     if end - start > width:
+        marks = word_spans(text[start:end], words)
         centre = _densest(marks, width) if marks else 0
         lo = max(0, min(centre - width // 3, end - start - width))
         lo, hi = _word_edges(text, start + lo, start + lo + width, start, end)

@@ -40,7 +40,7 @@ import numpy as np
 
 from searchapp.embedding.passages import MAX_PASSAGES
 from searchapp.store import repo
-from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.index import VectorIndex, scores_against
 from searchapp.vectors.index_cache import IndexCache, IndexKey, _Entry
 
 STRIDE = MAX_PASSAGES
@@ -132,7 +132,7 @@ class PassageIndex(VectorIndex):
         """
         out: dict[int, tuple[int, float]] = {}
         for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items():
-            scores = matrix @ query  # (p,)
+            scores = scores_against(matrix, query)  # (p,)
             best = int(np.argmax(scores))
             out[doc] = (best, float(scores[best]))
         return out
