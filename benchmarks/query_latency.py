@@ -294,7 +294,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true",
                         help="small sizes: 40 pages, 10,000 synthetic documents, 40 queries")
-    parser.add_argument("--docs", type=int, default=400, help="manual pages (passages part)")
+    parser.add_argument("--docs", type=int, default=300, help="manual pages (passages part)")
     parser.add_argument("--synthetic-docs", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--parts", default="encode,passages,synthetic")
