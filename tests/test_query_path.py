@@ -78,7 +78,7 @@ def test_the_fast_tokenizer_gives_the_encoders_ids(bundled_encoder, text):
     assert tokenizer.encode(cleaned).ids == bundled_encoder._token_ids([text])[0]
 
 
-def test_a_repeated_query_comes_from_the_cache_and_cannot_be_changed(bundled_encoder):
+def test_a_repeated_query_comes_from_the_cache_and_cannot_be_changed(bundled_encoder, runtime):
     first, times = bundled_encoder.encode_query("a cached query"), StageTimes()
     again = bundled_encoder.encode_query("  a cached query ", times)
     assert again is first and "encode" not in times.ms() and "query-cache" in times.ms()
@@ -86,6 +86,24 @@ def test_a_repeated_query_comes_from_the_cache_and_cannot_be_changed(bundled_enc
         again[0] = 1.0
     fresh = bundled_encoder.encode_query("a cached query", use_cache=False)
     assert fresh is not first and np.allclose(fresh, first)
+
+
+def test_the_first_query_goes_through_torch_and_the_second_builds_the_fast_path(tiny_bert):
+    import time
+
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    enc = SiameseEncoder.load(tiny_bert, device="cpu", precision="fp32")
+    first = enc.encode_query("one query")
+    assert enc._query_runtime is None  # a one-query process builds nothing
+    again = enc.encode_query("another query")
+    deadline = time.monotonic() + 120
+    while enc._query_runtime is None:  # built on a thread of its own
+        assert time.monotonic() < deadline, "the fast path was never built"
+        time.sleep(0.05)
+    assert enc._query_runtime.path.startswith(("onnx", "torch"))
+    assert float(enc.encode_query("one query") @ first) >= EXACT
+    assert float(enc.encode_query("another query", use_cache=False) @ again) >= EXACT
 
 
 def test_training_drops_the_runtime_built_from_the_old_weights(tiny_bert):
