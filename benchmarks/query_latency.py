@@ -299,6 +299,7 @@ def main() -> None:
     parser.add_argument("--synthetic-docs", type=int, default=100_000)
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--parts", default="encode,passages,synthetic")
+    parser.add_argument("--out", help="result file name in benchmarks/results/")
     parser.add_argument("--work", type=Path, default=ROOT / "benchmarks" / ".cache" /
                         "query-latency")
     args = parser.parse_args()
@@ -326,7 +327,8 @@ def main() -> None:
     if "synthetic" in parts:
         result["synthetic"] = synthetic_part(args, queries)
     result["load_after"] = os.getloadavg()
-    out = RESULTS / ("query_latency_quick.json" if args.quick else "query_latency.json")
+    out = RESULTS / (args.out or ("query_latency_quick.json" if args.quick
+                                  else "query_latency.json"))
     out.write_text(json.dumps(result, indent=2) + "\n")
     log(f"wrote {out}")
 
