@@ -33,10 +33,11 @@ SEARCH_STAGES = ("tokenize", "encode", "query-cache", "vector", "passages", "ful
 class StageTimes:
     """Nanoseconds per named stage of one request, and the time since it was made."""
 
-    __slots__ = ("_ns", "_started")
+    __slots__ = ("_desc", "_ns", "_started")
 
     def __init__(self) -> None:
         self._ns: dict[str, int] = {}
+        self._desc: dict[str, str] = {}
         self._started = time.perf_counter_ns()
 
     @contextmanager
@@ -59,6 +60,16 @@ class StageTimes:
     def add(self, name: str, ns: int) -> None:
         """Add ``ns`` nanoseconds to stage ``name`` (for a stage timed by its own caller)."""
         self._ns[name] = self._ns.get(name, 0) + ns
+
+    def describe(self, name: str, desc: str) -> None:
+        """Say how stage ``name`` was done (the encoder's path): the header's ``desc``.
+
+        Example:
+            >>> t = StageTimes(); t.add("encode", 10**6); t.describe("encode", "onnx-1")
+            >>> t.server_timing().split(", ")[0]
+            'encode;desc="onnx-1";dur=1'
+        """
+        self._desc[name] = desc.replace('"', "'")
 
     def ms(self) -> dict[str, float]:
         """Milliseconds per stage, the search stages first in their order.
@@ -84,6 +95,7 @@ class StageTimes:
             >>> t.server_timing().split(", ")[0]
             'encode;dur=2.5'
         """
-        parts = [f"{name};dur={ms:g}" for name, ms in self.ms().items()]
+        parts = [f"{name};desc=\"{self._desc[name]}\";dur={ms:g}" if name in self._desc
+                 else f"{name};dur={ms:g}" for name, ms in self.ms().items()]
         parts.append(f"total;dur={self.total_ms():g}")
         return ", ".join(parts)

@@ -147,7 +147,7 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
     body = {"query": "invoice", "k": 2, "mode": "hybrid", "where": ["product=billing"]}
     answer = client.post("/api/v1/corpora/faq/search", json=body)
     hits = answer.json()
-    stages = [part.split(";dur=")[0] for part in answer.headers["server-timing"].split(", ")]
+    stages = [part.split(";")[0] for part in answer.headers["server-timing"].split(", ")]
     assert {"fulltext", "vector", "fusion", "rows", "snippets", "total"} <= set(stages)
     assert {"encode", "query-cache"} & set(stages)  # the query vector: computed or cached
     expected = [hit_json(h) for h in search(app, "faq", "invoice", k=2, mode="hybrid",

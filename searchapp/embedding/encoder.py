@@ -404,7 +404,7 @@ class SiameseEncoder(torch.nn.Module):
         stages.
 
         Example:
-            >>> enc.encode_query("a man plays a guitar").shape
+            >>> enc.encode_query("a man plays a guitar").shape       # doctest: +SKIP
             (384,)
         """
         runtime = self._query_runtime or self._until_fast_path_is_ready()

@@ -124,6 +124,7 @@ class QueryRuntime:
             if found is not None:
                 return found
         vector = self.chosen.encode(text, times)
+        times.describe("encode", self.path)
         self.cache.put(key, vector)
         return self.cache.get(key) if use_cache else vector
 
