@@ -28,7 +28,7 @@ p50/p99 seen by the clients and the server's own time (the ``total`` of the
 Run once on a quiet machine (check ``uptime``):
     PYTHONPATH=. .venv/bin/python benchmarks/api_load.py
     PYTHONPATH=. .venv/bin/python benchmarks/api_load.py --scenarios idle,embed --seconds 30
-Writes benchmarks/results/api_load.json (api_load_searches.json for --scenarios), and
+Writes benchmarks/results/api_load.json (api_load_searches_SCENARIOS.json for --scenarios), and
 prints it.
 """
 
@@ -266,6 +266,23 @@ def warm_query_path(http, deadline_s: float = 600.0) -> dict:
     return {"query_path": path, "searches": sent, "seconds": round(time.monotonic() - began, 1)}
 
 
+def start_embedding(http, data: Path, deadline_s: float = 300.0) -> dict:
+    """Start the worker for ``data`` (searches queue no job, so the server starts none) and
+    wait until the 'incoming' embed job has stored its first batch; the corpus then."""
+    from searchapp.config import Settings
+    from searchapp.jobs.worker import ensure_worker
+
+    ensure_worker(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data),
+                                     "SEARCHAPP_DEVICE": "cpu"}))
+    began = time.monotonic()
+    while time.monotonic() - began < deadline_s:
+        corpus = http.get("/api/v1/corpora/incoming").json()
+        if corpus["embedded"] > 0:
+            return corpus
+        time.sleep(1.0)
+    raise SystemExit("the embed job stored nothing in time: no worker running?")
+
+
 def searches(args) -> None:
     """Searches only, per scenario: ``idle`` (no job) and ``embed`` (a long embed job)."""
     import httpx
@@ -281,8 +298,7 @@ def searches(args) -> None:
                 headers = {"Authorization": f"Bearer {key}"}
                 with httpx.Client(base_url=url, headers=headers, timeout=300) as http:
                     result_warm = warm_query_path(http)
-                    before = http.get("/api/v1/corpora/incoming").json() \
-                        if scenario == "embed" else None
+                    before = start_embedding(http, data) if scenario == "embed" else None
                 result = load(url, key, queries, args.clients, args.seconds, searches_only=True)
                 result["warm_up"] = result_warm
                 if before is not None:
@@ -299,7 +315,8 @@ def searches(args) -> None:
                   f" ms, {search.get('per_s')}/s, errors {result['errors']}; server time "
                   f"{result['search_server_time']}", flush=True)
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "api_load_searches.json").write_text(json.dumps(out, indent=2) + "\n")
+    name = f"api_load_searches_{args.scenarios.replace(',', '_')}.json"
+    (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
     print(json.dumps(out, indent=2))
 
 

@@ -17,8 +17,9 @@ community step over the HNSW k-NN graph; their agreement (ARI) shows that the
 shortcut finds the same communities.
 
 Run: PYTHONPATH=. nice python benchmarks/clusters_speed.py [sentences] [synthetic] [--peer]
-``--methods=community,kmeans`` runs only those (earlier results of the others
-are kept); ``--cached-only`` takes only the sentences already embedded in the
+``--methods=auto,community,kmeans`` runs only those (earlier results of the others
+are kept; ``auto``, the default, draws a PCA map here); ``--n=100000`` makes the
+synthetic input that size; ``--cached-only`` takes only the sentences already embedded in the
 cache, when embedding all of them cannot finish in time. Results are written
 after each job.
 Writes benchmarks/results/clusters_speed.json.
@@ -207,16 +208,18 @@ def main(argv: list[str]) -> None:
     fast = ClusterParams("kmeans", k=20, projection="pca")
     chosen = next((a.split("=", 1)[1].split(",") for a in argv if a.startswith("--methods=")),
                   list(METHODS))
-    methods = [p for p in (ClusterParams("community"), fast, ClusterParams("hdbscan"))
-               if p.method in chosen]
+    methods = [p for p in (ClusterParams("auto", projection="pca"), ClusterParams("community"),
+                           fast, ClusterParams("hdbscan")) if p.method in chosen]
     if "sentences" in which:
         frame, vectors = all_vectors(log=lambda m: print(m, flush=True),
                                      cached_only="--cached-only" in argv)
         name = "sentences" if len(frame) == len(all_sentences()) else f"sentences-{len(frame)}"
         bench(app, name, frame.text.tolist(), vectors, None, methods, peer, save, results)
     if "synthetic" in which:
-        texts, vectors, truth = synthetic()
-        bench(app, "synthetic", texts, vectors, truth, methods, peer, save, results)
+        size = next((int(a.split("=", 1)[1]) for a in argv if a.startswith("--n=")), 200_000)
+        texts, vectors, truth = synthetic(size)
+        name = "synthetic" if size == 200_000 else f"synthetic-{size}"
+        bench(app, name, texts, vectors, truth, methods, peer, save, results)
     print(json.dumps(results, indent=2))
 
 

@@ -6,8 +6,10 @@ every top-level ``git*.html`` of ``/usr/share/doc/git-doc`` plus ``user-manual.h
 (197 files in git-doc 2.39). Each file is one "page"; a hit counts when its id
 (the file's path) is one of the question's relevant files.
 
-Questions: ``benchmarks/data/git_doc_questions.tsv`` (question, relevant files
-comma-separated, note), written and committed before any search was run.
+Questions: ``benchmarks/data/git_doc_questions.tsv`` (66) and
+``git_doc_questions_more.tsv`` (150 more) — question, relevant files
+comma-separated, note — each set written and committed before any search was
+run on it.
 
 Ours (the app's own path, in a fresh temporary ``SEARCHAPP_DATA_DIR``, SQLite +
 hnswlib, the bundled all-MiniLM-L6-v2): ``request_ingest`` of the chosen files,
@@ -59,7 +61,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 RESULTS = ROOT / "benchmarks" / "results"
-QUESTIONS = ROOT / "benchmarks" / "data" / "git_doc_questions.tsv"
+QUESTIONS = [ROOT / "benchmarks" / "data" / "git_doc_questions.tsv",  # 66, the first set
+             ROOT / "benchmarks" / "data" / "git_doc_questions_more.tsv"]  # 150 more, written
+# from the manual pages before any result was seen
 MANUAL = Path("/usr/share/doc/git-doc")
 CORPUS = "gitdoc"
 ROUNDS, SEED = 1000, 20240601
@@ -246,17 +250,20 @@ def run_ours(app, questions, k: int = 10) -> tuple[dict, dict, dict]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--manual", type=Path, default=MANUAL)
-    parser.add_argument("--questions", type=Path, default=QUESTIONS)
+    parser.add_argument("--questions", type=Path, nargs="+", default=QUESTIONS)
     parser.add_argument("--quick", action="store_true",
                         help="10 questions, their files and every 8th other file")
     parser.add_argument("--keep", action="store_true", help="keep the temporary data folder")
+    parser.add_argument("--out", type=Path, help="write the result here instead")
+    parser.add_argument("--reuse", type=Path, help="a data folder kept by --keep: search it "
+                        "again without ingesting (to compare ranking changes)")
     args = parser.parse_args()
     if not args.manual.is_dir():
         raise SystemExit(f"{args.manual} is missing: apt-get install git-doc")
 
     started_at, head = machine(), commit()  # the tree is shared: the code as the run starts
     names = chosen_files(args.manual)
-    questions = read_questions(args.questions)
+    questions = [q for path in args.questions for q in read_questions(path)]
     missing = sorted({f for _, rel in questions for f in rel} - set(names))
     if missing:
         raise SystemExit(f"relevant files outside the chosen set: {missing}")
@@ -266,7 +273,7 @@ def main() -> None:
         names = sorted(wanted | set(names[::8]))
     log(f"{len(names)} files, {len(questions)} questions")
 
-    tmp = Path(tempfile.mkdtemp(prefix="bench-docs-"))
+    tmp = args.reuse or Path(tempfile.mkdtemp(prefix="bench-docs-"))
     os.environ["SEARCHAPP_DATA_DIR"] = str(tmp / "data")
     os.environ.setdefault("SEARCHAPP_DEVICE", "cpu")
     from searchapp.context import App
@@ -281,7 +288,7 @@ def main() -> None:
         log(f"read {len(texts)} files ({chars:,} characters) in {read_s:.1f} s")
 
         # ours: the one heavy step (ingest + embedding), then the searches
-        ingested = ingest(app, args.manual, names)
+        ingested = ({"reused": str(tmp)} if args.reuse else ingest(app, args.manual, names))
         ours, ours_ms, deep = run_ours(app, questions)
         seen = {i for ranked in ours.values() for r in ranked for i in r}
         if not seen <= set(names):
@@ -360,7 +367,7 @@ def main() -> None:
             "manual": {"folder": str(args.manual), "rule": "top-level git*.html + user-manual.html",
                        "files": len(names), "characters": chars,
                        "package": _package_version("git-doc")},
-            "questions": {"file": str(args.questions.relative_to(ROOT)), "n": n},
+            "questions": {"files": [str(p.relative_to(ROOT)) for p in args.questions], "n": n},
             "metrics": table, "differences": diffs, "best_baseline": best,
             "hybrid_beats_best_baseline": beats,
             "hybrid_beats_best_baseline_with_interval": significant,
@@ -383,15 +390,15 @@ def main() -> None:
                 for i, (q, rel) in enumerate(questions)],
         }
         RESULTS.mkdir(parents=True, exist_ok=True)
-        out = RESULTS / ("retrieval_documents_quick.json" if args.quick
-                         else "retrieval_documents.json")
+        out = args.out or RESULTS / ("retrieval_documents_quick.json" if args.quick
+                                     else "retrieval_documents.json")
         out.write_text(json.dumps(result, indent=1) + "\n")
-        log(f"wrote {out.relative_to(ROOT)}")
+        log(f"wrote {out}")
     finally:
         app_dispose = getattr(app, "close", None)
         if callable(app_dispose):
             app_dispose()
-        if args.keep:
+        if args.keep or args.reuse:
             log(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -5,7 +5,7 @@ cached under ``benchmarks/.cache/`` (ignored by git) in chunks, and an
 interrupted run resumes from the last finished chunk.
 
 Run it ahead of the benchmarks to fill the cache (STSb first, it is smaller):
-    PYTHONPATH=. nice python benchmarks/sentence_cache.py stsb all
+    PYTHONPATH=. nice python benchmarks/sentence_cache.py stsb trec all
 """
 
 from __future__ import annotations
@@ -118,6 +118,18 @@ def stsb_vectors(log=print) -> tuple[pd.DataFrame, np.ndarray]:
     return frame, cached_vectors("stsb", frame.text.tolist(), log)
 
 
+def trec_questions() -> pd.DataFrame:
+    """The 5,452 TREC questions with their gold classes: columns ``text``, ``coarse``, ``fine``."""
+    df = _read(data_dir() / "trec-qc" / "trec-train.tsv.gz")
+    return df[["text", "coarse", "fine"]].reset_index(drop=True)
+
+
+def trec_vectors(log=print) -> tuple[pd.DataFrame, np.ndarray]:
+    """The TREC questions and their vectors (n, 384)."""
+    frame = trec_questions()
+    return frame, cached_vectors("trec", frame.text.tolist(), log)
+
+
 def all_vectors(log=print, cached_only: bool = False) -> tuple[pd.DataFrame, np.ndarray]:
     """All ~60,000 sentences and their vectors; the STSb part reuses the STSb cache.
 
@@ -134,7 +146,7 @@ def all_vectors(log=print, cached_only: bool = False) -> tuple[pd.DataFrame, np.
 
 
 if __name__ == "__main__":
-    sets = {"stsb": stsb_vectors, "all": all_vectors}
+    sets = {"stsb": stsb_vectors, "trec": trec_vectors, "all": all_vectors}
     for arg in sys.argv[1:] or ["stsb", "all"]:
         frame, vecs = sets[arg](log=lambda m: print(m, flush=True))
         print(arg, vecs.shape, flush=True)

@@ -79,9 +79,12 @@ def test_clusters_without_terms_are_named_by_their_id():
 
 def test_labels_of_a_job_on_one_topic_split_in_two_differ(app):
     vectors, _, texts = planted()  # groups of 40, 30, 25 and 20 documents, then outliers
-    # The first two groups talk of the same fruit: only their vectors and a rarer word differ.
-    texts = [f"apple banana cherry grape{' market' if i % 4 == 0 else ''}" for i in range(40)] \
-        + [f"apple banana cherry grape{' orchard' if i % 4 == 0 else ''}" for i in range(30)] \
+    # The first two groups talk of the same fruit: only their vectors and a rarer word differ
+    # (listed with commas: no two words make a phrase).
+    texts = [f"apple, banana, cherry, grape{', market' if i % 4 == 0 else ''}"
+             for i in range(40)] \
+        + [f"apple, banana, cherry, grape{', orchard' if i % 4 == 0 else ''}"
+           for i in range(30)] \
         + texts[70:]
     make_corpus(app, "twins", texts, vectors)
     result = compute_and_store(app, "twins", ClusterParams("kmeans", k=4, projection="pca"))

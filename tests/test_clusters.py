@@ -251,8 +251,9 @@ def test_cli_json_and_csv(app, capsys, tmp_path):
             "--projection", "pca"]
     assert main([*args, "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
-    assert set(out) == {"clusters", "outliers", "assignments"}
-    assert set(out["clusters"][0]) == {"id", "label", "size", "example"}
+    assert set(out) == {"clusters", "outliers", "assignments", "level", "levels"}
+    assert set(out["clusters"][0]) == {"id", "label", "size", "example", "terms", "central"}
+    assert out["level"] == 4 and 4 in out["levels"] and len(out["clusters"][0]["central"]) == 3
     assert out["outliers"] == sum(a["cluster"] == -1 for a in out["assignments"]) >= 6
     assert len(out["assignments"]) == len(texts)
     assert set(out["assignments"][0]) == {"id", "cluster", "x", "y"}

@@ -237,6 +237,43 @@ def test_postgresql_manual_page_without_its_navigation():
     assert "PostgreSQL 1" not in doc.text.splitlines()[0]  # the navheader's version line
 
 
+GIT_DOCS = Path("/usr/share/doc/git-doc")
+
+
+@pytest.mark.skipif(not PG_DOCS, reason="Debian's postgresql-doc is not installed "
+                                        "(apt-get install postgresql-doc)")
+def test_postgresql_reference_page_keeps_its_see_also_list():
+    """The list of links closing a page, under its own heading right after the content:
+    content, though trafilatura drops it and most of its characters are links."""
+    doc = one(PG_DOCS[-1] / "sql-vacuum.html")
+    assert "See Also" in sections(doc)
+    assert "vacuumdb, Section 20.4.4, Section 25.1.6" in doc.text
+
+
+@pytest.mark.skipif(not (GIT_DOCS / "gitworkflows.html").exists(),
+                    reason="Debian's git-doc is not installed (apt-get install git-doc)")
+def test_git_manual_page_keeps_captions_and_see_also_but_not_its_footer():
+    doc = one(GIT_DOCS / "gitworkflows.html")
+    lines = doc.text.splitlines()
+    assert "Recipe: Release tagging" in lines  # a caption between two kept blocks
+    assert "SEE ALSO\ngittutorial(7),\ngit-push(1)," in doc.text
+    assert "Last updated" not in doc.text  # after the last kept block: the footer
+
+
+def test_html_links_under_a_heading_after_the_content_are_content_but_a_menu_is_not():
+    body = " ".join(f"Sentence {n} explains how the widget is cleaned and stored safely."
+                    for n in range(12))
+    page = (f"<html><head><title>Widgets</title></head><body>"
+            f"<div class='wrap'><h1>Widgets</h1><p>{body}</p>"
+            f"<h2>See also</h2><p><a href='a.html'>Gadgets</a>, <a href='b.html'>Gizmos</a>"
+            f"</p></div><div><ul><li><a href='/x'>Shop</a></li><li><a href='/y'>Careers</a>"
+            f"</li></ul></div></body></html>").encode()
+    doc = read_html_bytes(page, "w.html")
+    assert "Gadgets, Gizmos" in doc.text and sections(doc)[-1] == "Widgets > See also"
+    for junk in ("Shop", "Careers"):
+        assert junk not in doc.text
+
+
 # ---- Markdown, reStructuredText, text, RTF ----------------------------------------------
 def test_markdown_headings_and_front_matter(tmp_path):
     (tmp_path / "n.md").write_text(

@@ -6,6 +6,7 @@ hnswlib throughout (the CLI run in this process)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import zipfile
 from pathlib import Path
@@ -243,3 +244,56 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
     queue.cancel(app.db, running)
     work(app, stop_when_idle=True, poll_seconds=0.05)
     assert queue.get(app.db, running).status == "cancelled"
+
+
+def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
+    """OCR is the long step of a scan: the job's message names the file and its page."""
+    from searchapp.corpora.files_job import ingest_task
+    from tests.test_extract_pool import slow_tesseract
+
+    bin_dir = slow_tesseract(tmp_path / "bin", 0)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    scans = tmp_path / "scans"
+    scans.mkdir()
+    make_pdf(scans / "letters.pdf", [None, None, None])
+
+    class Recorder:
+        job_id = 0
+
+        def __init__(self):
+            self.app, self.messages = app, []
+
+        def progress(self, done, total, message=None, **_):
+            self.messages.append(message)
+
+    ctx = Recorder()
+    report = ingest_task(ctx, {"corpus": "scans", "paths": [str(scans)], "sync": False,
+                               "model": app.settings.model, "staged": None})
+    assert report["added"] == 1
+    ocr = [m for m in ctx.messages if "OCR of" in m]
+    assert [m.split(" · ")[-1] for m in ocr] == [
+        f"OCR of letters.pdf: page {n} of 3" for n in (1, 2, 3)]
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_batches_are_embedded_while_the_files_are_read(app, tmp_path, overlap):
+    """With ``overlap`` each stored batch is embedded inside the ingest job, while the next
+    files are read: when the job ends every new document has its vector and the embed job
+    after it has nothing left. Without it, nothing is embedded until that job runs."""
+    from searchapp.corpora.files_job import request_ingest
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.vectors.handle import open_corpus
+
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for n in range(150):  # three batches of the ingest's 64 documents
+        (folder / f"note-{n:03}.md").write_text(f"# Note {n}\nRoom {n} has {n % 7} chairs.\n")
+    job = run_until_done(app, request_ingest(app, "notes", [folder], overlap=overlap))
+    assert job.status == "succeeded" and job.result["added"] == 150
+    handle = open_corpus(app, "notes", require_vectors=False)
+    with app.db.session() as s:
+        embedded_by_ingest = repo.count_embedded(s, handle.corpus_id, handle.model.id)
+    embed = run_until_done(app, job.result["embed_job"])
+    assert (embedded_by_ingest, embed.result["embedded"]) == ((150, 0) if overlap else (0, 150))
+    [hit] = search(app, "notes", "how many chairs are in room 42", k=1, mode="hybrid")
+    assert hit.id == "note-042.md"

@@ -112,3 +112,66 @@ def test_a_worker_never_runs_the_parents_main_script(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "__main__", main)
     with ExtractionPool(workers=1, timeout=30, memory=CAP) as pool:
         assert list(pool.map_unordered(operator.call, [("a", (abs, -7))])) == [("a", 7)]
+
+
+def slow_tesseract(folder, seconds: float, stuck_on: str = ""):
+    """A stand-in ``tesseract`` that takes ``seconds`` per page (OCR is slow work, not a
+    wait for anything) and hangs on a page whose image holds ``stuck_on`` (never, if empty)."""
+    import stat
+
+    folder.mkdir()
+    fake = folder / "tesseract"
+    hang = f'grep -q "{stuck_on}" "$1" && sleep 60\n' if stuck_on else ""
+    fake.write_text(f"#!/bin/sh\n{hang}sleep {seconds}\necho Scanned words\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+    return folder
+
+
+def test_a_long_ocr_lives_while_its_pages_come_and_reports_each(tmp_path, monkeypatch):
+    """Four scanned pages at 0.6 s each: 2.4 s in all against a 1.5 s timeout. The timeout
+    counts from the last page read, so the file is read, and the parent hears every page."""
+    from searchapp.corpora.extract import extract_file
+    from tests.document_files import make_pdf
+
+    bin_dir = slow_tesseract(tmp_path / "bin", 0.6)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    pdf = make_pdf(tmp_path / "scan.pdf", [None] * 4)
+    typed = make_pdf(tmp_path / "typed.pdf", ["Typed."])  # first: the reader's imports
+    heard = []
+    with ExtractionPool(workers=1, timeout=1.5, memory=1 << 30,
+                        on_progress=lambda *report: heard.append(report)) as pool:
+        outcomes = dict(pool.map_unordered(extract_file, [
+            (name, (str(path), name, path.stat().st_size, None, "ab" * 32))
+            for name, path in (("typed.pdf", typed), ("scan.pdf", pdf))]))
+    result = outcomes["scan.pdf"]
+    assert not isinstance(result, Exception), result
+    assert result.documents[0].text.count("Scanned words") == 4
+    assert heard == [("scan.pdf", done, 4) for done in range(1, 5)]
+
+
+def test_a_task_that_stops_reporting_still_times_out(tmp_path, monkeypatch):
+    from searchapp.corpora.extract import extract_file
+
+    bin_dir = slow_tesseract(tmp_path / "bin", 0.1, stuck_on="P5")  # every page hangs
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    from tests.document_files import make_pdf
+
+    pdf = make_pdf(tmp_path / "scan.pdf", [None] * 2)
+    with ExtractionPool(workers=1, timeout=1.5, memory=1 << 30) as pool:
+        [(_, result)] = list(pool.map_unordered(extract_file, [
+            ("scan.pdf", (str(pdf), "scan.pdf", pdf.stat().st_size, None, "ab" * 32))]))
+    assert isinstance(result, TaskTimedOut), result
+
+
+def test_inline_tasks_report_progress_too(tmp_path, monkeypatch):
+    from searchapp.corpora.extract import extract_file
+    from tests.document_files import make_pdf
+
+    bin_dir = slow_tesseract(tmp_path / "bin", 0)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    pdf = make_pdf(tmp_path / "scan.pdf", ["Typed.", None, None])
+    heard = []
+    with ExtractionPool(inline=True, on_progress=lambda *report: heard.append(report)) as pool:
+        list(pool.map_unordered(extract_file, [
+            ("scan.pdf", (str(pdf), "scan.pdf", pdf.stat().st_size, None, "ab" * 32))]))
+    assert heard == [("scan.pdf", 1, 2), ("scan.pdf", 2, 2)]

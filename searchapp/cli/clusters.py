@@ -1,6 +1,7 @@
 """``searchapp clusters``: the named groups of a corpus and its 2-D map.
 
 Example:
+    $ searchapp clusters --corpus faq --level 8
     $ searchapp clusters --corpus faq --method kmeans --k 5 --out faq-clusters.csv
 """
 
@@ -17,12 +18,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     """Add ``clusters`` to the command parser."""
     c = sub.add_parser("clusters", help="the groups of a corpus, named, with a 2-D map")
     c.add_argument("--corpus", required=True)
-    c.add_argument("--method", choices=["community", "hdbscan", "kmeans"], default="community")
+    c.add_argument("--method", choices=["auto", "community", "hdbscan", "kmeans"], default="auto",
+                   help="auto (default): k-means with the number of clusters chosen from the "
+                        "data, every document in a cluster, with a tree of levels")
     c.add_argument("--k", type=int, help="number of clusters for kmeans (default: from size)")
     c.add_argument("--min-size", type=int, help="smallest cluster (community, hdbscan)")
     c.add_argument("--threshold", type=float, help="cosine for community (default 0.4)")
     c.add_argument("--projection", choices=["umap", "pca"], default="umap",
                    help="2-D map: umap (default) or pca (fast)")
+    c.add_argument("--level", type=int, metavar="N",
+                   help="show the level of the tree with N clusters (see the levels listed)")
     c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
     c.add_argument("--out", metavar="FILE.csv", help="write id, cluster, label, x, y to a CSV")
     c.set_defaults(func=clusters)
@@ -30,6 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def clusters(args: argparse.Namespace) -> int:
     from searchapp.clusters import ClusterParams
+    from searchapp.clusters.edits import apply_edits, load_edits
     from searchapp.clusters.service import clusters_result
     from searchapp.corpora.csv_safe import safe_csv
 
@@ -41,6 +47,11 @@ def clusters(args: argparse.Namespace) -> int:
                            threshold=args.threshold, projection=args.projection).validated()
     result = clusters_result(app, args.corpus, params,
                              run_job=common.run_job(app, "clusters job"))
+    if args.level is not None and args.level not in result.level_counts:
+        raise SearchAppError(f"There is no level with {args.level} clusters; the levels are: "
+                             f"{', '.join(map(str, result.level_counts)) or 'none'}.")
+    result = result.at_level(args.level) if args.level else result
+    result = apply_edits(result, load_edits(app, result))
     if args.json:
         print_json(result.summary())
         return 0
@@ -52,4 +63,6 @@ def clusters(args: argparse.Namespace) -> int:
     print_table(rows, ["id", "size", "label", "example"])
     print(f"{len(result.clusters)} clusters; {result.outliers} outliers "
           f"({result.outlier_share:.1%} of {result.size} documents).")
+    if len(result.level_counts) > 1:
+        print(f"Levels (--level N): {', '.join(map(str, result.level_counts))}.")
     return 0

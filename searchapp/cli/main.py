@@ -8,7 +8,7 @@ reference and the user sees ``error: something went wrong (KeyError, reference
 (``searchapp.reporting``). Usage errors are argparse's (exit code 2). While a
 command runs, everything it prints passes through ``printable``: no control
 character, escape sequence or bidi override from a document reaches the terminal.
-Scripts rely on the forms and JSON shapes documented in the README.
+Scripts rely on the forms and JSON shapes documented in docs/cli.md.
 
 Example:
     >>> main(["corpora", "--help"])                             # doctest: +SKIP

@@ -1,7 +1,11 @@
 """Clusters of a corpus: groups, a 2-D map, and a name for each group.
 
-Three methods, all on the corpus' unit vectors:
+Four methods, all on the corpus' unit vectors:
 
+- ``auto`` (the default): k-means with the number of clusters chosen from the
+  data (``hierarchy.choose_k``: the fewest clusters whose silhouette ties the
+  best), every document in a cluster; measured against the others in
+  benchmarks/results/clusters_quality.md.
 - ``community``: the community detection of sentence-transformers (a document
   with at least ``min_size - 1`` neighbours at cosine ≥ ``threshold`` is a
   centre; its neighbours form a community; the biggest communities are taken
@@ -12,12 +16,18 @@ Three methods, all on the corpus' unit vectors:
   stay outliers.
 - ``kmeans``: k-means with a chosen k.
 
-Documents that belong nowhere are outliers (cluster -1), never forced into a
-cluster. The 2-D map is UMAP (on the same k-NN graph) or PCA. Each cluster is
-named by its top c-TF-IDF terms (no two clusters alike) and shown by its most
-central document.
+With the other methods, documents that belong nowhere are outliers (cluster
+-1), never forced into a cluster. Every result carries a tree over its
+clusters (``hierarchy``): broader levels join them, finer ones split them, and
+each level is named and stored, so zooming recomputes nothing. The 2-D map
+is UMAP (on the same k-NN graph) or PCA. Each cluster is named by its top
+c-TF-IDF words and phrases (no two clusters alike) and shown by its three most
+central documents.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
+``hierarchy`` (the number of clusters chosen, the tree of levels),
+``constraints`` (judged pairs as must- and cannot-links), ``edits``
+(a person's renames and merges, kept by member overlap),
 ``projection`` (UMAP / PCA), ``epochs`` (UMAP's epochs counted),
 ``naming`` (labels), ``wordforms`` (forms of one word), ``compute`` (the
 steps), ``result`` (what is stored), ``service`` (stored results and the job),

@@ -91,9 +91,9 @@ def kmeans_starts(n: int) -> int:
     return 3 if n <= 50_000 else 1
 
 
-def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0, on_start: Counts | None = None
-                    ) -> np.ndarray:
-    """k-means on unit vectors (then ``far_members`` become outliers).
+def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0, on_start: Counts | None = None,
+                    outliers: bool = True) -> np.ndarray:
+    """k-means on unit vectors (then, with ``outliers``, ``far_members`` become outliers).
 
     ``on_start(done, total)`` hears of each run as it starts (``done`` runs
     are over) and once at the end: scikit-learn's KMeans offers no callback,
@@ -125,7 +125,7 @@ def kmeans_clusters(vectors: np.ndarray, k: int, seed: int = 0, on_start: Counts
     labels = model.fit_predict(vectors).astype(np.int64)
     if on_start is not None:
         on_start(starts, starts)
-    return far_members(vectors, labels)
+    return far_members(vectors, labels) if outliers else labels
 
 
 def lonely(scores: np.ndarray, m: int, z: float = 4.0) -> np.ndarray:

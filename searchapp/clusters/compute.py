@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
+from dataclasses import asdict, replace
 
 import numpy as np
 
@@ -24,7 +24,15 @@ from searchapp.clusters.algorithms import (
     kmeans_clusters,
     lonely,
 )
-from searchapp.clusters.naming import central_rows, cluster_labels, ctfidf_terms, naming_rows
+from searchapp.clusters.constraints import constrained
+from searchapp.clusters.hierarchy import Tree, build_tree, choose_k, level_counts
+from searchapp.clusters.naming import (
+    central_members,
+    cluster_labels,
+    ctfidf_from_counts,
+    naming_rows,
+    term_counts,
+)
 from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import Phase, reduce
 from searchapp.errors import CorpusChangedError
@@ -121,6 +129,16 @@ def _kmeans_runs(report: Progress, k: int, n: int) -> Counts:
     return on_start
 
 
+def _auto(vectors: np.ndarray, report: Progress) -> tuple[np.ndarray, int, dict[int, float]]:
+    """k-means with k chosen by silhouette; every document in a cluster (no outliers)."""
+    report(2, STEPS, f"Choosing the number of clusters: k-means and silhouette on a sample of "
+           f"{min(len(vectors), 4_000):,} documents")
+    k, scores = choose_k(vectors)
+    assign = kmeans_clusters(vectors, k, on_start=_kmeans_runs(report, k, len(vectors)),
+                             outliers=False)
+    return assign, k, scores
+
+
 def _assign(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, params: ClusterParams,
             neighbours, scores, lap: _Laps, report: Progress) -> np.ndarray:
     """Cluster per row (-1: outlier), numbered from the biggest cluster down."""
@@ -158,8 +176,48 @@ def _graph(index: VectorIndex, ids: np.ndarray, params: ClusterParams, report: P
     return np.searchsorted(ids, labels).astype(np.int32), scores  # labels → row positions
 
 
+def _named(vectors: np.ndarray, assign: np.ndarray, counts, terms: np.ndarray,
+           rows: np.ndarray) -> list[dict]:
+    """The clusters of one level: id, label, terms, size and the rows of 3 central members."""
+    words = ctfidf_from_counts(counts, terms, assign[rows])
+    central = central_members(vectors, assign)
+    labels = cluster_labels({c: words.get(c, []) for c in central})
+    sizes = np.bincount(assign[assign >= 0], minlength=len(central))
+    return [{"id": c, "label": labels[c], "terms": words.get(c, []), "size": int(sizes[c]),
+             "central_rows": central[c]} for c in sorted(central)]
+
+
+def _levels(vectors: np.ndarray, tree: Tree, counts, terms: np.ndarray, rows: np.ndarray
+            ) -> tuple[list[dict], np.ndarray]:
+    """Every level of the tree named: ([{count, clusters}], cuts (levels, L))."""
+    out, cuts = [], []
+    for m in level_counts(tree.base, tree.leaf_count):
+        cut = tree.cut(m)
+        assign = np.where(tree.leaf >= 0, cut[np.maximum(tree.leaf, 0)], -1)
+        out.append({"count": m, "clusters": _named(vectors, assign, counts, terms, rows)})
+        cuts.append(cut)
+    return out, np.stack(cuts)
+
+
+def _rows_to_ids(ids: np.ndarray, clusters: list[dict]) -> None:
+    """Central rows become document ids (``example_id`` the first, ``central_ids`` all)."""
+    for c in clusters:
+        rows = c.pop("central_rows")
+        c["central_ids"] = [int(ids[r]) for r in rows]
+        c["example_id"] = c["central_ids"][0]
+
+
+def _pair_rows(ids: np.ndarray, pairs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """Judged pairs (p, 3: doc id, doc id, label 1/0) as (must-link, cannot-link) row pairs."""
+    if pairs is None or len(pairs) == 0:
+        return np.zeros((0, 2), np.int64), np.zeros((0, 2), np.int64)
+    pos = np.clip(np.searchsorted(ids, pairs[:, :2]), 0, len(ids) - 1)
+    known = (ids[pos] == pairs[:, :2]).all(axis=1)  # both documents in this clustering
+    return pos[known & (pairs[:, 2] == 1)], pos[known & (pairs[:, 2] == 0)]
+
+
 def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
-            progress: Progress | None = None) -> dict:
+            progress: Progress | None = None, pairs: np.ndarray | None = None) -> dict:
     """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
 
     The documents are those of the index when it starts; texts of documents
@@ -167,9 +225,13 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     index itself changes while it is read (lend the job an index no one else
     updates, as ``compute_and_store`` does for jobs, and that cannot happen).
 
-    Returns ``params`` (resolved), ``projection``, ``ids`` (n,) document ids in
-    index order, ``assign`` (n,) cluster or -1, ``coords`` (n, 2), ``clusters``
-    (id, label, terms, size, example_id) and ``seconds`` per step.
+    Returns ``params`` (resolved; for ``auto`` with the k it chose),
+    ``projection``, ``ids`` (n,) document ids in index order, ``assign`` (n,)
+    cluster or -1, ``coords`` (n, 2), ``clusters`` (id, label, terms, size,
+    example_id, central_ids), the hierarchy (``leaf`` (n,), ``cuts`` (levels,
+    L), ``levels``: count and clusters per level, ``level``: the count of
+    ``clusters``), ``silhouettes`` (auto: the score of each k tried) and
+    ``seconds`` per step.
 
     ``progress(step, STEPS, message, items=(done, total), unit=...)`` hears
     what runs, with counts where the work has a unit to count: documents of
@@ -184,29 +246,43 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     n = len(ids)
     params = params.resolved(n)
     lap = _Laps()
+    silhouettes = None
     with _unchanged(index, ids):
         vectors = index.vectors(ids)  # (n, dim), unit length
         neighbours = scores = None
-        if params.method != "kmeans" or params.projection == "umap":
+        if params.method not in ("kmeans", "auto") or params.projection == "umap":
             neighbours, scores = _graph(index, ids, params, report)
             lap("knn_graph")
-        assign = _assign(index, ids, vectors, params, neighbours, scores, lap, report)
+        if params.method == "auto":
+            assign, k, silhouettes = _auto(vectors, report)
+            params = replace(params, k=k)
+        else:
+            assign = _assign(index, ids, vectors, params, neighbours, scores, lap, report)
+        unmet = 0
+        if params.method in ("auto", "kmeans"):
+            assign, unmet = constrained(vectors, assign, *_pair_rows(ids, pairs))
+        assign = by_size(assign)
+        if params.method == "auto":  # identical vectors can leave fewer clusters than asked
+            params = replace(params, k=int(assign.max(initial=0)) + 1)
     del index
     loan.done()
     lap("cluster")
     coords, projection = reduce(vectors, 2, params.projection, neighbours, scores,
                                 phase=_phase(report, 3, "Drawing the map"))
     lap("map")
-    report(4, STEPS, "Naming the clusters")
+    report(4, STEPS, f"Building the tree of levels over the {len(np.unique(assign[assign >= 0]))}"
+           " clusters: k-means inside each, Ward over their centres")
+    tree = build_tree(vectors, assign)
+    lap("hierarchy")
+    report(4, STEPS, "Naming the clusters at every level")
     rows = naming_rows(assign)
-    terms = ctfidf_terms(texts_of(ids[rows]), assign[rows])
-    central = central_rows(vectors, assign)
-    labels = cluster_labels({c: terms.get(c, []) for c in central})
+    counts, terms = term_counts(texts_of(ids[rows]))
+    levels, cuts = _levels(vectors, tree, counts, terms, rows)
+    clusters = _named(vectors, assign, counts, terms, rows)
+    for lv in [*levels, {"clusters": clusters}]:
+        _rows_to_ids(ids, lv["clusters"])
     lap("labels")
-    sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    clusters = [{"id": c, "label": labels[c], "terms": terms.get(c, []), "size": int(sizes[c]),
-                 "example_id": int(ids[central[c]])}
-                for c in sorted(central)]
     return {"params": asdict(params), "projection": projection, "ids": ids,
             "assign": assign, "coords": coords, "clusters": clusters,
-            "seconds": lap.seconds}
+            "levels": levels, "leaf": tree.leaf, "cuts": cuts, "level": tree.base,
+            "silhouettes": silhouettes, "unmet_pairs": unmet, "seconds": lap.seconds}

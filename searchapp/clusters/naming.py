@@ -4,6 +4,10 @@ At scale the terms come from a sample of each cluster (``naming_rows``): word
 statistics of a few thousand members name a cluster as well as all of them,
 and reading every text of a million-document corpus is what makes a job slow.
 
+Terms are words and two-word phrases (``terms_of``), counted once per
+document (``term_counts``) and summed per cluster at any level of the
+hierarchy (``ctfidf_from_counts``).
+
 Example:
     >>> ctfidf_terms(["red apple", "apple pie", "fast car", "car race"],
     ...              np.array([0, 0, 1, 1]), top_n=1)
@@ -12,6 +16,9 @@ Example:
 
 from __future__ import annotations
 
+import re
+from itertools import pairwise
+
 import numpy as np
 
 from searchapp.clusters.algorithms import rows_by_cluster
@@ -19,8 +26,11 @@ from searchapp.clusters.wordforms import same_word, same_words, stems
 
 TOP_TERMS = 10
 LABEL_TERMS = 4
+CENTRAL = 3  # central documents shown per cluster
 NAMING_SAMPLE = 2_000  # members per cluster whose texts name it
 # What the label tokenizer leaves of "don't", "we'll", ...: not words worth a label.
+# Forms of "do" that scikit-learn's English list lacks: every other question starts with one.
+AUXILIARIES = frozenset({"did", "does", "doing"})
 CONTRACTION_PARTS = frozenset({"don", "doesn", "didn", "isn", "wasn", "aren", "weren", "haven",
                                "hasn", "couldn", "wouldn", "shouldn", "won", "ll", "ve", "re"})
 
@@ -39,64 +49,145 @@ def naming_rows(assign: np.ndarray, per_cluster: int = NAMING_SAMPLE, seed: int 
     return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
 
+TOKEN = re.compile(r"(?u)\w+|[^\w\s]")  # words, and punctuation that breaks a phrase
+MIN_PHRASE_COUNT = 2  # a phrase seen once in the whole corpus names nothing
+
+
+def _stop_words() -> frozenset[str]:
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS | CONTRACTION_PARTS | AUXILIARIES)
+
+
+def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
+    """The words (2+ letters, no digits, no stop words) and two-word phrases of a text.
+
+    A phrase is two different such words side by side in the text: a stop word, a number
+    or punctuation between them breaks it ("bank of america", "card, pin" give
+    no phrase).
+
+    Example:
+        >>> terms_of("How do I reset my credit card PIN in 2024?")
+        ['reset', 'credit', 'card', 'pin', 'credit card', 'card pin']
+        >>> terms_of("apples, pears")
+        ['apples', 'pears']
+    """
+    stop = _stop_words() if stop is None else stop
+    tokens = [t.lower() for t in TOKEN.findall(text)]
+    good = [len(t) >= 2 and t.isalpha() and t not in stop for t in tokens]
+    words = [t for t, ok in zip(tokens, good, strict=True) if ok]
+    ok = [a and b for a, b in pairwise(good)]
+    phrases = [f"{a} {b}" for (a, b), both in zip(pairwise(tokens), ok, strict=True)
+               if both and a != b]
+    return words + phrases
+
+
+def term_counts(texts: list[str]):
+    """(documents × terms as a 0/1 CSR matrix, the terms): read once, cut by any level.
+
+    A term counts once per document (a name repeated in one text does not name
+    its cluster); phrases in fewer than ``MIN_PHRASE_COUNT`` documents are left out.
+
+    Example:
+        >>> counts, terms = term_counts(["credit card lost", "lost credit card", "new card card"])
+        >>> terms.tolist(), counts.toarray().sum(axis=0).tolist()
+        (['card', 'credit', 'credit card', 'lost', 'new'], [3, 2, 2, 2, 1])
+    """
+    from sklearn.feature_extraction.text import CountVectorizer
+
+    stop = _stop_words()
+    vectorizer = CountVectorizer(analyzer=lambda text: terms_of(text, stop), binary=True)
+    try:
+        counts = vectorizer.fit_transform(texts).tocsr()
+    except ValueError:  # nothing but stop words
+        return None, np.zeros(0, dtype=object)
+    terms = np.asarray(vectorizer.get_feature_names_out(), dtype=object)
+    total = np.asarray(counts.sum(axis=0)).ravel()
+    keep = np.flatnonzero([" " not in t or c >= MIN_PHRASE_COUNT
+                           for t, c in zip(terms, total, strict=True)])
+    return counts[:, keep], terms[keep]
+
+
+def ctfidf_from_counts(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
+                       ) -> dict[int, list[str]]:
+    """Top terms per cluster from per-document ``counts`` (rows of ``assign``; -1: none)."""
+    from scipy.sparse import csr_matrix
+
+    groups = rows_by_cluster(assign)
+    ids = sorted(groups)
+    if not ids:
+        return {}
+    if counts is None or counts.shape[1] == 0:
+        return {c: [] for c in ids}
+    rows = np.concatenate([groups[c] for c in ids])
+    cols = np.repeat(np.arange(len(ids)), [len(groups[c]) for c in ids])
+    member = csr_matrix((np.ones(len(rows)), (cols, rows)), shape=(len(ids), counts.shape[0]))
+    per_cluster = (member @ counts).astype(np.float64).tocsr()  # (clusters, V)
+    per_class = np.asarray(per_cluster.sum(axis=1)).ravel().clip(1)  # (clusters,)
+    per_term = np.asarray(per_cluster.sum(axis=0)).ravel().clip(1)  # (V,)
+    idf = np.log1p(per_class.mean() / per_term)
+    out = {}
+    for row, c in enumerate(ids):
+        start, end = per_cluster.indptr[row], per_cluster.indptr[row + 1]
+        cols_c, tf = per_cluster.indices[start:end], per_cluster.data[start:end]
+        score = tf / per_class[row] * idf[cols_c]
+        best = np.lexsort((terms[cols_c], -score))[:top_n]  # ties: alphabetical
+        out[c] = terms[cols_c[best]].tolist()
+    return out
+
+
 def ctfidf_terms(texts: list[str], assign: np.ndarray, top_n: int = TOP_TERMS
                  ) -> dict[int, list[str]]:
     """Top terms of each cluster by class-based TF-IDF (BERTopic's c-TF-IDF).
 
-    Each cluster's texts are joined into one document; a term scores
-    tf(term, cluster) / words(cluster) × log(1 + A / f(term)), with A the mean
-    words per cluster and f(term) its count over all clusters. Outliers (-1)
-    get no terms. English stop words and tokens without letters are dropped.
+    Each cluster's texts count as one document; a term scores
+    tf(term, cluster) / terms(cluster) × log(1 + A / f(term)), with A the mean
+    terms per cluster and f(term) its count over all clusters: distinctive
+    against the rest, not merely frequent. Terms are words and two-word
+    phrases (``terms_of``); outliers (-1) get none.
 
     Example:
         >>> ctfidf_terms(["red apple", "apple pie", "fast car", "car race"],
         ...              np.array([0, 0, 1, 1]), top_n=1)
         {0: ['apple'], 1: ['car']}
     """
-    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS, CountVectorizer
-
-    groups = rows_by_cluster(assign)
-    ids = sorted(groups)
-    if not ids:
-        return {}
-    docs = [" ".join(texts[i] for i in groups[c]) for c in ids]
-    vectorizer = CountVectorizer(stop_words=sorted(ENGLISH_STOP_WORDS | CONTRACTION_PARTS),
-                                 token_pattern=r"(?u)\b[^\W\d_]{2,}\b")
-    try:
-        counts = vectorizer.fit_transform(docs).astype(np.float64).tocsr()  # (clusters, V)
-    except ValueError:  # nothing but stop words
-        return {c: [] for c in ids}
-    words = np.asarray(vectorizer.get_feature_names_out())
-    per_class = np.asarray(counts.sum(axis=1)).ravel().clip(1)  # (clusters,)
-    per_term = np.asarray(counts.sum(axis=0)).ravel()  # (V,)
-    idf = np.log1p(per_class.mean() / per_term)
-    out = {}
-    for row, c in enumerate(ids):
-        start, end = counts.indptr[row], counts.indptr[row + 1]
-        cols, tf = counts.indices[start:end], counts.data[start:end]
-        score = tf / per_class[row] * idf[cols]
-        best = np.lexsort((words[cols], -score))[:top_n]  # ties: alphabetical
-        out[c] = words[cols[best]].tolist()
-    return out
+    counts, terms = term_counts(texts)
+    return ctfidf_from_counts(counts, terms, assign, top_n)
 
 
 def label_terms(terms: list[str], n: int = LABEL_TERMS) -> list[str]:
-    """The first ``n`` terms worth a label: whole words of 3+ letters, forms of one word merged.
+    """The first ``n`` terms worth a label: words of 3+ letters and phrases, no repeats.
 
     c-TF-IDF often ranks a word and its plural (or another form) side by side;
-    a label of four terms says more with one of them. A term is dropped when it
-    is a form of a kept term (``wordforms.same_word``: "sausage", "sausages";
-    "run", "running"; "pose", "posing"; "woman", "women"), and when it is
-    shorter than three letters (what a tokenizer leaves of "don't", initials,
-    fragments).
+    a label of four terms says more with one of them. A word is dropped when it
+    is a form of a word already in the label (``wordforms.same_word``:
+    "sausage", "sausages"; "run", "running"; "woman", "women"), alone or
+    inside a phrase, and when it is shorter than three letters (what a
+    tokenizer leaves of "don't", initials, fragments). A phrase takes the
+    place of the word of it already there ("card" then "credit card" gives
+    "credit card"), and is dropped when all its words are there already.
 
     Example:
         >>> label_terms(["dogs", "dog", "ll", "beach", "women", "woman", "running", "run"])
         ['dogs', 'beach', 'women', 'running']
+        >>> label_terms(["card", "pin", "credit card", "card pin", "lost"])
+        ['credit card', 'pin', 'lost']
     """
     kept: list[str] = []
     for term in terms:
-        if len(term) < 3 or any(same_word(term, other) for other in kept):
+        parts = term.split()
+        if any(len(p) < 3 for p in parts):
+            continue
+        known = [i for i, k in enumerate(kept)
+                 if any(same_word(p, q) for p in parts for q in k.split())]
+        if len(parts) == 1 and known:
+            continue
+        if len(parts) > 1 and known:
+            covered = {p for i in known for p in parts
+                       if any(same_word(p, q) for q in kept[i].split())}
+            if len(covered) == len(parts) or len(known) > 1 or " " in kept[known[0]]:
+                continue
+            kept[known[0]] = term  # the phrase says more than its word
             continue
         kept.append(term)
         if len(kept) == n:
@@ -168,10 +259,24 @@ class _Given:
         self._labels.append(words)
 
 
-def central_rows(vectors: np.ndarray, assign: np.ndarray) -> dict[int, int]:
-    """For each cluster, the row of the member closest (cosine) to the cluster's mean."""
+def central_members(vectors: np.ndarray, assign: np.ndarray, top: int = CENTRAL
+                    ) -> dict[int, list[int]]:
+    """For each cluster, the rows of its ``top`` members closest (cosine) to its mean.
+
+    Example:
+        >>> v = np.array([[1.0, 0], [0.9, 0.1], [0.6, 0.4], [0, 1.0]])
+        >>> central_members(v, np.array([0, 0, 0, 1]), top=2)
+        {0: [0, 1], 1: [3]}
+    """
     out = {}
     for c, members in rows_by_cluster(assign).items():
         centre = vectors[members].mean(axis=0)
-        out[c] = int(members[np.argmax(vectors[members] @ centre)])
+        sims = vectors[members] @ centre
+        best = np.argsort(-sims, kind="stable")[:top]
+        out[c] = members[best].astype(int).tolist()
     return out
+
+
+def central_rows(vectors: np.ndarray, assign: np.ndarray) -> dict[int, int]:
+    """For each cluster, the row of the member closest (cosine) to the cluster's mean."""
+    return {c: rows[0] for c, rows in central_members(vectors, assign, 1).items()}

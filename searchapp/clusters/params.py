@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, replace
 from searchapp.errors import InvalidParameterError, check_range
 
 KIND = "clusters"
-METHODS = ("community", "hdbscan", "kmeans")
+METHODS = ("auto", "community", "hdbscan", "kmeans")
 PROJECTIONS = ("umap", "pca")
 MIN_DOCUMENTS = 3
 MAX_K = 500
@@ -34,7 +34,7 @@ class ClusterParams:
         '{"k": 5, "method": "kmeans", "min_size": null, "projection": "umap", "threshold": null}'
     """
 
-    method: str = "community"
+    method: str = "auto"  # k-means with k chosen from the data (silhouette), every doc placed
     k: int | None = None  # k-means only
     min_size: int | None = None  # community, hdbscan
     threshold: float | None = None  # community only
@@ -65,6 +65,8 @@ class ClusterParams:
             return replace(self, min_size=None, threshold=None)
         if self.method == "hdbscan":
             return replace(self, k=None, threshold=None)
+        if self.method == "auto":
+            return replace(self, k=None, min_size=None, threshold=None)
         # The default threshold is part of the key: a new default never reuses old results.
         return replace(self, k=None, threshold=DEFAULT_THRESHOLD if self.threshold is None
                        else self.threshold)
@@ -75,6 +77,7 @@ class ClusterParams:
     def resolved(self, n: int) -> ClusterParams:
         """Automatic values filled in for a corpus of ``n`` documents.
 
+        auto: nothing here (k is chosen from the vectors, ``hierarchy.choose_k``);
         k-means: k ≈ √n / 4 within [2, 30]; HDBSCAN: min_size ≈ n / 200 within
         [5, 500]; community: min_size ≈ n / 1000 within [3, 25].
         """

@@ -22,7 +22,7 @@ from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
-from searchapp.store import repo
+from searchapp.store import judgement_rows, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
 
 
@@ -141,6 +141,35 @@ def _texts_of(app: App, corpus_id: int):
     return texts_of
 
 
+def judged_pairs(app: App, corpus_id: int) -> np.ndarray:
+    """The corpus' pair judgements as (p, 3) int64: doc id, doc id, 1 duplicate / 0 not.
+
+    Pairs whose documents are gone are left out.
+
+    Example:
+        >>> judged_pairs(app, 1).tolist()                              # doctest: +SKIP
+        [[12, 40, 1], [12, 77, 0]]
+    """
+    with app.db.session() as s:
+        rows = [(r.a_id, r.b_id, int(r.label))
+                for r in judgement_rows.judgement_rows(s, corpus_id, "pair")]
+        found = judgement_rows.ids_by_external_id(s, corpus_id,
+                                                  {x for a, b, _ in rows for x in (a, b)})
+    kept = [(found[a], found[b], label) for a, b, label in rows if a in found and b in found]
+    return np.asarray(kept, dtype=np.int64).reshape(-1, 3)
+
+
+def _add_examples(app: App, corpus_id: int, levels: list[list[dict]]) -> None:
+    """Each cluster's central documents as ``central`` [(id, text)], the first as ``example``."""
+    wanted = sorted({i for clusters in levels for c in clusters for i in c["central_ids"]})
+    with app.db.session() as s:
+        found = repo.document_texts(s, corpus_id, wanted)
+    for clusters in levels:
+        for c in clusters:
+            c["central"] = [list(found[i]) for i in c["central_ids"] if i in found]
+            c["example"], c["example_text"] = found.get(c["example_id"], ("", ""))
+
+
 def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParams,
                       progress: Progress | None = None, free_index: bool = False
                       ) -> ClusterResult:
@@ -170,21 +199,20 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
                      else None)
     handle = replace(handle, index=None)  # the loan holds the only reference now
     try:
-        out = compute(loan, params, _texts_of(app, handle.corpus_id), progress)
+        out = compute(loan, params, _texts_of(app, handle.corpus_id), progress,
+                      judged_pairs(app, handle.corpus_id))
     except CorpusChangedError as exc:
         raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
-    with app.db.session() as s:
-        examples = repo.document_texts(s, handle.corpus_id,
-                                       [c["example_id"] for c in out["clusters"]])
-    for c in out["clusters"]:
-        c["example"], c["example_text"] = examples.get(c["example_id"], ("", ""))
+    _add_examples(app, handle.corpus_id, [out["clusters"], *(lv["clusters"]
+                                                              for lv in out["levels"])])
     out["seconds"]["total"] = round(time.perf_counter() - started, 3)
     coords = out["coords"]
     result = ClusterResult(handle.name, out["params"], out["projection"], out["clusters"],
                            out["ids"], out["assign"], coords[:, 0].astype(np.float32),
                            coords[:, 1].astype(np.float32), out["seconds"],
                            _id_lookup(app, handle.corpus_id), handle.corpus_id,
-                           handle.generation)
+                           handle.generation, out["levels"], out["leaf"], out["cuts"],
+                           out["level"])
     if progress:
         progress(5, STEPS, "Storing the result")
     with app.db.session() as s:

@@ -87,21 +87,9 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
         if not rows:
             break
         after, batch = rows[-1][0], min(2 * batch, full_batch)
-        ids = [doc_id for doc_id, _ in rows]
-        with app.db.session() as s:  # documents read from files: their pages and sections
-            layouts = repo.layouts_by_id(s, ids)
-        embedded = embed_documents(encoder, [text for _, text in rows],
-                                   app.settings.passage_tokens, [layouts.get(i) for i in ids],
-                                   checkpoint=ctx.checkpoint)
+        embedded = embed_rows(app, handle, encoder, rows, ctx.checkpoint)
         with app.db.session() as s:
-            generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
-                                              embedded.vectors, embedded.passages)
             total = repo.count_documents(s, handle.corpus_id)
-        fault_point("embed batch committed, index not advanced")
-        app.indexes.advance(handle.corpus_id, model, generation, ids, embedded.vectors)
-        labels, passage_vectors = _passage_rows(ids, embedded, model.dimension)
-        app.passage_indexes.advance(handle.corpus_id, model, generation, labels,
-                                    passage_vectors)
         done += len(rows)
         split += embedded.split
         passages += sum(len(v) for v, _ in embedded.passages.values())
@@ -118,6 +106,29 @@ def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
     return {"corpus": name, "model": model.name, "embedded": done - already,
             "documents": done, "split": split, "passages": passages,
             "seconds": round(seconds, 2)}
+
+
+def embed_rows(app, handle, encoder, rows: list[tuple[int, str]], checkpoint=None):
+    """Encode one batch of ``(document id, text)`` rows (passages by their stored layout),
+    commit their vectors with a new generation, and hand them to this process' indexes.
+    Returns what ``embed_documents`` gave (vectors, passages, how many were split).
+
+    Example:
+        >>> embed_rows(app, handle, encoder, [(7, "Hello there")])  # doctest: +SKIP
+    """
+    model, ids = handle.model, [doc_id for doc_id, _ in rows]
+    with app.db.session() as s:  # documents read from files: their pages and sections
+        layouts = repo.layouts_by_id(s, ids)
+    embedded = embed_documents(encoder, [text for _, text in rows], app.settings.passage_tokens,
+                               [layouts.get(i) for i in ids], checkpoint=checkpoint)
+    with app.db.session() as s:
+        generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
+                                          embedded.vectors, embedded.passages)
+    fault_point("embed batch committed, index not advanced")
+    app.indexes.advance(handle.corpus_id, model, generation, ids, embedded.vectors)
+    labels, passage_vectors = _passage_rows(ids, embedded, model.dimension)
+    app.passage_indexes.advance(handle.corpus_id, model, generation, labels, passage_vectors)
+    return embedded
 
 
 def _batch_chars(payload: dict, device_type: str) -> int:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from searchapp.corpora.extract_pool import report_progress
 from searchapp.corpora.formats.document import DocumentError, Extracted, Limits
 from searchapp.corpora.formats.document_readers import document_type, read_document
 from searchapp.store.documents import NewDocument
@@ -55,13 +56,18 @@ def extract_file(local: str, path: str, size: int, mtime: float | None, sha256: 
 
     Raises DocumentError when the file itself cannot be read (the caller reports it
     and goes on); an unreadable attachment is a note, not a failure of the e-mail.
+    Long steps (OCR, page by page) report their progress to the pool running this.
     """
     limits = limits or Limits()
     kind = document_type(path) or "unknown"
     base = file_meta(path, kind, size, mtime, sha256)
     result = FileResult()
-    _add(result, read_document(Path(local), path, limits), path, base, limits, ATTACHMENT_DEPTH)
+    _add(result, _read(Path(local), path, limits), path, base, limits, ATTACHMENT_DEPTH)
     return result
+
+
+def _read(local: Path, path: str, limits: Limits) -> list[Extracted]:
+    return read_document(local, path, limits, progress=report_progress)
 
 
 def _add(result: FileResult, extracted: list[Extracted], doc_id: str, base: dict,
@@ -101,7 +107,7 @@ def _attachments(result: FileResult, one: Extracted, parent: str, base: dict, li
             local = Path(folder) / ("attachment." + name.rsplit(".", 1)[-1])
             local.write_bytes(attachment.data)
             try:
-                _add(result, read_document(local, child_id, limits), child_id, meta, limits,
+                _add(result, _read(local, child_id, limits), child_id, meta, limits,
                      depth)
             except DocumentError as exc:
                 result.notes.append(f"{child_id}: not read ({exc})")

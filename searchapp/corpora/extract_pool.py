@@ -5,7 +5,11 @@ library can crash. ``ExtractionPool`` runs ``func(*args)`` for a stream of tasks
 in up to ``workers`` processes started fresh (``spawn``; never ``fork``: the
 parent holds torch threads), each process under an address-space cap
 (``RLIMIT_AS``, ``SEARCHAPP_EXTRACT_MEMORY``, default 2 GiB), each task under a
-timeout (``SEARCHAPP_EXTRACT_TIMEOUT``, default 120 s). A task's outcome is its
+timeout (``SEARCHAPP_EXTRACT_TIMEOUT``, default 120 s) that counts from the task's
+start or its last ``report_progress`` call: a 500-page scan read by OCR page by
+page is alive for as long as pages keep coming, a reader stuck on one page is
+not. ``on_progress(key, done, total)`` hears those reports in the parent (the
+job's "page 45 of 300"). A task's outcome is its
 result or an exception object, never raised: the reader's own error, ``TaskTimedOut``
 or ``TaskCrashed`` (segfault, ``os._exit``, out of memory). A hung or dead worker
 is killed and replaced; the other tasks go on. At most one task per worker is in
@@ -49,6 +53,21 @@ DEFAULT_TIMEOUT = 120.0  # seconds per task
 DEFAULT_MEMORY = 2 << 30  # bytes of address space per worker
 STARTUP_SECONDS = 60.0  # a new worker's start, before the first task's timeout counts
 STOP_GRACE = 2.0  # seconds a worker gets to exit on its own when the pool closes
+
+
+_REPORT: Callable[[int, int], None] | None = None  # set while a task runs (see report_progress)
+
+
+def report_progress(done: int, total: int) -> None:
+    """Tell the pool how far the running task is (``done`` of ``total`` steps, e.g. OCR'd
+    pages); it restarts the task's timeout and reaches the parent's ``on_progress``.
+    Outside a pool task it does nothing.
+
+    Example:
+        >>> report_progress(3, 10)  # no task running here: nothing happens
+    """
+    if _REPORT is not None:
+        _REPORT(done, total)
 
 
 class TaskTimedOut(DocumentError):
@@ -107,6 +126,8 @@ def _serve(conn: Connection, memory: int) -> None:
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+    global _REPORT
+    _REPORT = lambda done, total: conn.send(("progress", (int(done), int(total))))  # noqa: E731
     conn.send(("ready", None))  # a task's time starts now, not while Python starts
     while (task := conn.recv()) is not None:
         func, args = task
@@ -179,12 +200,14 @@ class ExtractionPool:
     """Runs ``func(*args)`` per task in worker processes; see the module docstring."""
 
     def __init__(self, workers: int = DEFAULT_WORKERS, timeout: float | None = None,
-                 memory: int | None = None, inline: bool = False, start_method: str = "spawn"):
+                 memory: int | None = None, inline: bool = False, start_method: str = "spawn",
+                 on_progress: Callable[[Any, int, int], None] | None = None):
         default_timeout, default_memory = limits_from_env()
         self.workers = max(1, workers)
         self.timeout = timeout if timeout is not None else default_timeout
         self.memory = memory if memory is not None else default_memory
         self.inline = inline
+        self.on_progress = on_progress
         self._ctx = multiprocessing.get_context(start_method)
         self._pool: list[_Worker] = []
         self._cancelled = False
@@ -211,13 +234,22 @@ class ExtractionPool:
 
     def _inline(self, func: Callable, items: Iterable[tuple[Any, tuple]]
                 ) -> Iterator[tuple[Any, Any]]:
+        global _REPORT
         for key, args in items:
             if self._cancelled:
                 return
+            _REPORT = lambda done, total, key=key: self._heard(key, done, total)  # noqa: E731
             try:
-                yield key, func(*args)
+                outcome = func(*args)
             except Exception as e:
-                yield key, e
+                outcome = e
+            finally:
+                _REPORT = None
+            yield key, outcome
+
+    def _heard(self, key: object, done: int, total: int) -> None:
+        if self.on_progress is not None:
+            self.on_progress(key, done, total)
 
     def _start_tasks(self, func: Callable, tasks: Iterator[tuple[Any, tuple]]) -> None:
         """Give each idle worker (starting workers up to ``workers``) the next task."""
@@ -243,17 +275,23 @@ class ExtractionPool:
             if self._cancelled:
                 return
             if worker.conn in ready or worker.process.sentinel in ready:
-                yield self._outcome(worker)
+                if (ended := self._outcome(worker)) is not None:
+                    yield ended
             elif now - worker.started >= self.timeout:
                 self._replace(worker)
                 key = worker.finish()
                 yield key, TaskTimedOut(key, self.timeout)
 
-    def _outcome(self, worker: _Worker) -> tuple[Any, Any]:
+    def _outcome(self, worker: _Worker) -> tuple[Any, Any] | None:
+        """The task's end (key, result or exception), or None after a progress report."""
         try:
             status, value = worker.conn.recv() if worker.conn.poll() else ("dead", None)
         except (EOFError, OSError):
             status, value = "dead", None
+        if status == "progress":
+            worker.started = time.monotonic()  # alive: its timeout starts again
+            self._heard(worker.key, *value)
+            return None
         if status in ("ok", "error"):
             return worker.finish(), value
         self._replace(worker)

@@ -17,8 +17,9 @@ path and SHA-256:
   do) and the rest goes on; nothing stored before changes for it.
 
 Killed at any point, the job runs again from the start and finds what it had
-stored unchanged, so it goes on where it stopped. It ends by queuing the embed
-job for the new and changed documents.
+stored unchanged, so it goes on where it stopped. While it reads, each batch it
+stores is embedded by a thread beside it (``embed_alongside``), so search opens
+with the first batch; it ends by queuing the embed job for whatever is left.
 
 Example:
     >>> job_id = request_ingest(app, "manuals", [Path("~/manuals")], sync=True)  # doctest: +SKIP
@@ -26,6 +27,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import shutil
@@ -35,6 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
+from searchapp.corpora.embed_alongside import EmbedAlongside
 from searchapp.corpora.extract import FileResult, extract_file
 from searchapp.corpora.extract_pool import ExtractionPool
 from searchapp.corpora.formats.document import Limits
@@ -125,10 +128,13 @@ def accepts(path: str) -> bool:
 
 
 def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = False,
-                   model: str | None = None, staged: Path | None = None) -> int:
+                   model: str | None = None, staged: Path | None = None,
+                   overlap: bool = True) -> int:
     """Queue the ``ingest`` job for ``paths`` (files, folders, archives) into ``corpus``.
 
     ``staged``: a folder of uploaded files the job owns and removes when it ends.
+    ``overlap``: embed each stored batch while the next files are read
+    (``embed_alongside``); the embed job queued at the end does what is left.
     Refused before queuing: a path that does not exist, a model that is unknown,
     a corpus name that breaks the rule, or a corpus whose model differs from ``model``.
     """
@@ -151,7 +157,7 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     sweep_uploads(app, keep=staged)
     payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
-               "staged": str(staged) if staged else None}
+               "staged": str(staged) if staged else None, "overlap": bool(overlap)}
     return queue.enqueue(app.db, "ingest", payload)
 
 
@@ -188,7 +194,8 @@ def ingest_task(ctx, payload: dict) -> dict:
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
     try:
-        run.read(iter_inputs(paths, work, InputLimits.from_env(), accepts), total)
+        with _alongside(app, name, ctx, payload) as run.alongside:
+            run.read(iter_inputs(paths, work, InputLimits.from_env(), accepts), total)
         if payload.get("sync"):
             run.remove_gone()
     except JobCancelled:  # the uploaded files go with the job; what was stored stays
@@ -203,6 +210,14 @@ def ingest_task(ctx, payload: dict) -> dict:
     if payload.get("staged"):
         shutil.rmtree(payload["staged"], ignore_errors=True)
     return report.as_dict()
+
+
+def _alongside(app: App, name: str, ctx, payload: dict):
+    """What embeds the batches while files are still read (``payload["overlap"]``, on
+    by default; off, the embed job after the ingest does it all)."""
+    if payload.get("overlap", True):
+        return EmbedAlongside(app, name, getattr(ctx, "checkpoint", None))
+    return contextlib.nullcontext()
 
 
 def _has_documents(folder: Path) -> bool:
@@ -238,6 +253,7 @@ class _Run:
         self.batch: list = []
         self.stale: list[str] = []  # ids of changed files' documents that are no more
         self.done = self.total = 0
+        self.alongside: EmbedAlongside | None = None
 
     def unchanged(self, item: InputFile) -> bool:
         ids = self.by_path.get(item.path, [])
@@ -261,7 +277,7 @@ class _Run:
 
     def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
         self.total = total
-        with ExtractionPool() as pool:
+        with ExtractionPool(on_progress=self._reading) as pool:
             pending = {}
 
             def tasks():
@@ -310,6 +326,8 @@ class _Run:
         fault_point("ingest batch committed")
         self.report.documents += len(self.batch)
         self.batch, self.stale = [], []
+        if self.alongside is not None:
+            self.alongside.stored()
 
     def remove_gone(self) -> None:
         """``sync``: the documents whose files were not found this time go; judgements on a
@@ -331,11 +349,21 @@ class _Run:
 
     def _tick(self) -> None:
         self.done += 1
+        self._report()
+
+    def _reading(self, path: str, done: int, total: int) -> None:
+        """A file's reader is in a long step (OCR): say which file and how far it is."""
+        self._report(f" · OCR of {path}: page {done:,} of {total:,}")
+
+    def _report(self, detail: str = "") -> None:
         total = max(self.total, self.done) if self.total else 0
         self.ctx.progress(self.done, total, f"Reading files: {self.done:,}"
                           + (f" of {total:,}" if total else "")
                           + f" ({self.report.added + self.report.changed:,} read, "
-                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)")
+                          f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)"
+                          + (f" · {self.alongside.embedded:,} documents embedded"
+                             if self.alongside and self.alongside.embedded else "")
+                          + detail)
 
 
 def _corpus(s, corpus_id: int):

@@ -2,7 +2,7 @@
 
 A cosine threshold means different things for different encoders, so each model
 has its own. Without labelled data the app uses ``DEFAULT_THRESHOLDS`` (see the
-README for why 0.80 for all-MiniLM-L6-v2). With a file of labelled pairs
+docs/duplicates.md for why 0.80 for all-MiniLM-L6-v2). With a file of labelled pairs
 (sentence1, sentence2, label 0/1) ``calibrate`` computes average precision, the
 precision-recall curve and the best-F1 threshold with ``searchapp.evaluation.metrics``;
 ``save_threshold`` stores that threshold in the model's ``info`` JSON, where

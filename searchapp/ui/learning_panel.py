@@ -30,7 +30,7 @@ VERDICT_ICONS = {"better": ":material/trending_up:", "worse": ":material/trendin
                  "not distinguishable": ":material/drag_handle:",
                  "not measured": ":material/help:"}
 ADAPT_NOTE = ("Unsupervised SimCSE on the corpus' own text. Whether it helps is measured, "
-              "not assumed (benchmarks/learning_loop.py, README): judge some results and "
+              "not assumed (benchmarks/learning_loop.py, docs/learning.md): judge some results and "
               "compare both models before switching.")
 
 

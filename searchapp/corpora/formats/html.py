@@ -13,7 +13,13 @@ most of its word trigrams are (trafilatura loses words inside nested inline
 elements, such as the DocBook manuals' ``<code><em>data_type</em></code>``, so a
 whole paragraph would not match); a table without links that follows kept text is
 kept whole: trafilatura drops small tables. A header block whose h1 holds the whole
-page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. Where
+page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. Two
+rules of context, as in jusText, bring back what trafilatura drops from the
+middle of the content: a block under a heading that trafilatura kept is content
+however many links it holds (a "SEE ALSO" list of pages), and a short block with
+few links between two kept blocks is content (an example's caption, "Recipe:
+Release tagging"); a short block after the last kept one (a "Last updated" line)
+stays out. Where
 trafilatura finds nothing (a tiny page), every block left after the cut is kept. A
 heading is kept only with text under it. Metadata: the page's title. Nothing is
 fetched: no network, no DTD.
@@ -160,18 +166,27 @@ class _Walker:
         self.inline: list[str] = []
         self.last_kept = False
         self.tags: list[str] = []  # the block elements the walk is inside
+        self.open: list = []  # and those elements
+        self.element = None  # the element whose text ``block`` is given
         self.link_chars = 0  # characters of link text in the block being read
+        self.held: list[str] = []  # blocks after kept text: kept if kept text follows
+        self.flowing = None  # the container of a heading that came right after kept text
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
         if tag in HEADINGS:
             self.flush()
+            self.held = []  # a block held right before a heading ends nothing: dropped
+            if not self.pending:  # a heading right after kept text: the content goes on
+                self.flowing = self.last_kept and element.getparent()
             self.pending.append((HEADINGS[tag], element.text_content()))
         elif tag == "table":
             self.flush()
+            self.element = element
             self.table(element)
         elif tag == "pre":
             self.flush()
+            self.element = element
             self.block(element.text_content())
         elif tag == "br":
             self.inline.append("\n")
@@ -180,9 +195,11 @@ class _Walker:
             forced = self._title_block(element, tag)
             self.forced += forced
             self.tags.append(tag)
+            self.open.append(element)
             self.children(element)
             self.flush()
             self.tags.pop()
+            self.open.pop()
             self.forced -= forced
         else:
             if tag == "a":
@@ -201,11 +218,12 @@ class _Walker:
         text = "\n".join(" ".join(line.split()) for line in "".join(self.inline).split("\n"))
         links, self.inline, self.link_chars = self.link_chars, [], 0
         text = text.strip()
+        self.element = self.open[-1] if self.open else None
         # a list item of prose among kept content: trafilatura drops short ones, a menu's
         # items are links (link density, as in jusText and boilerpipe)
-        item = any(t in LIST_ITEMS for t in self.tags) and self.last_kept and \
-            links < LINK_DENSITY * len(text)
-        self.block(text, force=item)
+        few_links = links < LINK_DENSITY * len(text)
+        item = any(t in LIST_ITEMS for t in self.tags) and self.last_kept and few_links
+        self.block(text, force=item, between=few_links)
 
     def table(self, element) -> None:
         """A table's rows; trafilatura drops small tables, so a table without links right
@@ -216,16 +234,40 @@ class _Walker:
         for row in rows:
             self.block(row, cells=row.split(" | "), force=whole)
 
-    def block(self, text: str, cells: list[str] | None = None, force: bool = False) -> None:
+    def block(self, text: str, cells: list[str] | None = None, force: bool = False,
+              between: bool = False) -> None:
         if not text.strip():
             return
-        self.last_kept = force or self.forced > 0 or self._is_content(text, cells)
-        if not self.last_kept:
+        kept = force or self.forced > 0 or self._is_content(text, cells) or \
+            self._under_kept_heading() or self._section_goes_on()
+        if not kept:
+            if between and self.last_kept and not self.pending:
+                self.held.append(text)  # decided by the next block
+                return
+            self.last_kept, self.held = False, []
             return
+        self.last_kept = True
+        for held in self.held:
+            self.sections.text(held)
         for level, title in self.pending:
             self.sections.heading(level, title)
-        self.pending = []
+        self.pending, self.held = [], []
         self.sections.text(text)
+
+    def _section_goes_on(self) -> bool:
+        """The block is the first under a heading that came right after kept text, inside
+        the heading's own container (a "See Also" list closing the article)."""
+        container, element = self.flowing, self.element
+        return bool(self.pending) and container not in (None, False) and \
+            element is not None and (element is container or
+                                    any(a is container for a in element.iterancestors()))
+
+    def _under_kept_heading(self) -> bool:
+        """The block is the first under headings that trafilatura kept (their section's
+        content, however many links it has: a "SEE ALSO" list)."""
+        return bool(self.pending) and self.keep is not None and all(
+            len(_squash(title)) >= 3 and _squash(title) in self.keep.squashed
+            for _, title in self.pending)
 
     def _title_block(self, element, tag: str) -> bool:
         """A ``header`` (tag, class or id) whose h1 holds the whole page title is the

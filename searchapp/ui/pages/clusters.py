@@ -4,7 +4,10 @@ The page only asks: a stored result for (corpus, model, settings) is shown at
 once; otherwise a button queues a ``clusters`` job and its progress shows until
 the worker has stored the result. The map colours documents by cluster (hover:
 shortened text and cluster label), a search can be drawn on it, and choosing a
-cluster lists its documents. Above ``MAP_MAX_POINTS`` documents the map draws
+cluster lists its documents, its three most central ones and its distinctive
+terms, with a rename and a merge that are kept across recomputation
+(``clusters.edits``). A slider zooms through the levels of the clusters' tree
+(broad themes to fine ones) without recomputing. Above ``MAP_MAX_POINTS`` documents the map draws
 an even sample of every cluster and says so. From ``PREVIEW_MIN_DOCUMENTS`` up,
 a first view (k-means and PCA on a sample, in seconds) shows while the job runs.
 """
@@ -18,6 +21,7 @@ import streamlit as st
 
 from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
+from searchapp.clusters.edits import apply_edits, load_edits, merge_clusters, rename_cluster
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
 from searchapp.corpora.csv_safe import safe_csv
 from searchapp.search.service import search
@@ -34,12 +38,15 @@ from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 SEARCH_HITS = 20
 OUTLIER_HELP = {
+    "auto": "The automatic method puts every document in its nearest cluster; choose HDBSCAN "
+            "or communities to keep documents that fit nowhere apart.",
     "community": "Documents with too few close neighbours to belong to any community.",
     "hdbscan": "Documents HDBSCAN finds in no dense region (or far from their cluster).",
     "kmeans": "k-means puts every document in a cluster; those far less similar to their "
               "cluster's centre than is typical are counted apart, as outliers.",
 }
-METHOD_NAMES = {"community": "Communities (similarity threshold)",
+METHOD_NAMES = {"auto": "Automatic (finds the number of groups)",
+                "community": "Communities (similarity threshold)",
                 "hdbscan": "HDBSCAN (density)", "kmeans": "k-means (fixed number)"}
 
 app = page_app()
@@ -58,7 +65,7 @@ def settings() -> ClusterParams:
         if method == "kmeans":
             k = st.number_input("Clusters (k), 0 = automatic", 0, cl.MAX_K, 0,
                                 key="clusters.k") or None
-        else:
+        elif method != "auto":
             min_size = st.number_input("Smallest cluster, 0 = automatic", 0, 100_000, 0,
                                        key="clusters.min_size") or None
         if method == "community":
@@ -104,7 +111,24 @@ def ask_for(handle: CorpusHandle, params: ClusterParams) -> None:
     first_view(handle)
 
 
+def zoomed(result: cl.ClusterResult) -> cl.ClusterResult:
+    """The level the slider asks for (the method's own at first), with the person's edits."""
+    counts = result.level_counts
+    if len(counts) > 1:
+        if st.session_state.get("clusters.level") not in counts:
+            st.session_state["clusters.level"] = result.chosen_level if \
+                result.chosen_level in counts else counts[len(counts) // 2]
+        level = st.select_slider(
+            "Clusters on the map: zoom from broad themes to fine ones", options=counts,
+            key="clusters.level",
+            help="Levels of one tree: a broad theme is the union of the finer clusters under "
+                 "it. Switching recomputes nothing.")
+        result = result.at_level(level)
+    return apply_edits(result, load_edits(app, result))
+
+
 def show(result: cl.ClusterResult) -> None:
+    result = zoomed(result)
     n = result.size
     sizes = {c["id"]: c["size"] for c in result.clusters} | {-1: result.outliers}
     a, b, c = st.columns(3)
@@ -113,6 +137,8 @@ def show(result: cl.ClusterResult) -> None:
     c.metric("Outliers", f"{result.outliers:,} ({result.outlier_share:.1%})",
              help=OUTLIER_HELP.get(result.params.get("method"), OUTLIER_HELP["community"]))
     used = ", ".join(f"{k} {v}" for k, v in result.params.items() if v is not None)
+    if result.params.get("method") == "auto":
+        used += f" (k chosen from the data; showing {len(result.clusters)} clusters)"
     st.caption(f"{used}; map: {result.projection.upper()}; computed in "
                f"{result.seconds.get('total', 0):.1f} s.")
 
@@ -163,20 +189,61 @@ def show(result: cl.ClusterResult) -> None:
         st.subheader("Clusters")
         st.plotly_chart(size_bars(result.clusters, result.outliers), key="clusters.sizes")
     with right:
-        options = [c["id"] for c in result.clusters] + ([-1] if result.outliers else [])
-        names = {c["id"]: f"{c['id']} · {c['label']} ({c['size']:,})" for c in result.clusters}
-        names[-1] = f"outliers ({result.outliers:,})"
-        chosen_cluster = st.selectbox("Open a cluster", options, format_func=names.get,
-                                      key="clusters.open")
-        if chosen_cluster is not None and chosen_cluster >= 0:
-            info = result.clusters[chosen_cluster]
-            st.markdown(f"**Top terms:** {md_escape(', '.join(info['terms']))}  \n"
-                        f"**Most central:** {md_escape(info['example_text'])}")
-        if chosen_cluster is not None:
-            members = cl.cluster_members(app, result, chosen_cluster)
-            st.caption(f"{len(members):,} of {sizes[chosen_cluster]:,} documents, nearest the "
-                       "cluster's centre first.")
-            st.dataframe(members, hide_index=True, key="clusters.members")
+        open_cluster(result, sizes)
+
+
+def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
+    """One cluster: its terms, 3 central documents, members, CSV, rename and merge."""
+    by_id = {c["id"]: c for c in result.clusters}
+    options = list(by_id) + ([-1] if result.outliers else [])
+    names = {i: f"{i} · {c['label']} ({c['size']:,})" for i, c in by_id.items()}
+    names[-1] = f"outliers ({result.outliers:,})"
+    if st.session_state.get("clusters.open") not in options:
+        st.session_state.pop("clusters.open", None)
+    chosen = st.selectbox("Open a cluster", options, format_func=names.get, key="clusters.open")
+    if chosen is None:
+        return
+    if chosen >= 0:
+        info = by_id[chosen]
+        central = "".join(f"\n{i}. {md_escape(cl.shorten(text, 200))} ({md_escape(ext)})"
+                          for i, (ext, text) in enumerate(info.get("central", []), 1))
+        merged = (f"  \n**Merged from:** {md_escape(' + '.join(info['merged']))}"
+                  if info.get("merged") else "")
+        st.markdown(f"**Distinctive terms:** {md_escape(', '.join(info['terms']))}{merged}  \n"
+                    f"**Most central documents:**{central}")
+    members = cl.cluster_members(app, result, chosen)
+    st.caption(f"{len(members):,} of {sizes[chosen]:,} documents, nearest the "
+               "cluster's centre first.")
+    st.dataframe(members, hide_index=True, key="clusters.members")
+    st.download_button(
+        "This cluster (CSV)", lambda: csv_bytes(cl.documents_frame(
+            app, result, result.doc_ids[result.cluster == chosen])),
+        file_name=f"{corpus.name}-cluster-{chosen}.csv", mime="text/csv",
+        icon=":material/download:", on_click="ignore", key="clusters.cluster-csv")
+    if chosen >= 0:
+        edit_cluster(result, chosen, by_id, names)
+
+
+def edit_cluster(result: cl.ClusterResult, chosen: int, by_id: dict, names: dict) -> None:
+    """Rename the open cluster, or merge others into it; kept while the cluster survives."""
+    with st.form("clusters.rename-form", border=False):
+        name = st.text_input("Rename this cluster", value=by_id[chosen]["label"],
+                             key=f"clusters.rename.{chosen}",
+                             help="Kept when the clusters are computed again, on whichever "
+                                  "cluster shares at least half its documents with this one.")
+        if st.form_submit_button("Rename", icon=":material/edit:"):
+            with user_errors("Nothing was renamed. "):
+                rename_cluster(app, result, chosen, name)
+                st.rerun()
+    others = [i for i in by_id if i != chosen]
+    with st.form("clusters.merge-form", border=False):
+        into = st.multiselect("Merge with", others, format_func=names.get,
+                              key=f"clusters.merge.{chosen}")
+        if st.form_submit_button("Merge", icon=":material/merge:"):
+            with user_errors("Nothing was merged. "):
+                merge_clusters(app, result, [chosen, *into], by_id[chosen]["label"]
+                               if by_id[chosen].get("renamed") else "")
+                st.rerun()
 
 
 def selected_rows(event, trace_rows) -> np.ndarray:
