@@ -18,9 +18,18 @@ embed job running, its commits move the corpus' generation under both and the
 two processes get the cores unevenly): the API's overhead is the difference of
 their p50 (HTTP, JSON, the door's key check, the thread hop).
 
+Searches alone (``--scenarios idle,embed``, issue 34): ``idle`` = the clients only search
+(no upserts, no job: an idle corpus); ``embed`` = the same searches while the worker embeds
+a corpus eight times the sample's size (24,200 captions, queued before the load, so the job
+runs throughout; its progress before and after is reported). Per scenario: the search
+p50/p99 seen by the clients and the server's own time (the ``total`` of the
+``Server-Timing`` header), so queueing shows apart from work.
+
 Run once on a quiet machine (check ``uptime``):
     PYTHONPATH=. .venv/bin/python benchmarks/api_load.py
-Writes benchmarks/results/api_load.json (and prints it).
+    PYTHONPATH=. .venv/bin/python benchmarks/api_load.py --scenarios idle,embed --seconds 30
+Writes benchmarks/results/api_load.json (api_load_searches_SCENARIOS.json for --scenarios), and
+prints it.
 """
 
 from __future__ import annotations
@@ -46,8 +55,9 @@ RESULTS = ROOT / "benchmarks" / "results"
 SAMPLE = ROOT / "searchapp" / "sample" / "captions.csv.gz"
 
 
-def prepare(data_dir: Path) -> tuple[str, list[str]]:
-    """'caps' embedded, 'incoming' queued; returns (key, queries)."""
+def prepare(data_dir: Path, incoming: int = 1) -> tuple[str, list[str]]:
+    """'caps' embedded, 'incoming' queued (the captions ``incoming`` times over; 0: none);
+    returns (key, queries)."""
     from searchapp.access import keys
     from searchapp.config import Settings
     from searchapp.context import App
@@ -59,10 +69,25 @@ def prepare(data_dir: Path) -> tuple[str, list[str]]:
     table = read_table(SAMPLE)
     upload(app, table, "caps")
     work(app, stop_when_idle=True)
-    upload(app, table, "incoming")  # its embed job waits for the server's worker
+    if incoming == 1:
+        upload(app, table, "incoming")  # its embed job waits for the server's worker
+    elif incoming > 1:
+        upload(app, read_table(_repeated(SAMPLE, incoming, data_dir.parent)), "incoming")
     key = keys.create(app.db, "load").key
     app.db.dispose()
     return key, [str(t) for t in table.frame["text"].tolist()]
+
+
+def _repeated(sample: Path, times: int, folder: Path) -> Path:
+    """The sample's captions ``times`` over (new ids, a copy number in the text), as a CSV."""
+    import pandas as pd
+
+    frame = pd.read_csv(sample)
+    copies = [frame.assign(id=frame["id"].astype(str) + f"-{n}",
+                           text=frame["text"] + f" (copy {n})") for n in range(times)]
+    path = folder / "incoming.csv"
+    pd.concat(copies).to_csv(path, index=False)
+    return path
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -76,9 +101,11 @@ def summary(values: list[float]) -> dict:
             "mean_ms": round(statistics.fmean(values), 1)} if values else {"n": 0}
 
 
-def load(url: str, key: str, queries: list[str], clients: int, seconds: float) -> dict:
+def load(url: str, key: str, queries: list[str], clients: int, seconds: float,
+         searches_only: bool = False) -> dict:
     import httpx
 
+    server_ms: list[float] = []  # the total of each search's Server-Timing header
     latencies: dict[str, list[float]] = defaultdict(list)
     errors: dict[str, list[str]] = defaultdict(list)
     lock = threading.Lock()
@@ -92,7 +119,7 @@ def load(url: str, key: str, queries: list[str], clients: int, seconds: float) -
             start.wait()
             sent = 0
             while time.monotonic() < deadline[0]:
-                upsert = sent % 5 == 4
+                upsert = sent % 5 == 4 and not searches_only
                 if upsert:
                     name = "PUT /corpora/{name}/documents"
                     body = {"documents": [{"id": f"load-{number}-{sent}-{i}",
@@ -110,8 +137,11 @@ def load(url: str, key: str, queries: list[str], clients: int, seconds: float) -
                 except Exception as exc:  # no answer at all counts as an error too
                     problem = f"{type(exc).__name__}: {exc}"
                 took = (time.perf_counter() - began) * 1000
+                timing = "" if upsert or problem else response.headers.get("server-timing", "")
                 with lock:
                     latencies[name].append(took)
+                    if "total;dur=" in timing:
+                        server_ms.append(float(timing.rsplit("total;dur=", 1)[1]))
                     if problem:
                         errors[name].append(problem)
                 sent += 1
@@ -130,6 +160,7 @@ def load(url: str, key: str, queries: list[str], clients: int, seconds: float) -
             "requests_per_s": round(total / elapsed, 1),
             "errors": sum(len(v) for v in errors.values()),
             "first_errors": [e for v in errors.values() for e in v][:5],
+            "search_server_time": summary(server_ms),
             "endpoints": {name: {**summary(v), "per_s": round(len(v) / elapsed, 1),
                                  "errors": len(errors[name])}
                           for name, v in sorted(latencies.items())}}
@@ -186,7 +217,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=100, help="searches for the overhead")
     parser.add_argument("--settle", type=float, default=900.0,
                         help="seconds at most to wait for the worker's jobs to end before it")
+    parser.add_argument("--scenarios", default="",
+                        help="idle,embed: searches only, without and with an embed job")
     args = parser.parse_args()
+    if args.scenarios:
+        searches(args)
+        return
     with tempfile.TemporaryDirectory(prefix="api-load-") as tmp:
         data = Path(tmp) / "data"
         key, queries = prepare(data)
@@ -213,6 +249,75 @@ def main() -> None:
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "api_load.json").write_text(json.dumps(result, indent=2) + "\n")
     print(json.dumps(result, indent=2))
+
+
+def warm_query_path(http, deadline_s: float = 600.0) -> dict:
+    """Search until the server's fast query path is built (the encode stage's ``desc`` in
+    ``Server-Timing`` is no longer torch), as a server is after its warm-up; what it took."""
+    began, sent, path = time.monotonic(), 0, "torch"
+    while path == "torch" and time.monotonic() - began < deadline_s:
+        answer = http.post("/api/v1/corpora/caps/search", json={"query": f"warm {sent}", "k": 1})
+        sent += 1
+        timing = answer.headers.get("server-timing", "")
+        if 'encode;desc="' in timing:
+            path = timing.split('encode;desc="', 1)[1].split('"', 1)[0]
+        if path == "torch":
+            time.sleep(0.5)  # the build runs on the server's own thread meanwhile
+    return {"query_path": path, "searches": sent, "seconds": round(time.monotonic() - began, 1)}
+
+
+def start_embedding(http, data: Path, deadline_s: float = 300.0) -> dict:
+    """Start the worker for ``data`` (searches queue no job, so the server starts none) and
+    wait until the 'incoming' embed job has stored its first batch; the corpus then."""
+    from searchapp.config import Settings
+    from searchapp.jobs.worker import ensure_worker
+
+    ensure_worker(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data),
+                                     "SEARCHAPP_DEVICE": "cpu"}))
+    began = time.monotonic()
+    while time.monotonic() - began < deadline_s:
+        corpus = http.get("/api/v1/corpora/incoming").json()
+        if corpus["embedded"] > 0:
+            return corpus
+        time.sleep(1.0)
+    raise SystemExit("the embed job stored nothing in time: no worker running?")
+
+
+def searches(args) -> None:
+    """Searches only, per scenario: ``idle`` (no job) and ``embed`` (a long embed job)."""
+    import httpx
+
+    out: dict = {"clients": args.clients, "seconds": args.seconds, "cpus": os.cpu_count(),
+                 "when": time.strftime("%Y-%m-%d %H:%M:%S"), "scenarios": {}}
+    for scenario in args.scenarios.split(","):
+        with tempfile.TemporaryDirectory(prefix="api-load-") as tmp:
+            data = Path(tmp) / "data"
+            key, queries = prepare(data, incoming=8 if scenario == "embed" else 0)
+            load_before = [round(x, 1) for x in os.getloadavg()]
+            with served_app(data, Path(tmp) / "server.log") as (_proc, url):
+                headers = {"Authorization": f"Bearer {key}"}
+                with httpx.Client(base_url=url, headers=headers, timeout=300) as http:
+                    result_warm = warm_query_path(http)
+                    before = start_embedding(http, data) if scenario == "embed" else None
+                result = load(url, key, queries, args.clients, args.seconds, searches_only=True)
+                result["warm_up"] = result_warm
+                if before is not None:
+                    with httpx.Client(base_url=url, headers=headers, timeout=300) as http:
+                        after = http.get("/api/v1/corpora/incoming").json()
+                    result["embed_job_during_load"] = {
+                        "documents": after["documents"], "embedded_before": before["embedded"],
+                        "embedded_after": after["embedded"]}
+            result["load_before"] = load_before
+            result["load_after"] = [round(x, 1) for x in os.getloadavg()]
+            out["scenarios"][scenario] = result
+            search = result["endpoints"].get("POST /corpora/{name}/search", {})
+            print(f"{scenario}: search p50 {search.get('p50_ms')} ms, p99 {search.get('p99_ms')}"
+                  f" ms, {search.get('per_s')}/s, errors {result['errors']}; server time "
+                  f"{result['search_server_time']}", flush=True)
+    RESULTS.mkdir(exist_ok=True)
+    name = f"api_load_searches_{args.scenarios.replace(',', '_')}.json"
+    (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
+    print(json.dumps(out, indent=2))
 
 
 if __name__ == "__main__":

@@ -145,7 +145,11 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
     got = client.get("/api/v1/corpora/faq/documents/t2").json()
     assert got == {**DOCS[1], "embedded": True}
     body = {"query": "invoice", "k": 2, "mode": "hybrid", "where": ["product=billing"]}
-    hits = client.post("/api/v1/corpora/faq/search", json=body).json()
+    answer = client.post("/api/v1/corpora/faq/search", json=body)
+    hits = answer.json()
+    stages = [part.split(";")[0] for part in answer.headers["server-timing"].split(", ")]
+    assert {"fulltext", "vector", "fusion", "rows", "snippets", "total"} <= set(stages)
+    assert {"encode", "query-cache"} & set(stages)  # the query vector: computed or cached
     expected = [hit_json(h) for h in search(app, "faq", "invoice", k=2, mode="hybrid",
                                             where=["product=billing"])]
     assert hits == {"mode": "hybrid", "results": expected} and expected[0]["id"] == "t2"

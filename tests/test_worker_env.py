@@ -1,4 +1,5 @@
-"""The worker the app starts never holds the web app's secrets: read from /proc, not assumed."""
+"""The worker the app starts never holds the web app's secrets, and runs at a lower CPU
+priority than the server (searches first): read from /proc, not assumed."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import time
 from pathlib import Path
 
 from searchapp.config import SECRET_VARIABLES, Settings
-from searchapp.jobs.worker import ensure_worker
+from searchapp.jobs.worker import WORKER_NICE, ensure_worker
 from searchapp.passwords import hash_password
 
 REPO = Path(__file__).resolve().parents[1]
@@ -45,3 +46,21 @@ def exec_environ(pid: int, timeout: float = 30.0) -> bytes:
         assert time.monotonic() < deadline, "the worker never finished starting"
         time.sleep(0.001)
     return environ
+
+
+def test_a_spawned_worker_runs_at_a_lower_priority_than_the_server(monkeypatch, data_dir):
+    settings = Settings.from_env({"SEARCHAPP_DATA_DIR": str(data_dir)})
+    settings.ensure_dirs()
+    monkeypatch.setenv("PYTHONPATH", str(REPO))
+    wanted = min(19, os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICE)
+    pid = ensure_worker(settings)
+    try:
+        deadline = time.monotonic() + 60
+        while os.getpriority(os.PRIO_PROCESS, pid) < wanted:  # set as serve() starts
+            assert time.monotonic() < deadline, "the worker kept the server's priority"
+            time.sleep(0.02)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)

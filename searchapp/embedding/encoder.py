@@ -55,9 +55,11 @@ from transformers.utils import logging as hf_logging
 
 from searchapp.embedding import speed
 from searchapp.errors import ModelError
+from searchapp.timing import StageTimes
 
 POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256
+QUERIES_BEFORE_FAST_PATH = 2  # the query that starts building the fast query path
 log = logging.getLogger(__name__)
 hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output or logs
 _POOLING_KEYS = {
@@ -127,6 +129,14 @@ class SiameseEncoder(torch.nn.Module):
         self.query_path = "cpu-fp32"  # for one short text (a query): timed at load
         # held while the tokenizer or an inference batch runs; see the module docstring
         self.inference_lock = threading.Lock()
+        # one query's fast path (query_runtime), built at the first encode_query; exported
+        # graphs are kept in query_graph_dir (None: in memory only)
+        self.query_graph_dir: Path | None = None
+        self._query_runtime = None
+        self._torch_runtime = None  # what queries use until _query_runtime is built
+        self._queries_before_fast = 0
+        self._query_runtime_lock = threading.Lock()  # held while the fast path is built
+        self._torch_runtime_lock = threading.Lock()  # never held long: queries take it
 
     # ---- loading and saving -------------------------------------------------
     @classmethod
@@ -377,6 +387,87 @@ class SiameseEncoder(torch.nn.Module):
             KeyboardInterrupt
         """
         return self._encode_on(self.speed_path, texts, batch_size, self.query_path, checkpoint)
+
+    def encode_query(self, text: str, times: StageTimes | None = None,
+                     use_cache: bool = True) -> np.ndarray:
+        """The vector (dim,) of one query, on the fastest exact query path, cached.
+
+        The same vector as ``encode([text])[0]`` within cosine 0.9999 (the
+        document path's space; ``tests/test_query_path.py``), for any length:
+        a text past the max length is truncated alike. The path (ONNX Runtime or
+        torch) is chosen by measurement at the first call (``query_runtime``) and
+        named in ``query_runtime_reason``; recent queries come from a cache (the
+        returned array is read-only). The first query of a process goes through
+        torch; the second starts building the fast path on a thread of its own, and
+        queries use it once it is ready (``query_runtime()`` builds it at once, as the
+        app's warm-up does). ``times`` gets the tokenize and encode (or query-cache)
+        stages.
+
+        Example:
+            >>> enc.encode_query("a man plays a guitar").shape       # doctest: +SKIP
+            (384,)
+        """
+        runtime = self._query_runtime or self._until_fast_path_is_ready()
+        return runtime.encode(self._clean([text])[0], times, use_cache)
+
+    def _until_fast_path_is_ready(self):
+        """The torch-only runtime queries use while the fast one is not built; from the
+        second query on, the fast one is built on a thread of its own.
+
+        Building costs a second or more (the weights hashed, the graph exported or
+        loaded, checked and timed): a one-query process (``searchapp search``) never
+        pays it, a server or an evaluation pays it once, beside its queries, not in one.
+        """
+        from searchapp.embedding.query_runtime import Candidate, QueryRuntime
+
+        with self._torch_runtime_lock:
+            if self._torch_runtime is None:
+                self._torch_runtime = QueryRuntime(
+                    Candidate("torch", self._torch_query),
+                    "one query: torch, until the fast path is built", {}, "torch")
+            self._queries_before_fast += 1
+            if self._queries_before_fast == QUERIES_BEFORE_FAST_PATH:
+                threading.Thread(target=self._build_quietly, name="query-path-build",
+                                 daemon=True).start()
+            return self._torch_runtime
+
+    def _build_quietly(self) -> None:
+        try:
+            self.query_runtime()
+        except Exception:  # queries stay on torch; the next process tries again
+            log.exception("Could not build the fast query path; queries use torch")
+
+    def query_runtime(self):
+        """The encoder's query runtime, built (checked and timed) at the first call."""
+        runtime = self._query_runtime
+        if runtime is None:
+            with self._query_runtime_lock:
+                if self._query_runtime is None:
+                    from searchapp.embedding.query_runtime import Candidate, QueryRuntime
+
+                    self._query_runtime = QueryRuntime.build(
+                        self, self.query_graph_dir, Candidate("torch", self._torch_query))
+                runtime = self._query_runtime
+        return runtime
+
+    def train(self, mode: bool = True) -> SiameseEncoder:
+        """As torch's ``train``; entering training drops the query runtimes and their caches
+        (built from the weights training is about to change)."""
+        if mode:
+            self._query_runtime = self._torch_runtime = None
+        return super().train(mode)
+
+    @torch.inference_mode()
+    def _torch_query(self, text: str, times: StageTimes) -> np.ndarray:
+        """One cleaned text through torch on the query path (the fallback of encode_query)."""
+        with times.stage("tokenize"), self.inference_lock:
+            ids = self.tokenizer(text, truncation=True, max_length=self.max_seq_length,
+                                 return_attention_mask=False,
+                                 return_token_type_ids=False)["input_ids"]
+        with times.stage("encode"):
+            path = self.query_path if len(ids) <= speed.QUERY_TOKENS else self.speed_path
+            with _autocast(path):
+                return self._infer_batch([ids])[0]
 
     @torch.inference_mode()
     def _encode_on(self, path: str, texts: Sequence[str], batch_size: int | None,

@@ -166,5 +166,7 @@ def load_encoder(name: str, settings: Settings):
     """Load a model by name onto the configured device and precision (imports torch lazily)."""
     from searchapp.embedding.encoder import SiameseEncoder
 
-    return SiameseEncoder.load(model_path(name, settings), device=settings.device,
-                               precision=settings.precision)
+    encoder = SiameseEncoder.load(model_path(name, settings), device=settings.device,
+                                  precision=settings.precision)
+    encoder.query_graph_dir = settings.data_dir / "cache" / "query-graphs"
+    return encoder

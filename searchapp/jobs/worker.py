@@ -180,6 +180,9 @@ def worker_pid_in(data_dir: Path) -> int | None:
         return None
 
 
+WORKER_NICE = 10  # the worker's niceness above its starter's: searches come first
+
+
 def ensure_worker(settings) -> int:
     """Start ``searchapp worker`` in the background unless one is alive; return its pid.
 
@@ -236,6 +239,27 @@ def hold_worker_lock(data_dir: Path, wait: float = LOCK_WAIT_SECONDS):
     return handle
 
 
+def yield_to_searches(step: int = WORKER_NICE) -> int:
+    """Lower this process' CPU priority by ``step`` (``os.nice``); the niceness it now has.
+
+    The worker's jobs (an embed job's torch threads above all) want every core for
+    minutes; a search wants one for milliseconds. At a niceness 10 above the server
+    the kernel gives the server about nine tenths of a core both want, so a search
+    during an embed job waits little (``benchmarks/api_load.py --embed-job``), and the
+    job takes what searches leave. An unprivileged process may always lower its own
+    priority; where it cannot, the worker runs as it is.
+
+    Example:
+        >>> yield_to_searches(0) == os.nice(0)
+        True
+    """
+    try:
+        return os.nice(step)
+    except OSError as exc:  # pragma: no cover - a sandbox refusing setpriority
+        log.warning("could not lower the worker's priority: %s", exc)
+        return os.nice(0)
+
+
 def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()) -> int:
     """Entry point of ``searchapp worker``: hold the worker lock, work until SIGTERM/SIGINT.
 
@@ -243,7 +267,9 @@ def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()
     report, so stopping the app never waits for a long job to end. ``companions`` run
     in threads of their own beside the jobs (the CLI passes the watched folders'
     keeper) and are given the stop event.
+    The worker runs at a lower CPU priority than the server (``yield_to_searches``).
     """
+    yield_to_searches()
     lock = hold_worker_lock(app.settings.data_dir)
     if lock is None:
         log.info("a worker (pid %s) already serves this data folder; running alongside it",

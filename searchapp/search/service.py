@@ -44,7 +44,9 @@ from searchapp.search.filters import Condition, check_columns, parse_condition, 
 from searchapp.search.snippets import Snippet, make_snippet
 from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
+from searchapp.timing import StageTimes
 from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
+from searchapp.vectors.index import scores_against
 from searchapp.vectors.passage_index import STRIDE
 
 MAX_K = 1000
@@ -154,12 +156,16 @@ def check_mode(mode: str) -> str:
 
 def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
            min_score: float | None = None, mode: str = DEFAULT_MODE,
-           where: Sequence[str | Condition] | None = None) -> list[SearchHit]:
+           where: Sequence[str | Condition] | None = None,
+           times: StageTimes | None = None) -> list[SearchHit]:
     """The k best documents for ``query``, best first.
 
     ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
     is a minimum cosine (semantic and hybrid). ``where``: conditions such as
     ``"year>=2024"`` (see ``searchapp.search.filters``), all of which a hit meets.
+    ``times`` collects the milliseconds of each stage (``searchapp.timing``; the
+    API's ``Server-Timing`` header): tokenize, encode (or query-cache), vector,
+    passages, fulltext, fusion, rows, snippets.
 
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
@@ -174,39 +180,51 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     check_columns(conditions, handle.meta_columns, handle.name)
     flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
     depth = k if mode != "hybrid" else max(k, FUSION_DEPTH)
-    # the full-text query runs beside the encoder (both release the GIL): hybrid costs
-    # about the slower of the two, not their sum
-    lexical = _LEXICAL.submit(_lexical, app, handle, query, depth, flt) \
+    times = times if times is not None else StageTimes()
+    # the full-text query runs on its own thread and connection beside the encoder and the
+    # vector search (all release the GIL): hybrid costs about the slower of the two sides
+    lexical = _LEXICAL.submit(_lexical, app, handle, query, depth, flt, times) \
         if mode != "semantic" else None
-    vector = app.encoder(handle.model.name).encode([query])[0] if mode != "lexical" else None
-    semantic = []
-    if vector is not None:
-        with app.db.reader() as conn:
-            semantic = semantic_candidates(handle, vector, depth, conn, flt)
-    ranked = _rank(mode, semantic, lexical.result() if lexical else [], k, query)
-    if vector is not None:
-        _fill_cosines(handle, vector, ranked)
-        if min_score is not None:
-            ranked = [c for c in ranked if c.semantic_score is not None
-                      and c.semantic_score >= min_score]
-    return _hits(app, ranked, fulltext.query_words(query))
+    semantic, vector = [], None
+    if mode != "lexical":
+        vector = app.encoder(handle.model.name).encode_query(query, times)
+        semantic = _semantic(app, handle, vector, depth, flt, times)
+    found = lexical.result() if lexical else []
+    with times.stage("fusion"):
+        ranked = _rank(mode, semantic, found, k, query)
+        if vector is not None:
+            _fill_cosines(handle, vector, ranked)
+            if min_score is not None:
+                ranked = [c for c in ranked if c.semantic_score is not None
+                          and c.semantic_score >= min_score]
+    return _hits(app, ranked, fulltext.query_words(query), times)
 
 
 def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
-             flt: tuple[str, dict] | None) -> list[tuple[int, float]]:
-    with app.db.reader() as conn:
+             flt: tuple[str, dict] | None, times: StageTimes) -> list[tuple[int, float]]:
+    with times.stage("fulltext"), app.db.reader() as conn:
         return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
                                        documents=handle.documents)
 
 
+def _semantic(app: App, handle: CorpusHandle, vector: np.ndarray, n: int,
+              flt: tuple[str, dict] | None, times: StageTimes) -> list[_Candidate]:
+    """The semantic candidates; a connection is taken only where a filter needs one."""
+    if flt is None:
+        return semantic_candidates(handle, vector, n, times=times)
+    with app.db.reader() as conn:
+        return semantic_candidates(handle, vector, n, conn, flt, times)
+
+
 # ---- semantic --------------------------------------------------------------------------
 def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=None,
-                        flt: tuple[str, dict] | None = None) -> list[_Candidate]:
+                        flt: tuple[str, dict] | None = None,
+                        times: StageTimes | None = None) -> list[_Candidate]:
     """The ``n`` documents closest to ``vector`` (passing ``flt``), best first."""
     total = handle.index.count
     want = n
     while True:
-        found = _nearest_documents(handle, vector, want)
+        found = _nearest_documents(handle, vector, want, times)
         if flt is not None:
             ok = fulltext.matching_ids(conn, handle.corpus_id, [c.doc for c in found], flt)
             found = [c for c in found if c.doc in ok]
@@ -217,11 +235,22 @@ def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=N
         want = min(want * WIDEN, total)
 
 
-def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int) -> list[_Candidate]:
+def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int,
+                       times: StageTimes | None = None) -> list[_Candidate]:
     """Top documents from the document and passage indexes; split documents by best passage."""
-    labels, scores = handle.index.search(vector[None, :], n)
-    best = {int(label): _Candidate(int(label), float(score))
-            for label, score in zip(labels[0], scores[0], strict=True)}
+    times = times if times is not None else StageTimes()
+    with times.stage("vector"):
+        labels, scores = handle.index.search(vector[None, :], n)
+        best = {int(label): _Candidate(int(label), float(score))
+                for label, score in zip(labels[0], scores[0], strict=True)}
+    with times.stage("passages"):
+        _best_passages(handle, vector, n, best)
+    return sorted(best.values(), key=lambda c: -c.score)[:n]
+
+
+def _best_passages(handle: CorpusHandle, vector: np.ndarray, n: int,
+                   best: dict[int, _Candidate]) -> None:
+    """Add the passage index's nearest documents to ``best``; split ones scored by passage."""
     passages = handle.passages
     if passages is not None and passages.count:
         plabels, _ = passages.search(vector[None, :], n)
@@ -230,7 +259,6 @@ def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int) -> list
         split = [d for d in best if d in passages.passage_counts]
         for doc, (number, score) in passages.best_passages(vector, split).items():
             best[doc] = _Candidate(doc, score, number)
-    return sorted(best.values(), key=lambda c: -c.score)[:n]
 
 
 def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
@@ -239,7 +267,7 @@ def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
     ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
     if len(ids) <= EXACT_FILTER_MAX:
         labels, matrix = handle.index.vectors_of(ids)
-        scores = matrix @ vector if len(labels) else np.zeros(0, np.float32)
+        scores = scores_against(matrix, vector) if len(labels) else np.zeros(0, np.float32)
     else:
         allowed = set(ids)
         labels, scores = handle.index.search_accepting(vector, n, allowed.__contains__)
@@ -310,7 +338,7 @@ def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked
     if not missing:
         return
     labels, matrix = handle.index.vectors_of([r.doc for r in missing])
-    scores = dict(zip(labels.tolist(), (matrix @ vector).tolist(), strict=True))
+    scores = dict(zip(labels.tolist(), scores_against(matrix, vector).tolist(), strict=True))
     passages = handle.passages.best_passages(vector, scores) if handle.passages else {}
     for r in missing:
         if r.doc in passages:
@@ -320,14 +348,22 @@ def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked
 
 
 # ---- rows --------------------------------------------------------------------------------
-def _hits(app: App, ranked: list[_Ranked], words: list[str]) -> list[SearchHit]:
+def _hits(app: App, ranked: list[_Ranked], words: list[str],
+          times: StageTimes | None = None) -> list[SearchHit]:
     """Ranked documents → SearchHits with their rows, passage spans and snippets."""
-    with app.db.reader() as conn:
+    times = times if times is not None else StageTimes()
+    with times.stage("rows"), app.db.reader() as conn:
         docs = repo.documents_by_id(conn, [r.doc for r in ranked])
         with_passage = [r.doc for r in ranked if r.passage is not None]
         spans = repo.passage_spans(conn, with_passage) if with_passage else {}
         files = [i for i, d in docs.items() if "sha256" in d.meta and "path" in d.meta]
         layouts = repo.layouts_by_id(conn, files) if files else {}
+    with times.stage("snippets"):
+        return _make_hits(ranked, docs, spans, layouts, words)
+
+
+def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
+               words: list[str]) -> list[SearchHit]:
     hits = []
     for r in ranked:
         doc = docs.get(r.doc)

@@ -47,8 +47,8 @@ def preload(app: App) -> int:
     with app.db.session() as s:
         summaries = repo.summaries(s)
     for name in sorted({c.model_name for c in summaries} | {app.settings.model}):
-        try:
-            app.encoder(name)
+        try:  # the query path too: its graph exported or loaded, checked and timed
+            app.encoder(name).query_runtime()
         except Exception:  # a broken model shows its error when it is used, not here
             continue
     _open_indexes(app, summaries)

@@ -74,6 +74,21 @@ def ef_search_for(count: int) -> int:
     return next((ef for limit, ef in EF_SEARCH_STEPS if count <= limit), EF_SEARCH_LARGEST)
 
 
+def scores_against(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """Dot products of the rows of ``matrix`` (n, dim) with one ``vector`` (dim,): (n,).
+
+    Computed on the calling thread (``np.einsum``), not by the BLAS thread pool: for
+    one query the product is a fraction of a millisecond of work, and waking
+    OpenBLAS's threads on a busy 2-core machine took 12-16 ms for 1,539 rows
+    (einsum: 0.16 ms; 20,000 rows 4.6 ms against matmul's 9.9).
+
+    Example:
+        >>> scores_against(np.eye(2, dtype=np.float32), np.array([0.5, 2.0], np.float32))
+        array([0.5, 2. ], dtype=float32)
+    """
+    return np.einsum("ij,j->i", matrix, vector)
+
+
 class VectorIndex:
     """hnswlib index with deletions tracked, k clamped, and exact search when small."""
 
@@ -283,7 +298,9 @@ class VectorIndex:
             ids = self.labels()
             self._exact = (ids, self.vectors(ids))
         ids, matrix = self._exact
-        scores = queries @ matrix.T  # (q, n)
+        # one query: on this thread (see scores_against); many: BLAS
+        scores = scores_against(matrix, queries[0])[None, :] if len(queries) == 1 \
+            else queries @ matrix.T  # (q, n)
         top = np.argpartition(-scores, k - 1, axis=1)[:, :k]
         top_scores = np.take_along_axis(scores, top, axis=1)
         order = np.argsort(-top_scores, axis=1, kind="stable")

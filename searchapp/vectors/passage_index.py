@@ -10,6 +10,14 @@ The index is kept at the corpus' generation like the document index
 stored beside each document's vector); a tombstoned document takes its
 passages with it.
 
+Scoring a hit's passages exactly (``best_passages``) needs their vectors, and
+hnswlib hands stored vectors back slowly (tens of microseconds each: 40-120 ms
+for the passages of 50 manual pages on 2 busy cores). The vectors of recently
+scored documents are therefore kept as one matrix per document in an LRU of
+``PASSAGE_CACHE_BYTES`` (``_PassageMatrices``); the documents not there are
+fetched in one ``get_items`` call. A document's entry goes when its passages are
+added again or deleted, so a hit is always scored on the vectors the index holds.
+
 Example:
     >>> import numpy as np
     >>> idx = PassageIndex(dim=2)
@@ -23,6 +31,8 @@ Example:
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -30,10 +40,50 @@ import numpy as np
 
 from searchapp.embedding.passages import MAX_PASSAGES
 from searchapp.store import repo
-from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.index import VectorIndex, scores_against
 from searchapp.vectors.index_cache import IndexCache, IndexKey, _Entry
 
 STRIDE = MAX_PASSAGES
+PASSAGE_CACHE_BYTES = 64 * 2**20  # passage vectors of recent hits kept per index
+
+
+class _PassageMatrices:
+    """An LRU of document → its passages' vectors (p, dim), bounded in bytes; thread-safe."""
+
+    def __init__(self, budget: int = PASSAGE_CACHE_BYTES):
+        self.budget, self.used = budget, 0
+        self.version = 0  # bumped by every forget: a matrix read before one is not kept
+        self._items: OrderedDict[int, np.ndarray] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, doc: int) -> np.ndarray | None:
+        with self._lock:
+            matrix = self._items.get(doc)
+            if matrix is not None:
+                self._items.move_to_end(doc)
+            return matrix
+
+    def put(self, doc: int, matrix: np.ndarray, version: int) -> None:
+        """Keep ``matrix``, read when ``self.version`` was ``version`` (else it may be stale)."""
+        with self._lock:
+            if version != self.version:
+                return
+            self._drop(doc)
+            self._items[doc] = matrix
+            self.used += matrix.nbytes
+            while self.used > self.budget and self._items:
+                self.used -= self._items.popitem(last=False)[1].nbytes
+
+    def forget(self, docs: Iterable[int]) -> None:
+        with self._lock:
+            self.version += 1
+            for doc in docs:
+                self._drop(int(doc))
+
+    def _drop(self, doc: int) -> None:
+        old = self._items.pop(doc, None)
+        if old is not None:
+            self.used -= old.nbytes
 
 
 class PassageIndex(VectorIndex):
@@ -42,6 +92,7 @@ class PassageIndex(VectorIndex):
     def __init__(self, dim: int, *args, **kwargs):
         super().__init__(dim, *args, **kwargs)
         self.passage_counts: dict[int, int] = {}
+        self._matrices = _PassageMatrices()
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
@@ -57,31 +108,55 @@ class PassageIndex(VectorIndex):
         super().delete(np.asarray(stale, dtype=np.int64))
         super().add(labels, vectors)
         self.passage_counts.update(new_counts)
+        self._matrices.forget(new_counts)
 
     def delete(self, labels: np.ndarray) -> None:
         """Delete by *document* ids (the tombstones' ids): all of their passages."""
         self.delete_documents(labels)
 
     def delete_documents(self, doc_ids: Iterable[int]) -> None:
-        labels = [int(d) * STRIDE + p for d in doc_ids
-                  for p in range(self.passage_counts.pop(int(d), 0))]
+        doc_ids = [int(d) for d in doc_ids]
+        labels = [d * STRIDE + p for d in doc_ids for p in range(self.passage_counts.pop(d, 0))]
         super().delete(np.asarray(labels, dtype=np.int64))
+        self._matrices.forget(doc_ids)
 
     def passages_of(self, doc_id: int) -> np.ndarray:
         return doc_id * STRIDE + np.arange(self.passage_counts.get(doc_id, 0), dtype=np.int64)
 
     def best_passages(self, query: np.ndarray, doc_ids: Iterable[int]
                       ) -> dict[int, tuple[int, float]]:
-        """{document: (best passage number, cosine)} exactly, for split documents among doc_ids."""
+        """{document: (best passage number, cosine)} exactly, for split documents among doc_ids.
+
+        The passages' vectors come from the LRU of recent documents, the others
+        from the index in one call (and are kept for the next query).
+        """
         out: dict[int, tuple[int, float]] = {}
-        for doc in doc_ids:
-            labels = self.passages_of(int(doc))
-            if len(labels) == 0:
-                continue
-            scores = self.vectors(labels) @ query  # (p,)
+        for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items():
+            scores = scores_against(matrix, query)  # (p,)
             best = int(np.argmax(scores))
-            out[int(doc)] = (best, float(scores[best]))
+            out[doc] = (best, float(scores[best]))
         return out
+
+    def _passage_vectors(self, docs: list[int]) -> dict[int, np.ndarray]:
+        """{document: its passages' vectors (p, dim)} for the split documents among docs."""
+        found: dict[int, np.ndarray] = {}
+        missing = []
+        for doc in docs:
+            matrix = self._matrices.get(doc)
+            if matrix is not None:
+                found[doc] = matrix
+            elif self.passage_counts.get(doc, 0):
+                missing.append(doc)
+        if missing:
+            version = self._matrices.version
+            labels = [self.passages_of(doc) for doc in missing]
+            vectors = self.vectors(np.concatenate(labels))
+            start = 0
+            for doc, own in zip(missing, labels, strict=True):
+                found[doc] = vectors[start:start + len(own)]
+                start += len(own)
+                self._matrices.put(doc, found[doc], version)
+        return found
 
     @classmethod
     def load(cls, path: Path, expect: dict) -> PassageIndex:

@@ -1,0 +1,201 @@
+"""One query's fast path (``searchapp.embedding.query_runtime``) gives the document path's
+vectors, and the stages of a search are timed.
+
+Every candidate the runtime kept (ONNX Runtime on 1 and 2 threads, torch) is compared with
+the document path (``encode`` of a batch, the vectors the corpus is stored with) on
+hypothesis' texts of 1 to 512 tokens: cosine >= 0.9999. The fast tokenizer gives the
+encoder's ids; the ONNX graph is cached on disk by weights hash and made again when the
+file is damaged; without onnxruntime the runtime falls back to torch and says why.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from searchapp.embedding import onnx_graph
+from searchapp.embedding.query_runtime import Candidate, QueryRuntime, rust_tokenizer
+from searchapp.timing import StageTimes
+
+WORDS = ["the", "protein", "folding", "of", "thermophilic", "bacteria", "under", "heat",
+         "stress", "Zürich", "東京", "🙂", "3.14159", "ERR-40417", "naïve", "café", "a", "is",
+         "reset", "password", "supercalifragilistic", "-", "(", ")", "don't"]
+texts = st.one_of(
+    st.lists(st.sampled_from(WORDS), min_size=1, max_size=420).map(" ".join),
+    st.text(min_size=1, max_size=60).filter(lambda t: t.strip()),
+)
+EXACT = 0.9999
+
+
+@pytest.fixture(scope="module")
+def runtime(bundled_encoder) -> QueryRuntime:
+    return bundled_encoder.query_runtime()
+
+
+def test_the_fast_paths_are_there_on_a_cpu(runtime):
+    names = {c.name for c in runtime.candidates}
+    assert {"torch", "onnx-1", "onnx-2"} <= names, runtime.reason
+    assert runtime.path in names and runtime.timings_ms[runtime.path] == \
+        min(runtime.timings_ms.values())
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=texts)
+def test_every_query_path_gives_the_document_paths_vector(bundled_encoder, runtime, text):
+    enc = bundled_encoder
+    cleaned = enc._clean([text])[0]
+    if not cleaned:
+        return
+    tokens = len(enc._token_ids([text])[0]) - 2  # without [CLS] and [SEP]
+    assert tokens >= 1
+    document = enc.encode([text, "another text, so the batch path runs"])[0]
+    for candidate in runtime.candidates:
+        vector = candidate.encode(cleaned, StageTimes())
+        cosine = float(vector @ document / np.linalg.norm(vector) / np.linalg.norm(document))
+        assert cosine >= EXACT, (candidate.name, tokens, cosine)
+    assert float(enc.encode_query(text) @ document) >= EXACT
+
+
+def test_queries_past_the_max_length_are_truncated_alike(bundled_encoder, runtime):
+    enc = bundled_encoder
+    for words in (512,):
+        text = " ".join(WORDS[i % 9] for i in range(words))
+        assert len(enc.tokenizer(text)["input_ids"]) > enc.max_seq_length
+        document = enc.encode([text, "x"])[0]
+        for candidate in runtime.candidates:
+            assert float(candidate.encode(text, StageTimes()) @ document) >= EXACT
+
+
+@settings(max_examples=60, deadline=None)
+@given(text=st.text(min_size=1, max_size=300))
+def test_the_fast_tokenizer_gives_the_encoders_ids(bundled_encoder, text):
+    tokenizer = rust_tokenizer(bundled_encoder)
+    cleaned = bundled_encoder._clean([text])[0]
+    assert tokenizer.encode(cleaned).ids == bundled_encoder._token_ids([text])[0]
+
+
+def test_a_repeated_query_comes_from_the_cache_and_cannot_be_changed(bundled_encoder, runtime):
+    first, times = bundled_encoder.encode_query("a cached query"), StageTimes()
+    again = bundled_encoder.encode_query("  a cached query ", times)
+    assert again is first and "encode" not in times.ms() and "query-cache" in times.ms()
+    with pytest.raises(ValueError):
+        again[0] = 1.0
+    fresh = bundled_encoder.encode_query("a cached query", use_cache=False)
+    assert fresh is not first and np.allclose(fresh, first)
+
+
+def test_the_first_query_goes_through_torch_and_the_second_builds_the_fast_path(tiny_bert):
+    import time
+
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    enc = SiameseEncoder.load(tiny_bert, device="cpu", precision="fp32")
+    first = enc.encode_query("one query")
+    assert enc._query_runtime is None  # a one-query process builds nothing
+    again = enc.encode_query("another query")
+    deadline = time.monotonic() + 120
+    while enc._query_runtime is None:  # built on a thread of its own
+        assert time.monotonic() < deadline, "the fast path was never built"
+        time.sleep(0.05)
+    assert enc._query_runtime.path.startswith(("onnx", "torch"))
+    assert float(enc.encode_query("one query") @ first) >= EXACT
+    assert float(enc.encode_query("another query", use_cache=False) @ again) >= EXACT
+
+
+def test_training_drops_the_runtime_built_from_the_old_weights(tiny_bert):
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    enc = SiameseEncoder.load(tiny_bert, device="cpu", precision="fp32")
+    before = enc.query_runtime()
+    enc.train()
+    enc.eval()
+    assert enc.query_runtime() is not before
+
+
+def test_the_graph_is_cached_by_weights_hash_and_made_again_when_damaged(tiny_bert, tmp_path):
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    enc = SiameseEncoder.load(tiny_bert, device="cpu", precision="fp32")
+    key = onnx_graph.weights_hash(enc)
+    graph = onnx_graph.OnnxQueryGraph.load_or_export(enc, tmp_path, 1, key)
+    [saved] = tmp_path.glob("*.onnx")
+    assert saved.name.startswith(key[:32])
+    ids = enc._token_ids(["a short text"])[0]
+    expected = enc._encode_on("cpu-fp32", ["a short text"], None)[0]
+    assert float(graph.run(ids) @ expected) >= EXACT
+    saved.write_bytes(b"not a graph")
+    again = onnx_graph.OnnxQueryGraph.load_or_export(enc, tmp_path, 1, key)
+    assert float(again.run(ids) @ expected) >= EXACT and saved.stat().st_size > 1000
+
+
+def test_without_onnxruntime_queries_go_through_torch_and_the_reason_says_so(
+        tiny_bert, monkeypatch):
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    enc = SiameseEncoder.load(tiny_bert, device="cpu", precision="fp32")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # import fails
+    monkeypatch.setattr("searchapp.embedding.query_runtime._GRAPHS", {})
+    runtime = QueryRuntime.build(enc, None, Candidate("torch", enc._torch_query))
+    assert runtime.path == "torch" and "onnxruntime is not installed" in runtime.reason
+    assert float(runtime.encode("hello there") @ enc.encode(["hello there", "x"])[0]) >= EXACT
+
+
+def test_a_hybrid_search_times_each_stage(app, bundled_encoder):
+    from searchapp.corpora.ingest import read_table
+    from searchapp.corpora.service import upload
+    from searchapp.jobs.worker import work
+    from searchapp.search.service import search
+
+    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
+    csv = app.settings.data_dir.parent / "faq.csv"
+    csv.write_text("id,text\nt1,How do I reset my password?\nt2,Where is my invoice?\n")
+    upload(app, read_table(csv), "faq")
+    work(app, stop_when_idle=True)
+    times = StageTimes()
+    hits = search(app, "faq", "reset the password", k=2, mode="hybrid", times=times)
+    assert hits[0].id == "t1"
+    stages = times.ms()
+    assert {"vector", "passages", "fulltext", "fusion", "rows", "snippets"} <= set(stages)
+    assert {"encode", "query-cache"} & set(stages)
+    assert times.server_timing().split(", ")[-1].startswith("total;dur=")
+
+
+# ---- the rest of the path --------------------------------------------------------------
+def _spans_word_by_word(text: str, words: list[str]) -> list[tuple[int, int]]:
+    """word_spans as it was: every word of the text stemmed and looked up."""
+    import re
+
+    from searchapp.search.snippets import stem
+
+    wanted = {stem(w) for w in words if w}
+    return [m.span() for m in re.finditer(r"\w+", text) if stem(m.group()) in wanted]
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.lists(st.one_of(st.sampled_from([*WORDS, "Updates", "UPDATED", "Kelvin",
+                                                      "ſtop", "İstanbul", "update_x"]),
+                               st.text(max_size=8)), max_size=40).map(" ".join),
+       words=st.lists(st.one_of(st.sampled_from(["update", "stop", "protein", "istanbul",
+                                                 "kelvin", "a", "ERR"]),
+                                st.text(min_size=1, max_size=6)), min_size=1, max_size=4))
+def test_marking_words_by_pattern_finds_what_stemming_every_word_finds(text, words):
+    from searchapp.search.snippets import word_spans
+
+    assert word_spans(text, words) == _spans_word_by_word(text, words)
+
+
+def test_cached_passage_vectors_follow_a_document_embedded_again():
+    from searchapp.vectors.passage_index import STRIDE, PassageIndex
+
+    idx = PassageIndex(dim=2)
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.array([[1, 0], [0, 1]], np.float32))
+    query = np.array([0.0, 1.0], np.float32)
+    assert idx.best_passages(query, [7]) == {7: (1, 1.0)}  # now kept in the LRU
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.array([[0, 1], [1, 0]], np.float32))
+    assert idx.best_passages(query, [7]) == {7: (0, 1.0)}
+    idx.delete_documents([7])
+    assert idx.best_passages(query, [7]) == {}
