@@ -52,6 +52,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from documents import tree_rss  # noqa: E402  (the process tree's resident bytes)
+
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / ".cache" / "big-inputs"
 TEXT = ("the invoice was paid after the committee approved the annual budget for the new "
@@ -136,28 +139,6 @@ def tar_pages(path: Path) -> int:
 def _size_mb(pdf) -> float:
     """The images dominate: their bytes so far, in MB."""
     return sum(len(info["data"]) for info in pdf.image_cache.images.values()) / 1e6
-
-
-def tree_rss(pid: int) -> int:
-    """Resident bytes of a process and all its descendants (from /proc)."""
-    children: dict[int, list[int]] = {}
-    rss: dict[int, int] = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as f:
-                fields = f.read().rsplit(")", 1)[1].split()
-            children.setdefault(int(fields[1]), []).append(int(entry))
-            rss[int(entry)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            continue
-    total, todo = 0, [pid]
-    while todo:
-        p = todo.pop()
-        total += rss.get(p, 0)
-        todo += children.get(p, [])
-    return total
 
 
 def measured(argv: list[str], env: dict, timeout: float) -> dict:

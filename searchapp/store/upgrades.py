@@ -297,9 +297,10 @@ _V7_LAYOUTS = [
         PRIMARY KEY (document_id))""",
 ]
 
-_V8_WATCHED_SQLITE = [
-    """CREATE TABLE IF NOT EXISTS watched_folders (
-        id INTEGER NOT NULL PRIMARY KEY,
+def _watched_folders(id_column: str, timestamp: str) -> list[str]:
+    """Version 8's table in a dialect: its id column and its timestamp type."""
+    return [f"""CREATE TABLE IF NOT EXISTS watched_folders (
+        {id_column},
         corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
         path VARCHAR(4096) NOT NULL,
         include JSON,
@@ -314,40 +315,17 @@ _V8_WATCHED_SQLITE = [
         files_failed INTEGER NOT NULL,
         failures JSON,
         last_change JSON,
-        last_change_at DATETIME,
-        last_sync_at DATETIME,
+        last_change_at {timestamp},
+        last_sync_at {timestamp},
         job_id INTEGER,
         lease_owner VARCHAR(200),
-        lease_until DATETIME,
-        created_at DATETIME NOT NULL,
-        CONSTRAINT uq_watched_folder UNIQUE (corpus_id, path))""",
-]
+        lease_until {timestamp},
+        created_at {timestamp} NOT NULL,
+        CONSTRAINT uq_watched_folder UNIQUE (corpus_id, path))"""]
 
-_V8_WATCHED_POSTGRESQL = [
-    """CREATE TABLE IF NOT EXISTS watched_folders (
-        id SERIAL PRIMARY KEY,
-        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
-        path VARCHAR(4096) NOT NULL,
-        include JSON,
-        exclude JSON,
-        paused BOOLEAN NOT NULL,
-        device VARCHAR(40),
-        available BOOLEAN NOT NULL,
-        reason TEXT,
-        files_seen INTEGER NOT NULL,
-        files_in_step INTEGER NOT NULL,
-        files_waiting INTEGER NOT NULL,
-        files_failed INTEGER NOT NULL,
-        failures JSON,
-        last_change JSON,
-        last_change_at TIMESTAMP WITHOUT TIME ZONE,
-        last_sync_at TIMESTAMP WITHOUT TIME ZONE,
-        job_id INTEGER,
-        lease_owner VARCHAR(200),
-        lease_until TIMESTAMP WITHOUT TIME ZONE,
-        created_at TIMESTAMP WITHOUT TIME ZONE NOT NULL,
-        CONSTRAINT uq_watched_folder UNIQUE (corpus_id, path))""",
-]
+
+_V8_WATCHED_SQLITE = _watched_folders("id INTEGER NOT NULL PRIMARY KEY", "DATETIME")
+_V8_WATCHED_POSTGRESQL = _watched_folders("id SERIAL PRIMARY KEY", "TIMESTAMP WITHOUT TIME ZONE")
 
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
