@@ -297,3 +297,45 @@ def test_batches_are_embedded_while_the_files_are_read(app, tmp_path, overlap):
     assert (embedded_by_ingest, embed.result["embedded"]) == ((150, 0) if overlap else (0, 150))
     [hit] = search(app, "notes", "how many chairs are in room 42", k=1, mode="hybrid")
     assert hit.id == "note-042.md"
+
+
+def test_the_job_says_it_is_embedding_the_last_batches_after_the_last_file(app, tmp_path,
+                                                                            monkeypatch):
+    """Every file read, the ingest waits for the thread's last batches: its line says so
+    (instead of standing on "Reading files: N of N" for as long as the encoder needs)."""
+    import threading
+
+    from searchapp.corpora import embed_alongside
+    from searchapp.corpora.files_job import ingest_task
+
+    said, real = threading.Event(), embed_alongside.embed_rows
+
+    def slow_until_said(*args, **kwargs):  # the encoder still busy when reading ends
+        said.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(embed_alongside, "embed_rows", slow_until_said)
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"n{n}.md").write_text(f"# Note {n}\nShelf {n} holds maps.\n")
+
+    class Recorder:
+        job_id = 0
+
+        def __init__(self):
+            self.app, self.messages = app, []
+
+        def checkpoint(self):
+            pass
+
+        def progress(self, done, total, message=None, **_):
+            self.messages.append(message)
+            if "embedding the last documents read" in (message or ""):
+                said.set()
+
+    ctx = Recorder()
+    report = ingest_task(ctx, {"corpus": "notes", "paths": [str(folder)], "sync": False,
+                               "model": app.settings.model, "staged": None})
+    assert report["added"] == 3 and said.is_set()
+    assert ctx.messages[-1].endswith("3 documents embedded")

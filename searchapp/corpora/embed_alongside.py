@@ -40,6 +40,7 @@ from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
 
 log = logging.getLogger(__name__)
+WAIT_REPORT_SECONDS = 0.5  # how often the job's line is refreshed while the last batches embed
 
 
 class _Stopped(Exception):
@@ -49,8 +50,9 @@ class _Stopped(Exception):
 class EmbedAlongside:
     """A thread that embeds a corpus' new documents while they are being stored."""
 
-    def __init__(self, app: App, corpus: str, checkpoint=None):
+    def __init__(self, app: App, corpus: str, checkpoint=None, waiting=None):
         self.app, self.corpus, self._checkpoint = app, corpus, checkpoint
+        self._waiting = waiting  # called while the reading is done and embedding goes on
         self.embedded = 0  # documents this thread embedded
         self._wake, self._reading_done, self._stop = (threading.Event(), threading.Event(),
                                                       threading.Event())
@@ -66,7 +68,15 @@ class EmbedAlongside:
             self._stop.set()
         self._reading_done.set()
         self._wake.set()
-        self._thread.join()
+        try:
+            while self._thread.is_alive():
+                self._thread.join(WAIT_REPORT_SECONDS)
+                if exc_type is None and self._waiting is not None and self._thread.is_alive():
+                    self._waiting()  # the job's line says what it waits for (may cancel)
+        except BaseException:
+            self._stop.set()
+            self._thread.join()
+            raise
         if exc_type is None:
             self._raise_stop()
 

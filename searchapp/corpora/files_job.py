@@ -237,9 +237,10 @@ def ingest_task(ctx, payload: dict) -> dict:
 
     try:
         same_device(paths, payload.get("device"))
-        with _alongside(app, name, ctx, payload) as run.alongside:
+        with _alongside(app, name, ctx, payload, run) as run.alongside:
             run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
                                  settle=float(payload.get("settle") or 0)), total)
+        run.report_read()
         if payload.get("sync"):
             same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
             run.remove_gone()
@@ -274,11 +275,12 @@ def same_device(paths: Sequence[Path], device: str | None) -> None:
                           "it is mounted.")
 
 
-def _alongside(app: App, name: str, ctx, payload: dict):
+def _alongside(app: App, name: str, ctx, payload: dict, run: _Run):
     """What embeds the batches while files are still read (``payload["overlap"]``, on
     by default; off, the embed job after the ingest does it all)."""
     if payload.get("overlap", True):
-        return EmbedAlongside(app, name, getattr(ctx, "checkpoint", None))
+        return EmbedAlongside(app, name, getattr(ctx, "checkpoint", None),
+                              waiting=lambda: run.report_embedding())
     return contextlib.nullcontext()
 
 
@@ -439,13 +441,21 @@ class _Run:
         self.done += 1
         self._report()
 
+    def report_read(self) -> None:
+        """Every file read (and, with ``overlap``, what was read embedded): the last line."""
+        self._report(force=True)
+
+    def report_embedding(self) -> None:
+        """Every file is read; the batches stored last are being embedded."""
+        self._report(" · embedding the last documents read", force=True)
+
     def _reading(self, path: str, done: int, total: int) -> None:
         """A file's reader is in a long step (OCR): say which file and how far it is."""
         self._report(f" · OCR of {path}: page {done:,} of {total:,}")
 
-    def _report(self, detail: str = "") -> None:
+    def _report(self, detail: str = "", force: bool = False) -> None:
         total = max(self.total, self.done) if self.total else 0
-        self.ctx.progress(self.done, total, f"Reading files: {self.done:,}"
+        self.ctx.progress(self.done, total, force=force, message=f"Reading files: {self.done:,}"
                           + (f" of {total:,}" if total else "")
                           + f" ({self.report.added + self.report.changed:,} read, "
                           f"{self.report.unchanged:,} unchanged, {self.report.failed:,} failed)"
