@@ -157,6 +157,34 @@ def test_a_folder_renamed_away_keeps_its_documents_and_syncs_again_when_back(
     assert folder_status(app)["reason"] is None
 
 
+def test_a_sync_that_failed_because_the_folder_went_keeps_the_unavailable_reason(app, tmp_path):
+    """The order that raced in CI: the folder is marked unavailable first, then its sync job
+    (started before the rename) ends failed; the status must still say why it is away."""
+    from searchapp.store import watched_folders as rows
+    from searchapp.watching.availability import unavailable
+    from searchapp.watching.sync import record
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    added = add_watch(app, root, "notes")
+    root.rename(tmp_path / "away")
+    reason = unavailable(str(root), None)
+    with app.db.session() as s:
+        rows.write_status(s, added["id"], available=False, reason=reason)
+    job_id = queue.enqueue(app.db, "ingest", {"corpus": "notes"})
+    job = queue.claim(app.db, "w", kinds=("ingest",))
+    queue.finish(app.db, job.lease, "failed",
+                 error=f"{root} cannot be read now (No such file or directory)")
+    record(app, added["id"], queue.get(app.db, job_id))
+    status = folder_status(app)
+    assert status["state"] == "unavailable" and status["reason"] == reason
+
+    with app.db.session() as s:  # an available folder shows the failed sync's error
+        rows.write_status(s, added["id"], available=True, reason=None)
+    record(app, added["id"], queue.get(app.db, job_id))
+    assert folder_status(app)["reason"].startswith("the last sync failed")
+
+
 @pytest.mark.slow
 def test_an_unmounted_folder_is_unavailable_not_empty(app, keeper, tmp_path):
     root = tmp_path / "share"

@@ -50,8 +50,13 @@ def record(app: App, folder_id: int, job: queue.JobView) -> dict:
     if job.status != "succeeded":
         why = job.error or job.message or job.status
         with app.db.session() as s:
-            rows.write_status(s, folder_id, job_id=None, last_sync_at=now,
-                              reason=f"the last sync {job.status}: {why}")
+            folder = rows.get_folder(s, folder_id)
+            values = dict(job_id=None, last_sync_at=now)
+            if folder is None or folder.available:
+                values["reason"] = f"the last sync {job.status}: {why}"
+            # An unavailable folder keeps the reason it was marked with ("not there", ...):
+            # a sync that failed because the folder went away says less than that.
+            rows.write_status(s, folder_id, **values)
         return {}
     report = job.result or {}
     failures = [{"path": p["path"], "reason": p["reason"]} for p in report.get("problems", [])
