@@ -63,6 +63,7 @@ from searchapp.training.negatives import (
     pair_rows,
     training_data,
 )
+from searchapp.training.recipe import Recipe, recipe_named
 
 log = logging.getLogger("searchapp.training")
 LEARN, ADAPT = "learn", "adapt"
@@ -78,6 +79,7 @@ STEP_NAMES = {"items": "Reading the judgements", "mine": "Mining hard negatives"
               "silver": "Labelling candidate pairs with the cross-encoder",
               "augmented": "Fine-tuning on judged and cross-encoder-labelled pairs",
               "choose": "Checking whether augmentation helped",
+              "final": "Training the final model on every judgement",
               "verdict": "Judging the new model against the current one"}
 
 
@@ -134,11 +136,17 @@ def _checked_hyper(hyper: dict) -> dict:
 
 
 def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
+                     recipe: str | None = None, train_on_all: bool = False,
                      **hyper) -> Started:
     """Check the corpus' judgements and the name, then queue the ``learn`` job.
 
-    ``hyper``: epochs, batch_size, lr, seed, max_steps (None: the defaults).
+    ``recipe``: the levers (``training.recipe``; None: the default, every lever);
+    ``train_on_all``: after the verdict, train the final model on every judgement
+    (the held-out part included) with the same recipe and steps; the verdict stays
+    the one measured on the held-out part. ``hyper``: epochs, batch_size, lr, seed,
+    max_steps (None: the defaults).
     """
+    chosen = recipe_named(recipe)
 
     check_new_model(app, name)
     if augment not in AUGMENT_CHOICES:
@@ -156,7 +164,8 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
     job_id = queue.enqueue(app.db, LEARN, {"corpus": state.name, "name": name,
                                            "base": state.model_name, "augment": augmenting,
-                                           "hyper": hyper})
+                                           "hyper": hyper, "recipe": chosen.as_dict(),
+                                           "train_on_all": bool(train_on_all)})
     return Started(job_id, _counts(train), _counts(held), augmenting)
 
 
@@ -256,19 +265,27 @@ def learn_task(ctx, payload: dict) -> dict:
     keys = ["items", "mine", "gold"]
     if payload.get("augment"):
         keys += ["cross", "silver", "augmented", "choose"]
-    steps = _Steps(ctx, folder, [*keys, "verdict"])
+    keys.append("verdict")
+    if payload.get("train_on_all"):
+        keys.append("final")
+    steps = _Steps(ctx, folder, keys)
+    clock = {"started": time.monotonic()}
     split = steps.done("items") or steps.save("items", _split_items(app, corpus,
                                                                     payload.get("augment")))
     steps.reporter("items", "judgements")(1, 1, f"{split['counts']['train']['judgements']} to "
                                                "train on, "
                                                f"{split['counts']['held']['judgements']} held out")
     train_items, held_items = _items_from(split["train"]), _items_from(split["held"])
+    recipe = recipe_named(payload.get("recipe", "before"))  # a job queued before recipes
     mined = steps.done("mine") or steps.save("mine", _mine(app, corpus, payload["base"],
                                                            train_items,
-                                                           steps.reporter("mine", "anchors")))
+                                                           steps.reporter("mine", "anchors"),
+                                                           recipe))
     examples = [Example(**e) for e in mined["examples"]]
     hyper = payload.get("hyper", {})
-    gold = _train_step(app, steps, "gold", payload["base"], examples, hyper)
+    _lap(clock, "items_and_mine")
+    gold = _train_step(app, steps, "gold", payload["base"], examples, hyper, recipe=recipe)
+    _lap(clock, "train")
     chosen, augmentation = gold, {"tried": False}
     if payload.get("augment"):
         chosen, augmentation = _augment_steps(app, corpus, payload, steps, train_items,
@@ -281,6 +298,7 @@ def learn_task(ctx, payload: dict) -> dict:
             "data": {"source": f"judgements of corpus {corpus!r}",
                      "examples": len(examples), "split": split["counts"]},
             "negatives": mined["summary"], "augmentation": augmentation,
+            "recipe": recipe.as_dict(),
             "hyperparameters": chosen["config"], "metrics": chosen["result"]["metrics"],
             "training": {k: chosen["result"][k] for k in ("steps", "best_step", "seconds",
                                                           "seconds_per_step", "device",
@@ -296,9 +314,56 @@ def learn_task(ctx, payload: dict) -> dict:
                                      steps.reporter("verdict", "documents"),
                                      note=f"held-out judgements, learning job {ctx.job_id}")
     card["verdict"] = verdict
+    _lap(clock, "verdict")
+    if payload.get("train_on_all") and "trained_on_all" not in card:
+        card["trained_on_all"] = _train_on_all(app, payload, steps, split, recipe, chosen)
+        _lap(clock, "final")
+    card["step_seconds"] = {k: v for k, v in clock.items() if k != "started"}
     write_card(app.settings.models_dir / name, card)
     shutil.rmtree(folder, ignore_errors=True)
     return _summary(card, app.settings.models_dir / name)
+
+
+def _lap(clock: dict, key: str) -> None:
+    """Seconds since the last lap, under ``key`` (the job's minutes per step)."""
+    now = time.monotonic()
+    clock[key] = round(now - clock.pop("last", clock["started"]), 1)
+    clock["last"] = now
+
+
+def _train_on_all(app: App, payload: dict, steps: _Steps, split: dict, recipe: Recipe,
+                  chosen: dict) -> dict:
+    """The final model trained on every judgement, held-out part included, with the same
+    recipe and as many epochs as the verdict's model needed; it replaces the saved weights
+    (the verdict stays the one measured before, on the model that never saw the held-out
+    part)."""
+    every = _items_from(split["train"])
+    held = _items_from(split["held"])
+    every = Items(every.queries + held.queries, every.pairs + held.pairs)
+    mined = _mine(app, payload["corpus"], payload["base"], every,
+                  steps.reporter("final", "anchors"), recipe)
+    examples = [Example(**e) for e in mined["examples"]]
+    config = chosen["config"]
+    per_epoch = max(1, math.ceil(len(examples) / config["batch_size"]))
+    epochs = max(1, math.ceil(chosen["result"]["best_step"] / per_epoch)) \
+        if chosen["result"]["best_step"] else config["epochs"]
+    hyper = {**payload.get("hyper", {}), "epochs": epochs}
+    final = train_bi_encoder(app, payload["base"], examples, hyper, steps.folder / "final",
+                             steps.reporter("final", "steps"), recipe=recipe)
+    target = app.settings.models_dir / payload["name"]
+    card = read_card(target)
+    tmp = app.settings.models_dir / f".{payload['name']}.final"
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(final["folder"], tmp)
+    write_card(tmp, card)
+    old = app.settings.models_dir / f".{payload['name']}.replaced"
+    shutil.rmtree(old, ignore_errors=True)
+    target.rename(old)
+    tmp.rename(target)
+    shutil.rmtree(old, ignore_errors=True)
+    return {"examples": len(examples), "epochs": epochs, "steps": final["result"]["steps"],
+            "note": "the verdict above was measured before: on the model trained without "
+                    "the held-out judgements"}
 
 
 def _split_items(app: App, corpus: str, augment: bool) -> dict:
@@ -340,15 +405,44 @@ class CorpusView:
         return [[(self.ext[int(label)], float(score)) for label, score in zip(ls, ss, strict=True)
                  if int(label) in self.ext] for ls, ss in zip(labels, scores, strict=True)]
 
+    def lexical(self, queries: list[str], k: int = 30) -> list[list[str]]:
+        """Each query's ``k`` best lexical (BM25) hits, by document id."""
+        from searchapp.search.service import search
 
-def _mine(app: App, corpus: str, model: str, items: Items, report) -> dict:
+        return [[h.id for h in search(self.app, self.handle, q, k=k, mode="lexical")]
+                if q.strip() else [] for q in queries]
+
+    def best_passage(self, query: np.ndarray, doc: str) -> str:
+        """The document's passage nearest to ``query`` as it was encoded (with its heading),
+        or its whole text when it is one passage."""
+        from searchapp.embedding.passages import with_head
+
+        pk, passages = self.pk[doc], self.handle.passages
+        if passages is None or not passages.passage_counts.get(pk):
+            return self.texts[doc]
+        best, _ = passages.best_passages(np.asarray(query, np.float32), [pk])[pk]
+        with self.app.db.session() as s:
+            spans = repo.passage_spans(s, [pk]).get(pk)
+            layout = repo.layouts_by_id(s, [pk]).get(pk)
+        if spans is None or best >= len(spans):
+            return self.texts[doc]
+        a, b = (int(x) for x in spans[best])
+        head = next((p[3] for p in layout or [] if len(p) > 3 and p[0] <= a < p[1]), None)
+        return with_head(self.texts[doc][a:b], head)
+
+
+def _mine(app: App, corpus: str, model: str, items: Items, report,
+          recipe: Recipe | None = None) -> dict:
     """Query judgements → triplets with hard negatives; judged pairs → contrastive rows."""
+    recipe = recipe or recipe_named("before")
     view = CorpusView(app, corpus, model)
     anchors = [a for a in anchors_of(Items(queries=items.queries)) if a.positive in view.texts]
     report(0, len(anchors), f"{len(anchors)} relevant documents")
-    examples, summary = mine_examples(anchors, view.texts, view.vectors_of, view.encode,
-                                      view.neighbours,
-                                      report=lambda d, t: report(d, t, f"{d} of {t}"))
+    examples, summary = mine_examples(
+        anchors, view.texts, view.vectors_of, view.encode, view.neighbours,
+        report=lambda d, t: report(d, t, f"{d} of {t}"),
+        lexical=view.lexical if recipe.lexical else None,
+        passage_of=view.best_passage if recipe.passages else None)
     pairs = pair_rows(items, view.texts)
     report(1, 1, f"{len(examples)} triplets, {len(pairs)} judged pairs")
     return {"examples": [asdict(e) for e in examples + pairs],
@@ -356,16 +450,28 @@ def _mine(app: App, corpus: str, model: str, items: Items, report) -> dict:
 
 
 # ---- training ----------------------------------------------------------------------------
-def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: float = 2e-5):
+def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: float = 2e-5,
+            recipe: Recipe | None = None):
+    """The trainer's settings: what the user set, else the recipe's (``cached``: large
+    batches through the gradient cache, up to ``recipe.MAX_EPOCHS`` epochs stopped early),
+    else about ``MIN_STEPS`` steps of batch 16."""
+    from searchapp.training import recipe as recipes
     from searchapp.training.trainer import TrainConfig
 
-    batch = int(hyper.get("batch_size") or batch_default)
+    cached = recipe is not None and recipe.cached
+    batch = int(hyper.get("batch_size") or (recipes.BIG_BATCH if cached else batch_default))
+    batch = min(batch, max(2, examples)) if cached else batch
     per_epoch = max(1, math.ceil(examples / batch))
-    epochs = hyper.get("epochs") or min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch)))
-    return TrainConfig(epochs=int(epochs), batch_size=batch, lr=hyper.get("lr") or lr_default,
+    epochs = hyper.get("epochs") or (
+        recipes.MAX_EPOCHS if cached
+        else min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch))))
+    return TrainConfig(epochs=int(epochs), batch_size=batch,
+                       lr=hyper.get("lr") or (recipes.CACHED_LR if cached else lr_default),
                        seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
                        checkpoint_every=hyper.get("checkpoint_every") or 50,
-                       unique_texts=True).check()
+                       unique_texts=True,
+                       cache_mini=recipes.MINI_BATCH if cached else 0,
+                       patience=recipes.PATIENCE if cached else 0).check()
 
 
 def dev_split(examples: list[Example], fraction: float = 0.1) -> tuple[list[int], list[int]]:
@@ -387,7 +493,7 @@ def dev_split(examples: list[Example], fraction: float = 0.1) -> tuple[list[int]
 
 
 def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, work: Path,
-                     report, lr_default: float = 2e-5) -> dict:
+                     report, lr_default: float = 2e-5, recipe: Recipe | None = None) -> dict:
     """Fine-tune ``base`` on the triplets (MNRL); the model saved in ``work/model``.
 
     Resumes from the trainer's checkpoint in ``work``. Returns {"folder", "config",
@@ -401,7 +507,7 @@ def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, 
         return json.loads(finished.read_text("utf-8"))
     data = training_data(examples)
     train_rows, dev_rows = dev_split(examples)
-    config = _config(hyper, len(train_rows), lr_default=lr_default)
+    config = _config(hyper, len(train_rows), lr_default=lr_default, recipe=recipe)
     encoder = SiameseEncoder.load(model_path(base, app.settings), device=app.settings.device,
                                   precision=app.settings.precision)
     trainer = Trainer(encoder, data.subset(train_rows), data.subset(dev_rows), config, work,
@@ -422,9 +528,9 @@ def _plain(value):
 
 
 def _train_step(app: App, steps: _Steps, key: str, base: str, examples: list[Example],
-                hyper: dict, lr_default: float = 2e-5) -> dict:
+                hyper: dict, lr_default: float = 2e-5, recipe: Recipe | None = None) -> dict:
     return train_bi_encoder(app, base, examples, hyper, steps.folder / key,
-                            steps.reporter(key, "steps"), lr_default)
+                            steps.reporter(key, "steps"), lr_default, recipe)
 
 
 # ---- Augmented SBERT ---------------------------------------------------------------------
@@ -579,7 +685,8 @@ def _summary(card: dict, path: Path) -> dict:
             "verdict": verdict.get("verdict"), "sentence": verdict.get("sentence"),
             "comparison": verdict.get("comparison"), "threshold": verdict.get("threshold"),
             "augmentation": card.get("augmentation"), "negatives": card.get("negatives"),
-            "metrics": card.get("metrics"), **card.get("training", {})}
+            "metrics": card.get("metrics"), "recipe": card.get("recipe"),
+            "step_seconds": card.get("step_seconds"), **card.get("training", {})}
 
 
 # ---- unsupervised adaptation -------------------------------------------------------------

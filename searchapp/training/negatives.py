@@ -9,7 +9,15 @@ also carries one *hard* negative, a document that looks right but is not:
 1. a document judged not relevant to that query (or not a duplicate of that
    document): certain, and exactly the kind of mistake the user saw; else
 2. a document mined from the corpus: one of the ``RANGE_MAX`` nearest to the
-   anchor under the current model that nobody judged, drawn at random (seeded).
+   anchor under the current model that nobody judged, drawn at random (seeded);
+   with ``lexical`` (a query's ``RANGE_MAX`` best lexical hits), half the time
+   one of those instead: a document that shares the query's words but does not
+   answer it is the mistake hybrid search makes, and the semantic list rarely
+   holds it. Both lists pass the same guard, scored by the current model.
+
+With ``passage_of`` (long documents), a query's positive and negative are the
+documents' best passages for the query (what search scores), not their first
+256 tokens.
 
 Mined negatives carry a risk: an unjudged neighbour may well be relevant (a
 second answer to the query, a third copy of the question), and training it
@@ -94,7 +102,9 @@ class MiningSummary:
     judged: int = 0
     mined: int = 0
     random: int = 0
+    lexical: int = 0  # mined from the lexical list
     guarded: int = 0  # mined candidates dropped by the false-negative guard
+    passages: int = 0  # positives or negatives shortened to their best passage
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -142,39 +152,33 @@ def guard(candidates: Iterable[tuple[str, float]], positive_score: float,
     return [doc for doc, score in candidates if score <= bound and doc not in exclude]
 
 
+Lexical = Callable[[list[str]], list[list[str]]]  # query texts → ranked document ids
+PassageOf = Callable[[np.ndarray, str], str]  # (query vector, document id) → passage text
+
+
 def mine_examples(anchors: list[Anchor], texts: dict[str, str], vectors_of: Callable[[list[str]],
                   np.ndarray], encode: Encode, neighbours: Callable[[np.ndarray, int],
                   list[list[tuple[str, float]]]], seed: int = 42,
                   relative_margin: float = RELATIVE_MARGIN,
-                  report: Callable[[int, int], None] | None = None) -> tuple[list[Example],
-                                                                           MiningSummary]:
+                  report: Callable[[int, int], None] | None = None,
+                  lexical: Lexical | None = None, passage_of: PassageOf | None = None
+                  ) -> tuple[list[Example], MiningSummary]:
     """One triplet per anchor: a judged negative when there is one, else a guarded mined one.
 
     ``texts``: {document id: text} of the corpus; ``vectors_of(ids)``: the current
     model's document vectors (n, dim); ``encode(texts)``: query vectors;
-    ``neighbours(vectors, k)``: for each vector the k nearest (document id, cosine).
+    ``neighbours(vectors, k)``: for each vector the k nearest (document id, cosine);
+    ``lexical`` and ``passage_of``: see the module docstring.
     """
     rng = random.Random(seed)
     summary = MiningSummary()
     all_docs = sorted(texts)
     need = [a for a in anchors if not a.judged_negatives]
-    queries = [a for a in need if a.doc is None]
-    docs = [a for a in need if a.doc is not None]
-    anchor_vectors = {}
-    if queries:
-        anchor_vectors.update(zip((id(a) for a in queries), encode([a.text for a in queries]),
-                                  strict=True))
-    if docs:
-        anchor_vectors.update(zip((id(a) for a in docs), vectors_of([a.doc for a in docs]),
-                                  strict=True))
+    vectors = _anchor_vectors(anchors if passage_of else need, texts, vectors_of, encode)
     positive_vectors = dict(zip([a.positive for a in need],
                                 vectors_of([a.positive for a in need]), strict=True)) \
         if need else {}
-    found = {}
-    if need:
-        matrix = np.stack([anchor_vectors[id(a)] for a in need])  # (m, dim)
-        for a, near in zip(need, neighbours(matrix, RANGE_MAX + 1), strict=True):
-            found[id(a)] = near
+    found = _candidates(need, vectors, vectors_of, neighbours, lexical)
     examples, turn = [], {}
     for i, a in enumerate(anchors):
         anchor_text = a.text or texts[a.doc]
@@ -183,21 +187,68 @@ def mine_examples(anchors: list[Anchor], texts: dict[str, str], vectors_of: Call
             turn[a.group] = k + 1
             negative, source = a.judged_negatives[k % len(a.judged_negatives)], "judged"
         else:
-            positive_score = float(anchor_vectors[id(a)] @ positive_vectors[a.positive])
+            positive_score = float(vectors[id(a)] @ positive_vectors[a.positive])
             exclude = {a.positive, *a.known_positives, *([a.doc] if a.doc else [])}
-            near = found[id(a)]
-            safe = guard(near, positive_score, exclude, relative_margin)
-            summary.guarded += sum(1 for d, _ in near if d not in exclude) - len(safe)
-            if safe:
-                negative, source = rng.choice(safe), "mined"
-            else:
-                negative, source = _random_other(rng, all_docs, exclude), "random"
+            negative, source = _pick(rng, found[id(a)], positive_score, exclude,
+                                     relative_margin, summary, all_docs)
         setattr(summary, source, getattr(summary, source) + 1)
-        examples.append(Example(anchor_text, texts[a.positive], texts[negative], a.group, source))
+        positive, negative_text = texts[a.positive], texts[negative]
+        if passage_of is not None and a.doc is None:
+            positive = passage_of(vectors[id(a)], a.positive)
+            negative_text = passage_of(vectors[id(a)], negative)
+            summary.passages += (positive != texts[a.positive]) + \
+                (negative_text != texts[negative])
+        examples.append(Example(anchor_text, positive, negative_text, a.group,
+                                "mined" if source == "lexical" else source))
         if report:
             report(i + 1, len(anchors))
     summary.examples = len(examples)
     return examples, summary
+
+
+def _anchor_vectors(anchors: list[Anchor], texts: dict[str, str], vectors_of, encode
+                    ) -> dict[int, np.ndarray]:
+    """{id(anchor): its vector}: queries encoded, documents' stored vectors."""
+    queries = [a for a in anchors if a.doc is None]
+    docs = [a for a in anchors if a.doc is not None]
+    out = {}
+    if queries:
+        out.update(zip((id(a) for a in queries), encode([a.text for a in queries]), strict=True))
+    if docs:
+        out.update(zip((id(a) for a in docs), vectors_of([a.doc for a in docs]), strict=True))
+    return out
+
+
+def _candidates(need: list[Anchor], vectors: dict, vectors_of, neighbours,
+                lexical: Lexical | None) -> dict[int, tuple[list, list]]:
+    """{id(anchor): (semantic candidates, lexical candidates)}, each [(doc, cosine)]."""
+    if not need:
+        return {}
+    matrix = np.stack([vectors[id(a)] for a in need])  # (m, dim)
+    semantic = neighbours(matrix, RANGE_MAX + 1)
+    words: dict[int, list[tuple[str, float]]] = {}
+    queries = [a for a in need if a.doc is None]
+    if lexical is not None and queries:
+        for a, ids in zip(queries, lexical([a.text for a in queries]), strict=True):
+            scores = vectors_of(ids) @ vectors[id(a)] if ids else []
+            words[id(a)] = [(d, float(x)) for d, x in zip(ids, scores, strict=True)]
+    return {id(a): (near, words.get(id(a), [])) for a, near in zip(need, semantic, strict=True)}
+
+
+def _pick(rng: random.Random, lists: tuple[list, list], positive_score: float,
+          exclude: set[str], margin: float, summary: MiningSummary, all_docs: list[str]
+          ) -> tuple[str, str]:
+    """(negative, source): from the lexical list half the time when it has a safe one."""
+    semantic, words = lists
+    safe = guard(semantic, positive_score, exclude, margin)
+    safe_words = guard(words, positive_score, exclude, margin)
+    summary.guarded += sum(1 for d, _ in [*semantic, *words] if d not in exclude) \
+        - len(safe) - len(safe_words)
+    if safe_words and (not safe or rng.random() < 0.5):
+        return rng.choice(safe_words), "lexical"
+    if safe:
+        return rng.choice(safe), "mined"
+    return _random_other(rng, all_docs, exclude), "random"
 
 
 def _random_other(rng: random.Random, docs: list[str], exclude: set[str]) -> str:

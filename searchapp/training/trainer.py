@@ -74,12 +74,15 @@ class TrainConfig:
     concat: tuple[str, ...] = PAPER_CONCAT  # softmax feature parts
     history_every_seconds: float = 2.0  # how often history.json is rewritten
     unique_texts: bool = False  # no text twice in a batch (in-batch negatives; see batching)
+    cache_mini: int = 0  # > 0: gradient cache (MNRL), forward passes of this many texts
+    patience: int = 0  # > 0: stop after this many dev evaluations without a gain
 
     def check(self) -> TrainConfig:
         """Raise InvalidParameterError for a value out of its range."""
         rules = [("epochs", 1, 1000), ("batch_size", 2, 4096), ("lr", 1e-8, 1.0),
                  ("warmup_ratio", 0.0, 1.0), ("checkpoint_every", 1, 10**9),
-                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999)]
+                 ("evals_per_epoch", 1, 1000), ("average_decay", 0.0, 0.9999),
+                 ("cache_mini", 0, 4096), ("patience", 0, 1000)]
         for name, low, high in rules:
             value = getattr(self, name)
             if not low <= value <= high:
@@ -140,7 +143,8 @@ class Trainer:
         self.encoder.train()
         last_history = 0.0
         eval_at = self._eval_steps()
-        while state.step < self.total:
+        stopped_early = False
+        while state.step < self.total and not stopped_early:
             epoch, offset = divmod(state.step, self.steps_per_epoch)
             order = self._order(epoch)
             for start in range(offset * cfg.batch_size, len(order), cfg.batch_size):
@@ -154,6 +158,7 @@ class Trainer:
                            "lr": lr, "elapsed": round(elapsed, 2)})
                 if state.step in eval_at or state.step == self.total:
                     self._evaluate_and_keep_best()
+                    stopped_early = bool(cfg.patience) and self._stale() >= cfg.patience
                 if state.step % cfg.checkpoint_every == 0 and state.step < self.total:
                     self._save_checkpoint()
                 if time.monotonic() - last_history > cfg.history_every_seconds:
@@ -162,12 +167,15 @@ class Trainer:
                 self.progress(state.step, self.total,
                               f"step {state.step}/{self.total} · loss {loss:.4f} · "
                               f"lr {lr:.2e}")  # the worker adds the rate and time left
+                if stopped_early:
+                    break
         seconds = time.monotonic() - started
         self._restore_best()
         self._write_history()
         steps_run = state.step - first_step
         return {"metrics": {"before": state.before, "after": state.best["metrics"]},
                 "best_step": state.best["step"], "steps": state.step, "epochs": cfg.epochs,
+                "stopped_early": stopped_early,
                 "resumed_from": state.resumed_from, "seconds": round(seconds, 2),
                 "seconds_per_step": round(seconds / max(steps_run, 1), 4),
                 "device": str(self.encoder.device), "history_file": str(self.history_path)}
@@ -176,19 +184,27 @@ class Trainer:
         """One optimiser step on the training examples at ``rows``; returns the loss."""
         return self._step(np.asarray(rows), self.encoder.device.type == "cuda")
 
+    def _stale(self) -> int:
+        """Dev evaluations since the best one (early stopping counts them)."""
+        best = self.state.best["step"]
+        return sum(1 for e in self.state.history if "dev" in e and e["step"] > best)
+
     def _step(self, rows: np.ndarray, on_cuda: bool) -> float:
         """One optimiser step on the examples ``rows``; returns the loss."""
         columns = [[col[i] for i in rows] for col in self.train_data.texts]
         if self.objective == MIXED and min(self.train_data.labels[i] for i in rows) >= 0:
             columns = columns[:2]  # judged pairs only: their (empty) third column is not read
-        vectors = self._embed([t for col in columns for t in col], len(rows), on_cuda)
-        embeddings = list(vectors.split(len(rows)))  # one (batch, dim) per column
         labels = None
         if self.train_data.labels is not None:
             labels = torch.tensor([self.train_data.labels[i] for i in rows],
                                   device=self.encoder.device)
-        loss = self.loss(embeddings, labels)
-        loss.backward()
+        texts = [t for col in columns for t in col]
+        if self.config.cache_mini and self.objective == "mnrl":
+            loss = self._cached_backward(texts, len(rows), labels, on_cuda)
+        else:
+            vectors = self._embed(texts, len(rows), on_cuda)
+            loss = self.loss(list(vectors.split(len(rows))), labels)  # (batch, dim) per column
+            loss.backward()
         params = [p for g in self.optimizer.param_groups for p in g["params"]]
         torch.nn.utils.clip_grad_norm_(params, self.config.max_grad_norm)
         self.optimizer.step()
@@ -197,6 +213,44 @@ class Trainer:
         if self.average is not None:
             self.average.update()
         return float(loss.detach())
+
+    def _cached_backward(self, texts: list[str], rows: int, labels, on_cuda: bool
+                         ) -> torch.Tensor:
+        """The loss of a large batch with the memory of a small one (GradCache, Gao et al.
+        2021; sentence-transformers' CachedMultipleNegativesRankingLoss).
+
+        1. every text embedded without a graph, ``cache_mini`` texts per pass, the RNG
+           state before each pass kept (dropout must drop the same units again);
+        2. the loss over the whole batch's vectors, backward to the vectors only;
+        3. each pass again with its graph and its RNG state, backward from the cached
+           gradient of its vectors into the weights.
+        The gradient equals that of one pass over the whole batch.
+        """
+        size = self.config.cache_mini
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        chunks = [order[s:s + size] for s in range(0, len(order), size)]
+        states, parts = [], []
+        with torch.no_grad():
+            for chunk in chunks:
+                states.append(_rng_state(on_cuda))
+                parts.append(self._forward([texts[i] for i in chunk], on_cuda))
+        cached = torch.cat(parts).detach().requires_grad_()  # (texts, dim), sorted by length
+        inverse = torch.empty(len(order), dtype=torch.long)
+        inverse[torch.tensor(order)] = torch.arange(len(order))
+        loss = self.loss(list(cached[inverse.to(cached.device)].split(rows)), labels)
+        loss.backward()
+        start = 0
+        for chunk, state in zip(chunks, states, strict=True):
+            _set_rng_state(state, on_cuda)
+            vectors = self._forward([texts[i] for i in chunk], on_cuda)
+            vectors.backward(cached.grad[start:start + len(chunk)].to(vectors.dtype))
+            start += len(chunk)
+        return loss.detach()
+
+    def _forward(self, texts: list[str], on_cuda: bool) -> torch.Tensor:
+        features = self.encoder.tokenize(texts)
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=on_cuda):
+            return self.encoder(features)  # (len(texts), dim)
 
     def _embed(self, texts: list[str], chunk: int, on_cuda: bool) -> torch.Tensor:
         """Vectors (len(texts), dim), with gradients, in the order of ``texts``.
@@ -426,6 +480,16 @@ def _evaluate_mixed(encoder, loss: torch.nn.Module, data: TrainingData) -> dict:
         out["mrr@10"] = evaluate_objective(encoder, loss, part)["mrr@10"]
     out["dev"] = out.get("ap", out.get("mrr@10", 0.0))
     return out
+
+
+def _rng_state(on_cuda: bool) -> tuple:
+    return torch.get_rng_state(), torch.cuda.get_rng_state() if on_cuda else None
+
+
+def _set_rng_state(state: tuple, on_cuda: bool) -> None:
+    torch.set_rng_state(state[0])
+    if on_cuda:
+        torch.cuda.set_rng_state(state[1])
 
 
 def _warmup_linear(step: int, warmup: int, total: int) -> float:
