@@ -168,3 +168,46 @@ def test_lexical_negatives_come_from_the_words_list_through_the_guard():
     without, summary = mine_examples([anchor], texts, vectors_of, encode, neighbours)
     assert without[0].negative != "shares the words" or summary.random == 1
     assert summary.lexical == 0 and summary.random == 1
+
+
+# ---- the job: vectors kept for the switch, training on all after the verdict -------------
+def test_the_verdict_keeps_the_new_models_vectors_so_the_switch_embeds_nothing(app, tiny_bert):
+    import shutil
+
+    from searchapp.evaluation.encoded import is_stored
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.training.adoption import accept
+    from searchapp.training.learn import request_learning
+    from tests.learning_data import make_learning_corpus
+
+    shutil.copytree(tiny_bert, app.settings.models_dir / "tiny")
+    make_learning_corpus(app, model="tiny")
+    job = run_until_done(app, request_learning(app, "topics", name="kept", max_steps=3,
+                                               batch_size=8).job_id)
+    assert job.status == "succeeded", job.error
+    assert is_stored(app, "topics", "kept")
+    switch = run_until_done(app, accept(app, "topics", "kept", force=True))
+    assert switch.status == "succeeded" and switch.result["embedded"] == 0
+
+
+def test_training_on_all_judgements_replaces_the_weights_after_the_verdict(app, tiny_bert):
+    import shutil
+
+    from searchapp.embedding.models import read_card
+    from searchapp.evaluation.encoded import is_stored
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.training.learn import request_learning
+    from tests.learning_data import make_learning_corpus
+
+    shutil.copytree(tiny_bert, app.settings.models_dir / "tiny")
+    make_learning_corpus(app, model="tiny")
+    started = request_learning(app, "topics", name="all-in", max_steps=3, batch_size=8,
+                               train_on_all=True)
+    job = run_until_done(app, started.job_id)
+    assert job.status == "succeeded", job.error
+    card = read_card(app.settings.models_dir / "all-in")
+    final = card["trained_on_all"]
+    assert final["examples"] > card["data"]["examples"]  # the held-out part trained on too
+    assert card["verdict"]["verdict"] and "measured before" in final["note"]
+    assert job.result["trained_on_all"] == final
+    assert not is_stored(app, "topics", "all-in")  # the verdict's vectors are not its vectors

@@ -87,7 +87,7 @@ def finetune(args: argparse.Namespace) -> int:
              "seed": args.seed, "max_steps": args.max_steps}
     if args.from_judgements:
         started = request_learning(app, args.corpus, name=args.name, augment=args.augment,
-                                   **hyper)
+                                   recipe=args.recipe, train_on_all=args.train_on_all, **hyper)
         print(started.describe())
         job_id, label = started.job_id, "learn job"
     else:
@@ -109,6 +109,11 @@ def finetune(args: argparse.Namespace) -> int:
         print(f"Augmented SBERT: {'kept' if augmentation['kept'] else 'not kept'} "
               f"({augmentation['reason']}).")
     print(result.get("sentence") or "")
+    if result.get("trained_on_all"):
+        final = result["trained_on_all"]
+        print(f"Then trained on all {final['examples']} judged examples ({final['epochs']} "
+              "epochs): the verdict above was measured before, on the model that never saw "
+              "the held-out judgements.")
     threshold = result.get("threshold")
     if threshold:
         pairs = threshold["expected_pairs"]

@@ -46,18 +46,21 @@ def is_stored(app: App, corpus: str, model: str) -> bool:
 
 
 def handle_for(app: App, corpus: str, model: str | None = None,
-               progress: Progress | None = None) -> CorpusHandle:
-    """The corpus ready to search with ``model`` (default: its own): stored, or encoded here."""
+               progress: Progress | None = None, store: bool = False) -> CorpusHandle:
+    """The corpus ready to search with ``model`` (default: its own): stored, or encoded here
+    (and with ``store`` its vectors saved, so that switching the corpus to it later
+    re-embeds nothing)."""
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
     model = model or state.model_name
     if model == state.model_name or is_stored(app, corpus, model):
         return open_corpus(app, corpus, model=None if model == state.model_name else model)
-    return encode_corpus(app, corpus, model, progress)
+    return encode_corpus(app, corpus, model, progress, store=store)
 
 
 def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None = None,
-                  encoder=None, only: set[str] | None = None) -> CorpusHandle:
+                  encoder=None, only: set[str] | None = None,
+                  store: bool = False) -> CorpusHandle:
     """Encode every document of ``corpus`` with ``model`` into in-memory indexes.
 
     ``progress(done, total, message)`` is called after each chunk (a job's
@@ -66,7 +69,9 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
     it is installed in the App under the name ``model`` for the query path,
     and no model row is written (``app.forget_encoder(model)`` drops it after).
     ``only``: encode just these documents (external ids): enough to score judged
-    pairs, not to search.
+    pairs, not to search. ``store``: a registered model's vectors are also saved as the
+    embed job saves them (a learning job's verdict encodes the corpus with the new
+    model; the switch to it then finds every vector stored).
     """
     report = progress or (lambda done, total, message: None)
     with app.db.session() as s:
@@ -95,6 +100,10 @@ def encode_corpus(app: App, corpus: str, model: str, progress: Progress | None =
             layouts = repo.layouts_by_id(s, ids)
         embedded = embed_documents(encoder, texts, app.settings.passage_tokens,
                                    [layouts.get(i) for i in ids])
+        if store and ref.id and only is None:
+            with app.db.session() as s:
+                repo.save_embeddings(s, state.id, ref.id, ids, embedded.vectors,
+                                     embedded.passages)
         index.add(np.asarray(ids, dtype=np.int64), embedded.vectors)
         for row, (vectors, _spans) in embedded.passages.items():
             labels = ids[row] * STRIDE + np.arange(len(vectors), dtype=np.int64)

@@ -312,7 +312,8 @@ def learn_task(ctx, payload: dict) -> dict:
     else:
         verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
                                      steps.reporter("verdict", "documents"),
-                                     note=f"held-out judgements, learning job {ctx.job_id}")
+                                     note=f"held-out judgements, learning job {ctx.job_id}",
+                                     store=not payload.get("train_on_all"))
     card["verdict"] = verdict
     _lap(clock, "verdict")
     if payload.get("train_on_all") and "trained_on_all" not in card:
@@ -656,11 +657,12 @@ def _save_model(app: App, name: str, folder: Path, card: dict) -> dict:
 
 
 def judge_side_by_side(app: App, corpus: str, current: str, candidate: str, items: Items,
-                       report, note: str = "") -> dict:
+                       report, note: str = "", store: bool = True) -> dict:
     """Both models on the same judged items: metrics with intervals, verdict, threshold.
 
     Both evaluations are saved as evaluation runs of the corpus (the Evaluate
-    page's history), with ``note``.
+    page's history), with ``note``. ``store``: the candidate's vectors of the corpus,
+    computed for the verdict anyway, are saved, so adopting it re-embeds nothing.
     """
     from searchapp.evaluation.corpus import compare, evaluate
     from searchapp.evaluation.encoded import handle_for
@@ -668,7 +670,7 @@ def judge_side_by_side(app: App, corpus: str, current: str, candidate: str, item
     from searchapp.training.adoption import threshold_proposal
 
     current_handle = handle_for(app, corpus, current)
-    candidate_handle = handle_for(app, corpus, candidate, progress=report)
+    candidate_handle = handle_for(app, corpus, candidate, progress=report, store=store)
     runs = [evaluate(app, current_handle, items), evaluate(app, candidate_handle, items)]
     comparison = compare(*runs)
     threshold = threshold_proposal(app, current, current_handle, candidate_handle, runs)
@@ -686,7 +688,8 @@ def _summary(card: dict, path: Path) -> dict:
             "comparison": verdict.get("comparison"), "threshold": verdict.get("threshold"),
             "augmentation": card.get("augmentation"), "negatives": card.get("negatives"),
             "metrics": card.get("metrics"), "recipe": card.get("recipe"),
-            "step_seconds": card.get("step_seconds"), **card.get("training", {})}
+            "step_seconds": card.get("step_seconds"),
+            "trained_on_all": card.get("trained_on_all"), **card.get("training", {})}
 
 
 # ---- unsupervised adaptation -------------------------------------------------------------

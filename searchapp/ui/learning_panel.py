@@ -64,13 +64,18 @@ def learn_section(app: App, corpora: dict[str, str]) -> None:
             help="A cross-encoder trained on the judgements labels more pairs for the model; "
                  "kept only if measurably better. auto: with fewer than 500 positive "
                  "judgements.")
+        on_all = right.checkbox(
+            "Then train on all judgements", key="models.learn.all",
+            help="After the verdict, train the final model again on every judgement, the "
+                 "held-out fifth included, with the same recipe. The verdict stays the one "
+                 "measured before, on the model that never saw the held-out part.")
         learn = left.button("Learn from judgements", type="primary", icon=":material/school:",
                             disabled=problem is not None, key="models.learn.go")
         adapt = mid.button("Adapt to its text (no judgements)", help=ADAPT_NOTE,
                            icon=":material/auto_fix_high:", disabled=problem is not None,
                            key="models.adapt.go")
     if learn or adapt:
-        _start(app, corpus, name.strip(), augment, learn)
+        _start(app, corpus, name.strip(), augment, learn, on_all)
 
 
 LEARN_NAME = "models.learn.name"
@@ -99,10 +104,12 @@ def name_problem(app: App, name: str) -> str | None:
     return None
 
 
-def _start(app: App, corpus: str, name: str, augment: str, learn: bool) -> None:
+def _start(app: App, corpus: str, name: str, augment: str, learn: bool,
+           on_all: bool = False) -> None:
     try:
         if learn:
-            started = request_learning(app, corpus, name=name, augment=augment)
+            started = request_learning(app, corpus, name=name, augment=augment,
+                                       train_on_all=on_all)
             st.success(f"Learning job {started.job_id}: {started.describe()}")
         else:
             job_id = request_adaptation(app, corpus, name=name)
