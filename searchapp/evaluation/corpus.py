@@ -44,7 +44,7 @@ from searchapp.evaluation.enough import (  # noqa: F401  (MIN_*: the rule, named
 from searchapp.evaluation.judged import Items, JudgedPair
 from searchapp.evaluation.metrics import average_precision, pair_metrics
 from searchapp.evaluation.ranking import DEPTH, METRICS, metrics_table
-from searchapp.search.fusion import fusion_for
+from searchapp.search.fusion import fusion_for, stored_entry
 from searchapp.search.service import MODES
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle
@@ -93,6 +93,7 @@ class Evaluation:
     judged_documents: int = 0  # query judgements behind the query metrics
     seconds: float = 0.0
     fusion: dict | None = None  # the hybrid fusion ranked with (search.fusion.Fusion.as_dict)
+    fusion_gain: dict | None = None  # a fitted fusion's held-out nDCG@10 gain when it was fitted
     rounds: int = bootstrap.ROUNDS
     seed: int = bootstrap.SEED
 
@@ -106,7 +107,8 @@ class Evaluation:
         out: dict = {"corpus": self.corpus, "model": self.model, "judgements": self.judgements,
                      "queries": None, "pairs": None,
                      "missing_documents": self.missing_documents,
-                     "seconds": round(self.seconds, 2), "fusion": self.fusion}
+                     "seconds": round(self.seconds, 2), "fusion": self.fusion,
+                     "fusion_gain": self.fusion_gain}
         if self.per_query:
             modes = {mode: {m: bootstrap.mean_interval(values[m], self.rounds, self.seed)
                             .scaled() for m in METRICS} for mode, values in self.per_query.items()}
@@ -173,6 +175,8 @@ def evaluate(app: App, handle: CorpusHandle, items: Items, progress: Progress | 
                          if d in external] for q in lists]
             result.per_query[mode] = metrics_table(rankings, [g for _, g in queries])
         result.fusion = fusion.as_dict()
+        entry = stored_entry(app, handle.corpus_id, handle.model.name) or {}
+        result.fusion_gain = entry.get("gain") if fusion.source == "fitted" else None
     result.queries = [t for t, _ in queries]
     result.judged_documents = sum(len(g) for _, g in queries)
     pairs = [p for p in items.pairs if p.a in known and p.b in known]

@@ -39,6 +39,7 @@ from searchapp.evaluation import bootstrap
 from searchapp.evaluation.candidates import QueryLists, candidate_lists, rank_table
 from searchapp.evaluation.encoded import handle_for
 from searchapp.evaluation.judged import Items
+from searchapp.jobs import queue
 from searchapp.search.fusion import MAX_DEPTH, Fusion, fusion_for, save_fusion
 from searchapp.store import repo
 
@@ -47,6 +48,7 @@ RRF_KS = (1, 3, 5, 10, 20, 40, 60)
 DEPTHS = (10, 20, 30, 50, 75, 100)
 FOLDS = 5
 FOLD_SEED = "searchapp-fusion-v1"
+KIND = "fit-fusion"  # the job (searchapp.jobs.tasks)
 MIN_FIT_QUERIES = 20  # judged queries (each with a relevant document) needed to try a fit
 Progress = Callable[[int, int, str], None]
 
@@ -137,6 +139,27 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
         save_fusion(app, handle.corpus_id, handle.model.name, fit.fusion,
                     {"gain": fit.gain, "queries": fit.queries})
     return _done(fit, started)
+
+
+def request_fusion_fit(app: App, corpus: str, model: str | None = None) -> int:
+    """Queue a ``fit-fusion`` job for ``corpus`` (with ``model``, default its own); its id.
+
+    Example:
+        >>> job_id = request_fusion_fit(app, "manual")                  # doctest: +SKIP
+    """
+    with app.db.session() as s:
+        state = repo.corpus_state(s, corpus)  # an unknown corpus fails here, listing them
+    return queue.enqueue(app.db, KIND, {"corpus": state.name,
+                                        "model": model or state.model_name})
+
+
+def fit_fusion_task(ctx, payload: dict) -> dict:
+    """The job: fit on the corpus' judgements, keep if better; the FusionFit as a dict."""
+    def report(done: int, total: int, message: str) -> None:
+        ctx.progress(done, total, message, force=done in (0, total))
+
+    return fit_fusion(ctx.app, payload["corpus"], payload.get("model"),
+                      progress=report).as_dict()
 
 
 def _done(fit: FusionFit, started: float) -> FusionFit:

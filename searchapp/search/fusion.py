@@ -87,6 +87,26 @@ class Fusion:
 DEFAULT = Fusion()
 
 
+def fusion_line(fusion: dict, gain: dict | None = None) -> str:
+    """A report's fusion (``Fusion.as_dict``) and, for a fitted one, what it gained when fitted
+    (a ``bootstrap.Difference.scaled()``): the line the CLI and the Evaluate page show.
+
+    Example:
+        >>> fusion_line(DEFAULT.as_dict())
+        'default: semantic weight 3 (1 with a digit), RRF k 10, depth 50'
+        >>> gain = {"a": {"value": 61.2}, "b": {"value": 64.05}, "delta": 2.85, "low": 1.1,
+        ...         "high": 4.6}
+        >>> fusion_line(Fusion(1.5, source="fitted").as_dict(), gain)[-70:]
+        'nDCG@10 61.20 → 64.05 (+2.85, 95% interval +1.10 to +4.60) when fitted'
+    """
+    text = Fusion.from_dict(fusion).describe()
+    if gain:
+        text += (f"; held-out hybrid nDCG@10 {gain['a']['value']:.2f} → {gain['b']['value']:.2f}"
+                 f" ({gain['delta']:+.2f}, 95% interval {gain['low']:+.2f} to "
+                 f"{gain['high']:+.2f}) when fitted")
+    return text
+
+
 def rrf_scores(fusion: Fusion, query: str, semantic_ranks: np.ndarray,
                lexical_ranks: np.ndarray, depth: int | None = None) -> np.ndarray:
     """Fused scores of candidates from their 1-based ranks (0: not in that list), (n,) → (n,).
