@@ -142,16 +142,109 @@ def one_n(app, n: int, test_items, default_values) -> dict:
                 "in_use_minus_default": paired_mean_difference(default_values, used).scaled()}}
 
 
+# ---- which family: RRF (shipped) against a convex combination of normalised scores --------
+ALPHAS = np.round(np.arange(0.0, 1.0001, 0.05), 2)  # weight of the normalised cosine
+
+
+def scored_lists(app, handle, queries: list[str], depth: int = 100) -> list[dict]:
+    """Per query: the union of both lists with every candidate's cosine (best passage for a
+    split document, exact for lexical-only ones) and BM25 (0 outside the lexical list)."""
+    from searchapp.search.service import semantic_candidates
+    from searchapp.store import fulltext
+    from searchapp.vectors.index import scores_against
+
+    encoder = app.encoder(handle.model.name)
+    out = []
+    with app.db.reader() as conn:
+        for q in queries:
+            v = encoder.encode_query(q.strip())
+            cos = {c.doc: c.score for c in semantic_candidates(handle, v, depth)}
+            bm25 = dict(fulltext.lexical_search(conn, handle.corpus_id, q.strip(), depth,
+                                                documents=handle.documents))
+            missing = [d for d in bm25 if d not in cos]
+            if missing:
+                labels, matrix = handle.index.vectors_of(missing)
+                cos.update(zip(labels.tolist(), scores_against(matrix, v).tolist(), strict=True))
+                if handle.passages is not None:
+                    cos.update({d: sc for d, (_, sc) in
+                                handle.passages.best_passages(v, missing).items()})
+            docs = list(dict.fromkeys([*cos, *bm25]))
+            out.append({"docs": np.array(docs), "cos": np.array([cos.get(d, -1.0) for d in docs]),
+                        "bm25": np.array([bm25.get(d, 0.0) for d in docs])})
+    return out
+
+
+def _norm(x: np.ndarray, how: str) -> np.ndarray:
+    if how == "minmax":
+        span = x.max() - x.min()
+        return (x - x.min()) / span if span > 0 else np.zeros_like(x)
+    sd = x.std()
+    return (x - x.mean()) / sd if sd > 0 else np.zeros_like(x)
+
+
+def convex_ndcg(lists: list[dict], grades: list[dict], alpha: float, how: str) -> np.ndarray:
+    """nDCG@10 per query of alpha·norm(cosine) + (1 − alpha)·norm(BM25)."""
+    from searchapp.evaluation.ranking import query_metrics
+
+    out = []
+    for q, g in zip(lists, grades, strict=True):
+        score = alpha * _norm(q["cos"], how) + (1 - alpha) * _norm(q["bm25"], how)
+        top = q["docs"][np.argsort(-score, kind="stable")[:10]]
+        out.append(query_metrics([int(d) for d in top], g)["ndcg@10"])
+    return np.array(out)
+
+
+def judged_by_pk(app, items) -> tuple[list[str], list[dict]]:
+    from searchapp.store import repo
+
+    with app.db.session() as s:
+        state = repo.corpus_state(s, CORPUS)
+        known = {ext: pk for pk, (ext, _) in repo.document_texts(s, state.id).items()}
+    pairs = [(q.query, {known[d]: v for d, v in q.grades.items() if d in known})
+             for q in items.queries]
+    pairs = [(q, g) for q, g in pairs if any(v >= 1 for v in g.values())]
+    return [q for q, _ in pairs], [g for _, g in pairs]
+
+
+def families(app, test_items, rrf_values: np.ndarray, n: int) -> dict:
+    """Fit the convex combination on the first ``n`` training judgements (both
+    normalisations, alpha in steps of 0.05); its test nDCG@10 against the fitted RRF's."""
+    from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
+    from searchapp.evaluation.encoded import handle_for
+    from searchapp.evaluation.service import judgement_items
+
+    set_judgements(app, n)
+    handle = handle_for(app, CORPUS)
+    train_q, train_g = judged_by_pk(app, judgement_items(app, CORPUS))
+    test_q, test_g = judged_by_pk(app, test_items)
+    started = time.monotonic()
+    train, test = scored_lists(app, handle, train_q), scored_lists(app, handle, test_q)
+    fit = {(a, how): float(convex_ndcg(train, train_g, a, how).mean())
+           for how in ("minmax", "z") for a in ALPHAS}
+    alpha, how = max(fit, key=fit.get)
+    values = convex_ndcg(test, test_g, alpha, how)
+    return {"n": n, "seconds": round(time.monotonic() - started, 1),
+            "convex": {"alpha": float(alpha), "normalisation": how,
+                       "train_ndcg@10": round(100 * fit[(alpha, how)], 2),
+                       "test_ndcg@10": mean_interval(values).scaled()},
+            "best_by_normalisation_on_train": {
+                h: max(((float(a), round(100 * v, 2)) for (a, hh), v in fit.items() if hh == h),
+                       key=lambda t: t[1]) for h in ("minmax", "z")},
+            "rrf_fitted_test_ndcg@10": mean_interval(rrf_values).scaled(),
+            "convex_minus_rrf": paired_mean_difference(rrf_values, values).scaled()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ns", default="100,300,900")
     parser.add_argument("--skip-old", action="store_true", help="do not time the old path")
+    parser.add_argument("--out", default=str(OUT))
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(1)
     from searchapp.evaluation.service import file_items
-    from searchapp.search.fusion import DEFAULT
+    from searchapp.search.fusion import DEFAULT, Fusion
 
     started = time.monotonic()
     app = make_app()
@@ -169,9 +262,15 @@ def main() -> None:
         out["runs"].append(one_n(app, n, test_items, default_values))
         print(json.dumps({k: v for k, v in out["runs"][-1].items() if k != "fit"} |
                          {"sentence": out["runs"][-1]["fit"]["sentence"]}))
+    if out["runs"]:
+        last = out["runs"][-1]
+        rrf = hybrid_test(app, test_items, Fusion.from_dict(last["fit"]["candidate"]))
+        out["families"] = families(app, test_items, rrf, last["n"])
+        print(json.dumps(out["families"]))
+        hybrid_test(app, test_items, Fusion.from_dict(last["fit"]["fusion"]))
     out["seconds"] = round(time.monotonic() - started, 1)
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(out, indent=1) + "\n")
+    Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.out).write_text(json.dumps(out, indent=1) + "\n")
 
 
 if __name__ == "__main__":

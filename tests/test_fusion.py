@@ -84,7 +84,9 @@ def code_items(queries: dict[str, str]) -> Items:
 
 
 # ---- the fast path ranks as search() does -------------------------------------------------
-@pytest.mark.parametrize("fusion", [DEFAULT, Fusion(1.0, 0.5, 3, 20, "fitted")])
+# equal weights make ties (ranks 1 and 2 in one list, 2 and 1 in the other): broken as search
+@pytest.mark.parametrize("fusion", [DEFAULT, Fusion(1.0, 0.5, 3, 20, "fitted"),
+                                    Fusion(1.0, 1.0, 10, 50, "fitted")])
 def test_rankings_from_cached_lists_equal_search(app, fusion):
     make_corpus(app)
     handle = open_corpus(app, "faq")
@@ -96,6 +98,22 @@ def test_rankings_from_cached_lists_equal_search(app, fusion):
                 wanted = [h.doc_id for h in search(app, handle, q, k=k, mode=mode,
                                                    fusion=fusion)]
                 assert ranking(cached, mode, fusion, k).tolist() == wanted, (q, mode, k)
+
+
+def test_ties_are_broken_as_search_breaks_them():
+    """Equal fused scores (ranks 1 and 3 in one list, 3 and 1 in the other): the better
+    semantic rank first, then lexical-only documents in lexical order, as search's _rank."""
+    from searchapp.evaluation.candidates import QueryLists
+    from searchapp.search.service import _Candidate, _rank
+
+    semantic, lexical = [7, 8, 9], [9, 5, 7, 6]
+    lists = QueryLists("ties", np.array(semantic), np.array(lexical))
+    for fusion in (Fusion(1.0, 1.0, 10, 50), Fusion(1.0, 1.0, 10, 2), DEFAULT):
+        wanted = [r.doc for r in _rank("hybrid", [_Candidate(d, 1.0 - i / 10) for i, d in
+                                                  enumerate(semantic[:max(5, fusion.depth)])],
+                                       [(d, 1.0) for d in lexical[:max(5, fusion.depth)]], 5,
+                                       "ties", fusion)]
+        assert ranking(lists, "hybrid", fusion, 5).tolist() == wanted
 
 
 def test_evaluate_gives_the_numbers_search_per_query_gave(app):

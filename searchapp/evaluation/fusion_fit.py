@@ -42,6 +42,7 @@ from searchapp.evaluation.judged import Items
 from searchapp.jobs import queue
 from searchapp.search.fusion import MAX_DEPTH, Fusion, fusion_for, save_fusion
 from searchapp.store import repo
+from searchapp.vectors.handle import CorpusHandle
 
 WEIGHTS = (0.25, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, 10.0)  # semantic weight (lexical: 1)
 RRF_KS = (1, 3, 5, 10, 20, 40, 60)
@@ -68,6 +69,14 @@ class FusionFit:
     reason: str = ""
     seconds: float = 0.0
     timings: dict = field(default_factory=dict)  # seconds: search, grid
+    corpus_id: int = 0
+
+    def store(self, app: App) -> bool:
+        """Store the fusion for the corpus and model when the fit was kept; whether it was."""
+        if self.kept:
+            save_fusion(app, self.corpus_id, self.model, self.fusion,
+                        {"gain": self.gain, "queries": self.queries})
+        return self.kept
 
     def as_dict(self) -> dict:
         """For JSON: the CLI's ``--json``, the learning job's result, the stored record."""
@@ -103,13 +112,18 @@ def fold_of(query: str, folds: int = FOLDS) -> int:
 
 
 def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | None = None,
-               save: bool = True, progress: Progress | None = None) -> FusionFit:
+               save: bool = True, progress: Progress | None = None,
+               handle: CorpusHandle | None = None) -> FusionFit:
     """Fit the hybrid fusion of ``corpus`` (with ``model``, default its own) to judged queries.
 
     ``items``: the judged queries (default: the corpus' judgements). The fitted
     fusion replaces the one in use (stored per corpus and model) only when it is
-    better on held-out queries and ``save`` is true; otherwise nothing changes.
-    Costs one search per judged query plus about a second of numpy per 300 queries.
+    better on held-out queries and ``save`` is true; otherwise nothing changes
+    (``fit.store(app)`` stores a kept fit later, e.g. once its model is adopted).
+    ``handle``: the corpus already opened with the model (a learning job's
+    candidate encoded in memory, ``encoded.encode_corpus``), so nothing is encoded
+    again. Costs one search per judged query (900 queries: 19 s on 2 busy cores,
+    ``benchmarks/fusion_fit.py``) plus about a second of numpy.
 
     Example:
         >>> fit = fit_fusion(app, "manual")                            # doctest: +SKIP
@@ -119,12 +133,12 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
     from searchapp.evaluation.service import judgement_items
 
     started = time.monotonic()
-    handle = handle_for(app, corpus, model)
+    handle = handle or handle_for(app, corpus, model)
     items = judgement_items(app, handle.name) if items is None else items
     queries, grades = _judged(app, handle.corpus_id, items)
     previous = fusion_for(app, handle.corpus_id, handle.model.name)
     fit = FusionFit(handle.name, handle.model.name, len(queries), False, previous,
-                    previous=previous)
+                    previous=previous, corpus_id=handle.corpus_id)
     if len(queries) < MIN_FIT_QUERIES:
         fit.reason = (f"{len(queries)} judged queries with a relevant document; a fit needs "
                       f"{MIN_FIT_QUERIES}. Judge more search results (Search or Label page, "
@@ -135,9 +149,8 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
     grid = Grid.score(lists, grades)
     fit.timings["grid"] = round(time.monotonic() - started - fit.timings["search"], 2)
     _decide(fit, grid, lists, grades)
-    if fit.kept and save:
-        save_fusion(app, handle.corpus_id, handle.model.name, fit.fusion,
-                    {"gain": fit.gain, "queries": fit.queries})
+    if save:
+        fit.store(app)
     return _done(fit, started)
 
 
