@@ -201,3 +201,7 @@ def test_cli_fits_the_fusion_and_evaluate_shows_it(app, monkeypatch, capsys):
     assert main(["evaluate", "--corpus", "codes"]) == 0
     out = capsys.readouterr().out
     assert "Hybrid fusion: fitted" in out and "held-out hybrid nDCG@10" in out
+    assert main(["evaluate", "--corpus", "codes", "--reset-fusion"]) == 0
+    assert "uses the default fusion (default: semantic weight 3" in capsys.readouterr().out
+    handle = open_corpus(app, "codes")
+    assert fusion_for(app, handle.corpus_id, handle.model.name) == DEFAULT

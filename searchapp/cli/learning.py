@@ -2,7 +2,8 @@
 
 - ``searchapp evaluate --corpus C [--model M] [--queries F --qrels F] [--json]``
 - ``searchapp evaluate --corpus C --fit-fusion [--model M] [--json]``: fit hybrid search's
-  fusion to the corpus' judged queries (kept only when better on held-out queries)
+  fusion to the corpus' judged queries (kept only when better on held-out queries);
+  ``--reset-fusion`` goes back to the default fusion
 - ``searchapp finetune --corpus C --from-judgements --name N [--augment auto|on|off] [--wait]``
 - ``searchapp finetune --corpus C --unsupervised --name N [--wait]`` (SimCSE on its text)
 - ``searchapp models use --corpus C --model M [--force]``, ``searchapp models rollback --corpus C``
@@ -83,11 +84,28 @@ def fit_fusion(args: argparse.Namespace) -> int:
     return 0
 
 
+def reset_fusion(args: argparse.Namespace) -> int:
+    """``evaluate --corpus C --reset-fusion``: hybrid search back to the default fusion."""
+    from searchapp.search.fusion import DEFAULT, save_fusion
+    from searchapp.store import repo
+
+    app = common.open_app()
+    with app.db.session() as s:
+        state = repo.corpus_state(s, args.corpus)
+    save_fusion(app, state.id, args.model or state.model_name, None)
+    print(f"Hybrid search of {state.name!r} uses the default fusion ({DEFAULT.describe()}).")
+    return 0
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from searchapp.evaluation.service import request_evaluation
 
+    if args.fit_fusion and args.reset_fusion:
+        raise InvalidParameterError("Give --fit-fusion or --reset-fusion, not both.")
     if args.fit_fusion:
         return fit_fusion(args)
+    if args.reset_fusion:
+        return reset_fusion(args)
     app = common.open_app()
     job_id = request_evaluation(app, args.corpus, model=args.model, queries=args.queries,
                                 qrels=args.qrels)

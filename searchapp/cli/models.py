@@ -67,6 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--fit-fusion", action="store_true",
                    help="with --corpus: fit hybrid search's fusion to the corpus' judged "
                    "queries; kept only when better on held-out queries")
+    c.add_argument("--reset-fusion", action="store_true",
+                   help="with --corpus: hybrid search goes back to the default fusion")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=evaluate)
 
@@ -149,8 +151,9 @@ def evaluate(args: argparse.Namespace) -> int:
             raise SearchAppError("--corpus measures the corpus' judgements (or --queries and "
                                  "--qrels); leave out --sts and --pairs.")
         return learning.evaluate(args)
-    if args.fit_fusion:
-        raise SearchAppError("--fit-fusion fits a corpus' hybrid search: add --corpus C.")
+    if args.fit_fusion or args.reset_fusion:
+        raise SearchAppError("--fit-fusion and --reset-fusion act on a corpus' hybrid search: "
+                             "add --corpus C.")
     if not args.model:
         raise SearchAppError("Give --model M with --sts FILE or --pairs FILE, or --corpus C.")
     if args.queries or args.qrels:
