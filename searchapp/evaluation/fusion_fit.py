@@ -17,11 +17,11 @@ nDCG@10 higher, its 95% interval above 0). Fewer than ``MIN_FIT_QUERIES`` judged
 queries, or no gain: the fusion in use stays.
 
 Example:
-    >>> fit = fit_fusion(app, "manual")                              # doctest: +SKIP
+    >>> fit = fit_fusion(app, "pg")                                  # doctest: +SKIP
     >>> fit.kept, fit.fusion.describe()                              # doctest: +SKIP
-    (True, 'fitted: semantic weight 1.5 (1 with a digit), RRF k 20, depth 30')
+    (True, 'fitted: semantic weight 1 (6 with a digit), RRF k 3, depth 50')
     >>> fit.sentence()                                               # doctest: +SKIP
-    'Fitted fusion kept: held-out hybrid nDCG@10 61.20 → 64.05 (+2.85, 95% interval ...'
+    'Fitted fusion kept (fitted: ...): held-out hybrid nDCG@10 68.43 → 70.15 (+1.72, 95% ...'
 """
 
 from __future__ import annotations
@@ -126,9 +126,13 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
     ``benchmarks/fusion_fit.py``) plus about a second of numpy.
 
     Example:
-        >>> fit = fit_fusion(app, "manual")                            # doctest: +SKIP
+        >>> fit = fit_fusion(app, "pg")                                # doctest: +SKIP
         >>> fit.kept, fit.gain["delta"]                                # doctest: +SKIP
-        (True, 2.85)
+        (True, 1.72)
+        >>> fit = fit_fusion(app, "pg", model="pg-v2", handle=candidate, save=False)
+        ... # doctest: +SKIP
+        >>> fit.store(app)          # later, once pg-v2 is adopted     # doctest: +SKIP
+        True
     """
     from searchapp.evaluation.service import judgement_items
 
