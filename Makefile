@@ -11,7 +11,8 @@ PG_SUITES := tests/test_postgres.py tests/test_store.py tests/test_jobs.py \
 	tests/test_generation.py tests/test_freshness.py tests/test_index_cache.py \
 	tests/test_integration.py tests/test_crash_recovery.py tests/test_concurrency.py \
 	tests/test_duplicates.py tests/test_clusters.py tests/test_bad_input.py \
-	tests/test_ray_embed.py tests/test_judgements.py tests/test_migration_judgements.py
+	tests/test_ray_embed.py tests/test_judgements.py tests/test_migration_judgements.py \
+	tests/test_fusion.py
 
 .PHONY: run test test-slow test-postgres lint bench worker clean-venv
 

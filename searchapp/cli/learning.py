@@ -1,6 +1,9 @@
 """The learning loop on the command line: evaluate a corpus, fine-tune from its judgements, adopt.
 
 - ``searchapp evaluate --corpus C [--model M] [--queries F --qrels F] [--json]``
+- ``searchapp evaluate --corpus C --fit-fusion [--model M] [--json]``: fit hybrid search's
+  fusion to the corpus' judged queries (kept only when better on held-out queries);
+  ``--reset-fusion`` goes back to the default fusion
 - ``searchapp finetune --corpus C --from-judgements --name N [--augment auto|on|off] [--wait]``
 - ``searchapp finetune --corpus C --unsupervised --name N [--wait]`` (SimCSE on its text)
 - ``searchapp models use --corpus C --model M [--force]``, ``searchapp models rollback --corpus C``
@@ -51,6 +54,10 @@ def print_report(report: dict) -> None:
         print_table([{"ap": _cell(pairs["ap"]), "best_f1": _cell(pairs["f1"]),
                       "at_threshold": f"{t['value']:.4f} [{t['low']:.4f}, {t['high']:.4f}]"}],
                     ["ap", "best_f1", "at_threshold"])
+    if report.get("fusion"):
+        from searchapp.search.fusion import fusion_line
+
+        print(f"\nHybrid fusion: {fusion_line(report['fusion'], report.get('fusion_gain'))}")
     if report.get("warning"):
         print(f"\nNote: {report['warning']}")
     if report.get("missing_documents"):
@@ -58,9 +65,47 @@ def print_report(report: dict) -> None:
               "and were left out.")
 
 
+def fit_fusion(args: argparse.Namespace) -> int:
+    """``evaluate --corpus C --fit-fusion``: run the fit as a job here, print its outcome."""
+    from searchapp.evaluation.fusion_fit import request_fusion_fit
+
+    if args.queries or args.qrels:
+        raise InvalidParameterError("--fit-fusion fits to the corpus' own judgements; leave "
+                                    "out --queries and --qrels (import them with `searchapp "
+                                    "judge import` to fit to them).")
+    app = common.open_app()
+    job_id = request_fusion_fit(app, args.corpus, model=args.model)
+    common.run_job(app, "fit-fusion job")(job_id)
+    result = common.job_result(app, job_id)
+    if args.json:
+        print_json(result)
+    else:
+        print(result["sentence"])
+    return 0
+
+
+def reset_fusion(args: argparse.Namespace) -> int:
+    """``evaluate --corpus C --reset-fusion``: hybrid search back to the default fusion."""
+    from searchapp.search.fusion import DEFAULT, save_fusion
+    from searchapp.store import repo
+
+    app = common.open_app()
+    with app.db.session() as s:
+        state = repo.corpus_state(s, args.corpus)
+    save_fusion(app, state.id, args.model or state.model_name, None)
+    print(f"Hybrid search of {state.name!r} uses the default fusion ({DEFAULT.describe()}).")
+    return 0
+
+
 def evaluate(args: argparse.Namespace) -> int:
     from searchapp.evaluation.service import request_evaluation
 
+    if args.fit_fusion and args.reset_fusion:
+        raise InvalidParameterError("Give --fit-fusion or --reset-fusion, not both.")
+    if args.fit_fusion:
+        return fit_fusion(args)
+    if args.reset_fusion:
+        return reset_fusion(args)
     app = common.open_app()
     job_id = request_evaluation(app, args.corpus, model=args.model, queries=args.queries,
                                 qrels=args.qrels)

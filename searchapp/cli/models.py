@@ -72,6 +72,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--sts", help="file with sentence1, sentence2, score")
     c.add_argument("--pairs", help="file with sentence1, sentence2, label (0/1)")
     c.add_argument("--threshold", type=float, help="cosine threshold (default: best F1)")
+    c.add_argument("--fit-fusion", action="store_true",
+                   help="with --corpus: fit hybrid search's fusion to the corpus' judged "
+                   "queries; kept only when better on held-out queries")
+    c.add_argument("--reset-fusion", action="store_true",
+                   help="with --corpus: hybrid search goes back to the default fusion")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=evaluate)
 
@@ -154,6 +159,9 @@ def evaluate(args: argparse.Namespace) -> int:
             raise SearchAppError("--corpus measures the corpus' judgements (or --queries and "
                                  "--qrels); leave out --sts and --pairs.")
         return learning.evaluate(args)
+    if args.fit_fusion or args.reset_fusion:
+        raise SearchAppError("--fit-fusion and --reset-fusion act on a corpus' hybrid search: "
+                             "add --corpus C.")
     if not args.model:
         raise SearchAppError("Give --model M with --sts FILE or --pairs FILE, or --corpus C.")
     if args.queries or args.qrels:

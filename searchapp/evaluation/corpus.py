@@ -1,7 +1,9 @@
 """How good search and duplicate detection are on a corpus, measured on judged items.
 
 For judged queries each search mode (semantic, lexical, hybrid) ranks the whole
-corpus through the app's own search function, 100 deep, and each query gets
+corpus as the app's own search function does, 100 deep (each query searched once,
+every mode ranked from its two candidate lists: ``candidates``; hybrid with the
+corpus' fusion, ``search.fusion``, named in the report), and each query gets
 nDCG@10, MRR@10, Recall@10 and Recall@100 (``ranking``). For judged pairs the
 two documents' vectors give a cosine (the document vectors duplicate mining
 uses), and the pairs give AP, the best F1 and its threshold. Every number
@@ -32,6 +34,7 @@ import numpy as np
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
 from searchapp.evaluation import bootstrap
+from searchapp.evaluation.candidates import candidate_lists, ranking
 from searchapp.evaluation.enough import (  # noqa: F401  (MIN_*: the rule, named here too)
     MIN_PAIRS_PER_ANSWER,
     MIN_QUERIES,
@@ -41,7 +44,8 @@ from searchapp.evaluation.enough import (  # noqa: F401  (MIN_*: the rule, named
 from searchapp.evaluation.judged import Items, JudgedPair
 from searchapp.evaluation.metrics import average_precision, pair_metrics
 from searchapp.evaluation.ranking import DEPTH, METRICS, metrics_table
-from searchapp.search.service import MODES, search
+from searchapp.search.fusion import fusion_for, stored_entry
+from searchapp.search.service import MODES
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle
 
@@ -88,6 +92,8 @@ class Evaluation:
     missing_documents: int = 0  # judged documents no longer in the corpus (left out)
     judged_documents: int = 0  # query judgements behind the query metrics
     seconds: float = 0.0
+    fusion: dict | None = None  # the hybrid fusion ranked with (search.fusion.Fusion.as_dict)
+    fusion_gain: dict | None = None  # a fitted fusion's held-out nDCG@10 gain when it was fitted
     rounds: int = bootstrap.ROUNDS
     seed: int = bootstrap.SEED
 
@@ -101,7 +107,8 @@ class Evaluation:
         out: dict = {"corpus": self.corpus, "model": self.model, "judgements": self.judgements,
                      "queries": None, "pairs": None,
                      "missing_documents": self.missing_documents,
-                     "seconds": round(self.seconds, 2)}
+                     "seconds": round(self.seconds, 2), "fusion": self.fusion,
+                     "fusion_gain": self.fusion_gain}
         if self.per_query:
             modes = {mode: {m: bootstrap.mean_interval(values[m], self.rounds, self.seed)
                             .scaled() for m in METRICS} for mode, values in self.per_query.items()}
@@ -157,16 +164,19 @@ def evaluate(app: App, handle: CorpusHandle, items: Items, progress: Progress | 
             queries.append((q.query[:MAX_QUERY_CHARS], grades))
         else:
             result.skipped_queries += 1
-    total = len(queries) * len(modes)
-    for i, mode in enumerate(modes):
-        rankings = []
-        for j, (text, _) in enumerate(queries):
-            hits = search(app, handle, text, k=DEPTH, mode=mode)
-            rankings.append([h.id for h in hits])
-            report(i * len(queries) + j + 1, total, f"Ranking judged queries: {mode} search, "
-                                                    f"query {j + 1} of {len(queries)}")
-        if queries:
+    if queries:
+        fusion = fusion_for(app, handle.corpus_id, handle.model.name)
+        lists = candidate_lists(app, handle, [t for t, _ in queries], DEPTH,
+                                semantic=set(modes) != {"lexical"},
+                                lexical=set(modes) != {"semantic"}, progress=report)
+        external = {pk: ext for ext, pk in known.items()}
+        for mode in modes:
+            rankings = [[external[d] for d in ranking(q, mode, fusion, DEPTH).tolist()
+                         if d in external] for q in lists]
             result.per_query[mode] = metrics_table(rankings, [g for _, g in queries])
+        result.fusion = fusion.as_dict()
+        entry = stored_entry(app, handle.corpus_id, handle.model.name) or {}
+        result.fusion_gain = entry.get("gain") if fusion.source == "fitted" else None
     result.queries = [t for t, _ in queries]
     result.judged_documents = sum(len(g) for _, g in queries)
     pairs = [p for p in items.pairs if p.a in known and p.b in known]

@@ -35,6 +35,7 @@ TASKS: dict[str, str] = {
     "clusters": "searchapp.clusters.service:clusters_task",
     "backup": "searchapp.backups.service:backup_task",
     "evaluate": "searchapp.evaluation.service:evaluate_task",
+    "fit-fusion": "searchapp.evaluation.fusion_fit:fit_fusion_task",
     "learn": "searchapp.training.learn:learn_task",
     "adapt": "searchapp.training.learn:adapt_task",
 }
@@ -42,7 +43,8 @@ TASKS: dict[str, str] = {
 UNITS: dict[str, str] = {"embed": "documents", "ingest": "files", "finetune": "steps",
                          "duplicates": "documents",
                          "calibrate": "pairs", "clusters": "documents", "backup": "steps",
-                         "evaluate": "queries", "learn": "steps", "adapt": "steps"}
+                         "evaluate": "queries", "fit-fusion": "queries", "learn": "steps",
+                         "adapt": "steps"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process

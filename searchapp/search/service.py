@@ -12,7 +12,8 @@ and one primary-key read of the k rows: nothing scans the corpus.
 - **lexical**: the full-text index of the database (``store/fulltext.py``).
 - **hybrid** (the default, chosen by ``benchmarks/retrieval_quality.py``):
   weighted reciprocal-rank fusion of the two candidate lists,
-  score = Σ w / (RRF_K + rank) (``fusion_weights``).
+  score = Σ w / (k + rank) (``searchapp.search.fusion``: today's defaults, or the
+  fusion fitted to the corpus' judged queries, ``searchapp.evaluation.fusion_fit``).
 - **filters** (``where``): metadata conditions (``searchapp.search.filters``) applied
   inside each candidate search, so k hits come back whenever k documents pass:
   the semantic candidates are widened (×4, up to ``WIDEN_MAX``) and checked by
@@ -41,6 +42,14 @@ import numpy as np
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
+from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
+    DEFAULT,
+    FUSION_DEPTH,
+    RRF_K,
+    SEMANTIC_WEIGHT,
+    Fusion,
+    fusion_for,
+)
 from searchapp.search.snippets import Snippet, make_snippet
 from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
@@ -53,9 +62,6 @@ MAX_K = 1000
 MAX_QUERY_CHARS = 10_000
 MODES = ("hybrid", "semantic", "lexical")
 DEFAULT_MODE = "hybrid"
-RRF_K = 10  # reciprocal-rank fusion's constant (60 in Cormack et al. 2009; 10 measured better)
-SEMANTIC_WEIGHT = 3.0  # see fusion_weights
-FUSION_DEPTH = 50  # candidates taken from each list for fusion (at least k)
 WIDEN = 4
 WIDEN_MAX = 4096  # semantic candidates checked against a filter before the exact fallback
 # documents passing a filter that are scored exactly; above, hnswlib's filtered search
@@ -157,7 +163,7 @@ def check_mode(mode: str) -> str:
 def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
            min_score: float | None = None, mode: str = DEFAULT_MODE,
            where: Sequence[str | Condition] | None = None,
-           times: StageTimes | None = None) -> list[SearchHit]:
+           times: StageTimes | None = None, fusion: Fusion | None = None) -> list[SearchHit]:
     """The k best documents for ``query``, best first.
 
     ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
@@ -165,7 +171,8 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     ``"year>=2024"`` (see ``searchapp.search.filters``), all of which a hit meets.
     ``times`` collects the milliseconds of each stage (``searchapp.timing``; the
     API's ``Server-Timing`` header): tokenize, encode (or query-cache), vector,
-    passages, fulltext, fusion, rows, snippets.
+    passages, fulltext, fusion, rows, snippets. ``fusion``: how hybrid fuses its
+    lists (default: the corpus' fitted fusion, else ``fusion.DEFAULT``).
 
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
@@ -179,7 +186,9 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
     check_columns(conditions, handle.meta_columns, handle.name)
     flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
-    depth = k if mode != "hybrid" else max(k, FUSION_DEPTH)
+    if mode == "hybrid" and fusion is None:
+        fusion = fusion_for(app, handle.corpus_id, handle.model.name)
+    depth = k if mode != "hybrid" else max(k, fusion.depth)
     times = times if times is not None else StageTimes()
     # the full-text query runs on its own thread and connection beside the encoder and the
     # vector search (all release the GIL): hybrid costs about the slower of the two sides
@@ -191,7 +200,7 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
         semantic = _semantic(app, handle, vector, depth, flt, times)
     found = lexical.result() if lexical else []
     with times.stage("fusion"):
-        ranked = _rank(mode, semantic, found, k, query)
+        ranked = _rank(mode, semantic, found, k, query, fusion or DEFAULT)
         if vector is not None:
             _fill_cosines(handle, vector, ranked)
             if min_score is not None:
@@ -292,7 +301,7 @@ class _Ranked:
 
 
 def _rank(mode: str, semantic: list[_Candidate], lexical: list[tuple[int, float]], k: int,
-          query: str = "") -> list[_Ranked]:
+          query: str = "", fusion: Fusion = DEFAULT) -> list[_Ranked]:
     """The k best of the mode: one list as it is, or both fused by reciprocal rank."""
     out: dict[int, _Ranked] = {}
     for rank, c in enumerate(semantic, start=1):
@@ -307,9 +316,9 @@ def _rank(mode: str, semantic: list[_Candidate], lexical: list[tuple[int, float]
         for r in ranked:
             r.score = r.lexical_score
     else:
-        w_sem, w_lex = fusion_weights(query)
+        w_sem, w_lex = fusion.weights(query)
         for r in out.values():
-            r.score = sum(w / (RRF_K + rank) for w, rank in ((w_sem, r.semantic_rank),
+            r.score = sum(w / (fusion.rrf_k + rank) for w, rank in ((w_sem, r.semantic_rank),
                                                             (w_lex, r.lexical_rank))
                           if rank is not None)
         ranked = sorted(out.values(), key=lambda r: (-r.score, r.semantic_rank or 10**9))
@@ -329,7 +338,7 @@ def fusion_weights(query: str) -> tuple[float, float]:
         >>> fusion_weights("a dog on the beach"), fusion_weights("XR-7 firmware")
         ((3.0, 1.0), (1.0, 1.0))
     """
-    return (1.0, 1.0) if any(ch.isdigit() for ch in query) else (SEMANTIC_WEIGHT, 1.0)
+    return DEFAULT.weights(query)
 
 
 def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked]) -> None:

@@ -3,6 +3,8 @@
 1. The corpus' judgements (counts) and the models to measure (its own by default).
 2. "Evaluate": an ``evaluate`` job per model (the worker runs it; the page follows it),
    on the corpus' judgements or on uploaded BEIR/TREC files (queries.jsonl, qrels.tsv).
+   The hybrid fusion in use and what a fitted one gained; a button fits it to the judged
+   queries (``ui.fusion_panel``).
 3. The latest result per model: nDCG@10, MRR@10, Recall@10/@100 per search mode and AP,
    best F1 and its threshold, each with its 95% bootstrap interval and n.
 4. History: the primary metrics of every evaluation run over time, per model and per set
@@ -19,6 +21,7 @@ from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
 from searchapp.evaluation.service import request_evaluation
 from searchapp.judgements.service import counts, evaluation_runs
+from searchapp.search.fusion import fusion_line
 from searchapp.ui.charts_evaluation import (
     history_figure,
     measured_on,
@@ -32,6 +35,7 @@ from searchapp.ui.common import (
     md_inline,
     page_app,
 )
+from searchapp.ui.fusion_panel import fusion_section
 from searchapp.ui.resources import ensure_background_worker
 
 JOBS = "evaluate.jobs"  # {corpus: [job ids]} of this session's evaluations
@@ -44,6 +48,7 @@ st.caption(f"{judged['relevant']:,} relevant and {judged['not_relevant']:,} not 
            f"documents judged for {judged['queries']:,} queries; {judged['duplicate']:,} "
            f"duplicate and {judged['not_duplicate']:,} other pairs. Judge more on the Search, "
            "Duplicates and Label pages.")
+fusion_section(app, corpus.name)
 
 models = [m.name for m in list_models(app.settings) if not m.problem]
 chosen = st.multiselect("Models", models, default=[corpus.model_name],
@@ -91,6 +96,9 @@ for (model, measured), run in latest.items():
         pairs = pair_table(run.metrics)
         if not pairs.empty:
             st.dataframe(pairs, hide_index=True, width="stretch")
+        if run.metrics.get("fusion"):
+            st.caption("Hybrid fusion: " + md_inline(fusion_line(run.metrics["fusion"],
+                                                                 run.metrics.get("fusion_gain"))))
         if run.metrics.get("warning"):
             st.warning(md_inline(run.metrics["warning"]), icon=":material/warning:")
 st.caption("Each metric ×100 (a threshold is a cosine) with its 95% bootstrap interval: the "
