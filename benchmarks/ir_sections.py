@@ -13,7 +13,7 @@ queries, never judged, never trained on) and the **training** pool the judgement
 Files written under ``--out`` (default ``benchmarks/.cache/pg-sections``):
 ``corpus.csv`` (id, text), ``train-queries.jsonl``/``test-queries.jsonl`` (BEIR:
 ``_id``, ``text``), ``train-qrels.tsv``/``test-qrels.tsv`` (``query-id corpus-id
-score``) and ``judgements.csv`` (query, id, relevant: what ``judge import`` reads).
+score``) and ``judgements.csv`` (query, doc_id, label: what ``judge import`` reads).
 
 Usage:
     python benchmarks/ir_sections.py          # needs apt install postgresql-doc-15
@@ -104,7 +104,7 @@ def build(out: Path, test: int = 300) -> dict:
                 f.write(f"{name}-{i}\t{s['id']}\t1\n")
     with open(out / "judgements.csv", "w", newline="") as f:
         writer = csv.writer(f)
-        writer.writerow(["query", "id", "relevant"])
+        writer.writerow(["query", "doc_id", "label"])
         writer.writerows([s["heading"], s["id"], 1] for s in train_part)
     summary = {"documents": len(documents), "sections": len(found),
                "train_queries": len(train_part), "test_queries": len(test_part),

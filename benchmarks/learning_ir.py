@@ -68,6 +68,13 @@ def make_app():
         stored = repo.find_corpus(s, CORPUS) is not None
     if not stored:
         ingest(app)
+    from searchapp.jobs import queue
+    from searchapp.jobs.worker import run_until_done
+
+    for job in queue.recent(app.db, 100):  # an ingest stopped half-way: finish it
+        if job.kind == "embed" and not job.finished:
+            log(f"finishing embed job {job.id}")
+            run_until_done(app, job.id)
     return app
 
 
@@ -108,7 +115,8 @@ def test_items():
 
 
 def measure(app, model: str | None, items, encoder=None):
-    """The model's evaluation on the test queries (in memory when not the corpus' own)."""
+    """The model's evaluation on the test queries: its stored vectors (the learn job's
+    verdict stored them), else encoded in memory with ``encoder``."""
     from searchapp.evaluation.corpus import evaluate
     from searchapp.evaluation.encoded import encode_corpus, handle_for
 
@@ -126,7 +134,7 @@ def measure(app, model: str | None, items, encoder=None):
 def summary(run) -> dict:
     out = {}
     for mode in MODES:
-        stats = run.as_dict()["queries"][mode]["ndcg@10"]
+        stats = run.as_dict()["queries"]["modes"][mode]["ndcg@10"]
         out[mode] = stats
     return out
 
@@ -135,7 +143,6 @@ def learn(app, name: str, recipe: str, threads: int) -> tuple[dict, float, list]
     from searchapp.jobs.worker import run_until_done
     from searchapp.training.learn import request_learning
 
-    shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)
     started = time.monotonic()
     job_id = request_learning(app, CORPUS, name=name, augment="off", recipe=recipe).job_id
     job = run_until_done(app, job_id)
@@ -153,20 +160,25 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
     from searchapp.embedding.encoder import SiameseEncoder
 
     judged = set_judgements(app, n)
-    name = f"pg-{recipe}-{n}"
+    name = f"pg-{recipe}-{n}-{int(time.time())}"  # a new name: earlier rounds' vectors stay
     log(f"N={judged}, recipe {recipe}: learning")
     result, seconds, _ = learn(app, name, recipe, threads)
     log(f"  learned in {seconds / 60:.1f} min: {result.get('sentence')}")
-    encoder = SiameseEncoder.load(app.settings.models_dir / name, device=app.settings.device,
-                                  precision=app.settings.precision)
+    from searchapp.evaluation.encoded import is_stored
+
+    encoder = None if is_stored(app, CORPUS, name) else SiameseEncoder.load(
+        app.settings.models_dir / name, device=app.settings.device,
+        precision=app.settings.precision)
+    started = time.monotonic()
     after = measure(app, name, items, encoder=encoder)
+    log(f"  measured on the test queries in {time.monotonic() - started:.1f} s")
     out = {"n": judged, "recipe": recipe, "minutes": round(seconds / 60, 2),
            "verdict": result.get("verdict"), "sentence": result.get("sentence"),
            "steps": result.get("steps"), "seconds_per_step": result.get("seconds_per_step"),
            "step_minutes": result.get("step_minutes"), "test": summary(after),
            "test_difference": compare(baseline, after)}
     log(f"  test: {json.dumps(out['test'])}")
-    shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)
+    shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)  # its vectors stay
     return out
 
 

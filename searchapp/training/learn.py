@@ -304,6 +304,7 @@ def learn_task(ctx, payload: dict) -> dict:
                                                           "seconds_per_step", "device",
                                                           "resumed_from")}})
     problem = holdout.unmeasurable(held_items)
+    fits: list = []
     if problem:
         verdict = {"verdict": "not measured", "corpus": corpus, "sentence": (
             f"{name} was not measured against {payload['base']}: {problem}. Judge more "
@@ -313,16 +314,32 @@ def learn_task(ctx, payload: dict) -> dict:
         verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
                                      steps.reporter("verdict", "documents"),
                                      note=f"held-out judgements, learning job {ctx.job_id}",
-                                     store=not payload.get("train_on_all"))
+                                     store=not payload.get("train_on_all"),
+                                     on_candidate=lambda h: fits.append(
+                                         _fit_fusion(app, corpus, name, held_items, h)))
     card["verdict"] = verdict
+    if fits:
+        card["fusion"] = fits[0].as_dict()
     _lap(clock, "verdict")
     if payload.get("train_on_all") and "trained_on_all" not in card:
         card["trained_on_all"] = _train_on_all(app, payload, steps, split, recipe, chosen)
         _lap(clock, "final")
+    if fits:
+        fits[0].store(app)  # for the corpus once it uses this model; only a kept fit
     card["step_seconds"] = {k: v for k, v in clock.items() if k != "started"}
     write_card(app.settings.models_dir / name, card)
     shutil.rmtree(folder, ignore_errors=True)
     return _summary(card, app.settings.models_dir / name)
+
+
+def _fit_fusion(app: App, corpus: str, name: str, held: Items, handle):
+    """The new model's hybrid fusion fitted on the held-out judged queries only (it learned
+    the training queries by heart: a fit on those would over-trust its semantic side);
+    kept, as any fit, only when better on queries it was not fitted on."""
+    from searchapp.evaluation.fusion_fit import fit_fusion
+
+    return fit_fusion(app, corpus, model=name, items=Items(queries=held.queries), save=False,
+                      handle=handle)
 
 
 def _lap(clock: dict, key: str) -> None:
@@ -657,12 +674,15 @@ def _save_model(app: App, name: str, folder: Path, card: dict) -> dict:
 
 
 def judge_side_by_side(app: App, corpus: str, current: str, candidate: str, items: Items,
-                       report, note: str = "", store: bool = True) -> dict:
+                       report, note: str = "", store: bool = True,
+                       on_candidate=None) -> dict:
     """Both models on the same judged items: metrics with intervals, verdict, threshold.
 
     Both evaluations are saved as evaluation runs of the corpus (the Evaluate
     page's history), with ``note``. ``store``: the candidate's vectors of the corpus,
     computed for the verdict anyway, are saved, so adopting it re-embeds nothing.
+    ``on_candidate(handle)``: called with the corpus opened with the candidate (the
+    learning job fits the candidate's hybrid fusion on it).
     """
     from searchapp.evaluation.corpus import compare, evaluate
     from searchapp.evaluation.encoded import handle_for
@@ -672,6 +692,8 @@ def judge_side_by_side(app: App, corpus: str, current: str, candidate: str, item
     current_handle = handle_for(app, corpus, current)
     candidate_handle = handle_for(app, corpus, candidate, progress=report, store=store)
     runs = [evaluate(app, current_handle, items), evaluate(app, candidate_handle, items)]
+    if on_candidate is not None:
+        on_candidate(candidate_handle)
     comparison = compare(*runs)
     threshold = threshold_proposal(app, current, current_handle, candidate_handle, runs)
     for run in runs:
@@ -689,7 +711,8 @@ def _summary(card: dict, path: Path) -> dict:
             "augmentation": card.get("augmentation"), "negatives": card.get("negatives"),
             "metrics": card.get("metrics"), "recipe": card.get("recipe"),
             "step_seconds": card.get("step_seconds"),
-            "trained_on_all": card.get("trained_on_all"), **card.get("training", {})}
+            "trained_on_all": card.get("trained_on_all"), "fusion": card.get("fusion"),
+            **card.get("training", {})}
 
 
 # ---- unsupervised adaptation -------------------------------------------------------------
