@@ -469,7 +469,7 @@ def _mine(app: App, corpus: str, model: str, items: Items, report,
 
 # ---- training ----------------------------------------------------------------------------
 def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: float = 2e-5,
-            recipe: Recipe | None = None):
+            recipe: Recipe | None = None, device_type: str = "cpu"):
     """The trainer's settings: what the user set, else the recipe's (``cached``: large
     batches through the gradient cache, up to ``recipe.MAX_EPOCHS`` epochs stopped early),
     else about ``MIN_STEPS`` steps of batch 16."""
@@ -481,14 +481,15 @@ def _config(hyper: dict, examples: int, batch_default: int = 16, lr_default: flo
     batch = min(batch, max(2, examples)) if cached else batch
     per_epoch = max(1, math.ceil(examples / batch))
     epochs = hyper.get("epochs") or (
-        recipes.MAX_EPOCHS if cached
-        else min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch))))
+        min(recipes.MAX_EPOCHS, max(1, math.ceil(recipes.MIN_TRIPLETS / max(examples, 1))))
+        if cached else min(MAX_EPOCHS, max(1, math.ceil(MIN_STEPS / per_epoch))))
     return TrainConfig(epochs=int(epochs), batch_size=batch,
                        lr=hyper.get("lr") or (recipes.CACHED_LR if cached else lr_default),
                        seed=hyper.get("seed") or 42, max_steps=hyper.get("max_steps"),
                        checkpoint_every=hyper.get("checkpoint_every") or 50,
                        unique_texts=True,
-                       cache_mini=recipes.MINI_BATCH if cached else 0,
+                       cache_mini=recipes.cache_size(batch, 3, device_type) if cached else 0,
+                       evals_per_epoch=recipes.EVALS_PER_EPOCH if cached else 1,
                        patience=recipes.PATIENCE if cached else 0).check()
 
 
@@ -525,9 +526,10 @@ def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, 
         return json.loads(finished.read_text("utf-8"))
     data = training_data(examples)
     train_rows, dev_rows = dev_split(examples)
-    config = _config(hyper, len(train_rows), lr_default=lr_default, recipe=recipe)
     encoder = SiameseEncoder.load(model_path(base, app.settings), device=app.settings.device,
                                   precision=app.settings.precision)
+    config = _config(hyper, len(train_rows), lr_default=lr_default, recipe=recipe,
+                     device_type=encoder.device.type)
     trainer = Trainer(encoder, data.subset(train_rows), data.subset(dev_rows), config, work,
                       progress=report)
     result = trainer.run()

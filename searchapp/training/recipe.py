@@ -8,9 +8,11 @@ each alone and all together on separate test queries, and only what helped is
 on by default.
 
 - ``cached``: in-batch negatives over large batches (``BIG_BATCH``) with the
-  gradient-cache trick (``losses.CachedMNRL`` through ``Trainer``), so the
-  memory of a large batch is that of a mini-batch; several epochs with early
-  stopping on the dev part of the training judgements.
+  gradient-cache trick (``Trainer._cached_backward``) where memory needs it
+  (``cache_size``), so the memory of a large batch is that of a mini-batch;
+  the same training budget as before (``MIN_TRIPLETS`` examples seen: on 2 CPU
+  cores compute is the limit) in more epochs where the judgements are few, with
+  early stopping on the dev part of the training judgements.
 - ``lexical``: hard negatives from the lexical (BM25) list as well as the
   semantic one, through the same false-negative guard: a document that shares
   the query's words but does not answer it is the mistake hybrid search makes.
@@ -31,11 +33,31 @@ from dataclasses import asdict, dataclass
 
 from searchapp.errors import TrainingDataError
 
-BIG_BATCH = 64  # examples per step with the cached loss (in-batch negatives: 2·64 − 1)
-MINI_BATCH = 16  # texts per forward pass inside a cached step
+BIG_BATCH = 64  # examples per step (in-batch negatives: 2·64 − 1 per anchor)
+MINI_BATCH = 32  # texts per forward pass inside a cached step
+PLAIN_TEXTS_CPU = 256  # on the CPU a step of up to this many texts fits in memory uncached
+MIN_TRIPLETS = 960  # the training budget: epochs until about this many examples were seen
 MAX_EPOCHS = 8  # with early stopping
+EVALS_PER_EPOCH = 2  # dev checks per epoch (early stopping needs a few even in 2 epochs)
 PATIENCE = 2  # dev evaluations without a gain before training stops
 CACHED_LR = 3e-5  # fewer, larger steps than batch 16's 2e-5
+
+
+def cache_size(batch: int, columns: int, device_type: str) -> int:
+    """Texts per forward pass of the gradient cache; 0: the step is one plain pass.
+
+    On a GPU the batch's activations are what limits it, so every large step is
+    cached; on the CPU memory is plentiful and the cache's second forward pass
+    costs a third more compute, so only steps of more than ``PLAIN_TEXTS_CPU`` are.
+
+    Example:
+        >>> cache_size(64, 3, "cuda"), cache_size(64, 3, "cpu"), cache_size(128, 3, "cpu")
+        (32, 0, 32)
+    """
+    texts = batch * columns
+    if device_type == "cuda" and texts > MINI_BATCH:
+        return MINI_BATCH
+    return MINI_BATCH if texts > PLAIN_TEXTS_CPU else 0
 
 
 @dataclass(frozen=True)
