@@ -75,6 +75,9 @@ def make_app():
         if job.kind == "embed" and not job.finished:
             log(f"finishing embed job {job.id}")
             run_until_done(app, job.id)
+        elif not job.finished:  # a round stopped half-way: cancelled (its worker is gone)
+            queue.cancel(app.db, job.id)
+            run_until_done(app, job.id)
     return app
 
 
@@ -150,6 +153,23 @@ def learn(app, name: str, recipe: str, threads: int) -> tuple[dict, float, list]
     return job.result, time.monotonic() - started, []
 
 
+def switch_and_back(app, name: str) -> dict:
+    """Seconds to adopt the new model (``models use``) and to roll back: the learn job's
+    verdict stored its vectors, so neither should re-embed."""
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.training.adoption import accept, rollback
+
+    out = {}
+    for step, start in (("use", lambda: accept(app, CORPUS, name, force=True)),
+                        ("rollback", lambda: rollback(app, CORPUS))):
+        started = time.monotonic()
+        job = run_until_done(app, start())
+        assert job.status == "succeeded", job.error
+        out[step] = round(time.monotonic() - started, 1)
+        out[f"{step}_embedded"] = (job.result or {}).get("embedded")
+    return out
+
+
 def compare(before, after) -> dict:
     from searchapp.evaluation.corpus import compare as paired
 
@@ -175,9 +195,12 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
     out = {"n": judged, "recipe": recipe, "minutes": round(seconds / 60, 2),
            "verdict": result.get("verdict"), "sentence": result.get("sentence"),
            "steps": result.get("steps"), "seconds_per_step": result.get("seconds_per_step"),
-           "step_minutes": result.get("step_minutes"), "test": summary(after),
+           "step_seconds": result.get("step_seconds"),
+           "fusion": (result.get("fusion") or {}).get("sentence"), "test": summary(after),
            "test_difference": compare(baseline, after)}
     log(f"  test: {json.dumps(out['test'])}")
+    out["switch_seconds"] = switch_and_back(app, name)
+    log(f"  switch to it and back: {out['switch_seconds']}")
     shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)  # its vectors stay
     return out
 
