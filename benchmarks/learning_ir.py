@@ -135,10 +135,12 @@ def measure(app, model: str | None, items, encoder=None):
 
 
 def summary(run) -> dict:
+    """nDCG@10 per mode with its interval, and per query (for paired comparisons of rounds)."""
     out = {}
     for mode in MODES:
         stats = run.as_dict()["queries"]["modes"][mode]["ndcg@10"]
-        out[mode] = stats
+        out[mode] = {**stats, "per_query": [round(float(x), 4)
+                                             for x in run.per_query[mode]["ndcg@10"]]}
     return out
 
 
@@ -198,7 +200,8 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
            "step_seconds": result.get("step_seconds"),
            "fusion": (result.get("fusion") or {}).get("sentence"), "test": summary(after),
            "test_difference": compare(baseline, after)}
-    log(f"  test: {json.dumps(out['test'])}")
+    log("  test: " + json.dumps({m: {k: v for k, v in s.items() if k != "per_query"}
+                                 for m, s in out["test"].items()}))
     out["switch_seconds"] = switch_and_back(app, name)
     log(f"  switch to it and back: {out['switch_seconds']}")
     shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)  # its vectors stay

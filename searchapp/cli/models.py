@@ -50,10 +50,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--augment", choices=("auto", "on", "off"), default="auto",
                    help="with --from-judgements: try Augmented SBERT (a cross-encoder labels "
                    "more pairs; kept only if measurably better); auto: below 500 positives")
-    c.add_argument("--recipe", choices=("all", "before", "cached", "lexical", "passages"),
-                   default="all", help="with --from-judgements: the fine-tuning levers (all: "
-                   "large cached batches with early stopping, lexical and semantic hard "
-                   "negatives, best passages as positives; before: the first recipe)")
+    c.add_argument("--recipe", default=None,
+                   help="with --from-judgements: the fine-tuning levers: all (large cached "
+                   "batches with early stopping, lexical and semantic hard negatives, best "
+                   "passages as positives), before (the first recipe), or levers joined by "
+                   "'+', e.g. lexical+passages (default: the measured best)")
     c.add_argument("--train-on-all", action="store_true",
                    help="with --from-judgements: after the verdict, train the final model on "
                    "every judgement, held-out part included (the verdict stays the one "

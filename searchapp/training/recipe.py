@@ -88,14 +88,20 @@ DEFAULT = "all"
 def recipe_named(name: str | dict | None) -> Recipe:
     """A recipe by name (``RECIPES``), from a job payload's dict, or the default for None.
 
+    Levers joined by ``+`` name a recipe of just those.
+
     Example:
         >>> recipe_named({"cached": False, "lexical": True, "passages": True}).cached
         False
+        >>> recipe_named("lexical+passages").levers()
+        ['lexical', 'passages']
     """
     if name is None:
         return RECIPES[DEFAULT]
     if isinstance(name, dict):
         return Recipe(**{k: bool(v) for k, v in name.items() if k in Recipe.__annotations__})
+    if "+" in name and set(name.split("+")) <= set(Recipe.__annotations__):
+        return Recipe(**{k: k in name.split("+") for k in Recipe.__annotations__})
     if name not in RECIPES:
         raise TrainingDataError(f"Unknown recipe {name!r}; use one of: {', '.join(RECIPES)}.")
     return RECIPES[name]
