@@ -61,7 +61,7 @@ class RerankerConfig:
     """How a reranker is trained and judged (defaults: see docs/learning.md for the numbers)."""
 
     layers: int = 6  # the encoder's first layers the cross-encoder keeps (fewer: faster)
-    max_length: int = 256  # tokens of query + passage
+    max_length: int = 128  # tokens of query + passage (the cost grows with it)
     skip_top: int = 3  # hybrid results never taken as negatives (false-negative guard)
     mine_depth: int = 30  # hybrid results searched for negatives
     negatives: int = 4  # per positive
@@ -86,9 +86,13 @@ class RerankerResult:
     training: dict = field(default_factory=dict)
     pairs: int = 0
     seconds: float = 0.0
+    scorer: rerank.Reranker | None = field(default=None, repr=False)  # what the verdict used
 
     def as_dict(self) -> dict:
-        return asdict(self)
+        """The result as JSON (without the scorer)."""
+        return {"corpus": self.corpus, "name": self.name, "kept": self.kept,
+                "reason": self.reason, "comparison": self.comparison,
+                "training": self.training, "pairs": self.pairs, "seconds": self.seconds}
 
 
 # ---- 1. pairs ------------------------------------------------------------------------------
@@ -236,8 +240,8 @@ def train_reranker(app: App, corpus: str, train_items: Items, heldout_items: Ite
     model = new_cross_encoder(app, handle, config)
     work = work or app.settings.work_dir / "rerankers" / name
     training = fit(model, pairs, work, config, progress)
-    comparison = compare(app, handle, rerank.Reranker(model, quantized=True),
-                         heldout_items, config.depth)
+    scorer = rerank.Reranker(model, quantized=True)  # as search will load it
+    comparison = compare(app, handle, scorer, heldout_items, config.depth)
     reason, kept = reason_of(comparison), comparison["verdict"] == "better"
     if kept:
         keep(app, handle, model, name, {"kind": "reranker", "corpus": handle.name,
@@ -248,7 +252,7 @@ def train_reranker(app: App, corpus: str, train_items: Items, heldout_items: Ite
         reason += "; the reranker was not kept (no reranking is at least as good)"
     shutil.rmtree(work, ignore_errors=True)
     return RerankerResult(handle.name, name, kept, reason, comparison, training, len(pairs),
-                          round(time.monotonic() - started, 1))
+                          round(time.monotonic() - started, 1), scorer)
 
 
 def default_name(corpus: str) -> str:
