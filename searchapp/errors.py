@@ -326,6 +326,6 @@ class NoRerankerError(SearchAppError):
         super().__init__(
             f"Corpus {name!r} has no reranker: one is attached only after it was trained on "
             f"the corpus' query judgements and beat no reranking on the held-out ones. Train "
-            f"one with `searchapp judge train-reranker --corpus {name}` (or the Learn page), "
-            "or search without reranking.")
+            f"one with `searchapp judge train-reranker --corpus {name}`, or search without "
+            "reranking.")
         self.name = name
