@@ -319,7 +319,7 @@ class NoRerankerError(SearchAppError):
 
     Example:
         >>> print(NoRerankerError("faq"))  # doctest: +ELLIPSIS
-        Corpus 'faq' has no reranker: ... searchapp judge train-reranker --corpus faq ...
+        Corpus 'faq' has no reranker: ...searchapp judge train-reranker --corpus faq...
     """
 
     def __init__(self, name: str):

@@ -53,7 +53,7 @@ def reranker_folder(settings: Settings, name: str) -> Path:
     """Where reranker ``name`` lives: ``DATA_DIR/models/rerankers/NAME``.
 
     Example:
-        >>> reranker_folder(Settings(data_dir=Path("/d")), "faq-rr").as_posix()
+        >>> reranker_folder(Settings(Path("/d"), "sqlite://"), "faq-rr").as_posix()
         '/d/models/rerankers/faq-rr'
     """
     return settings.models_dir / FOLDER / name
