@@ -68,7 +68,7 @@ def set_judgements(app, n: int) -> None:
         judgements.remove(app, CORPUS, j.id)
     with open(DATA / "judgements.csv", newline="", encoding="utf-8") as f:
         rows = list(csv.reader(f))
-    lines = [",".join(_quoted(c) for c in row) for row in rows[:n + 1]]
+    lines = ["query,doc_id,label"] + [",".join(_quoted(c) for c in row) for row in rows[1:n + 1]]
     judgements.import_csv(app, CORPUS, ("\n".join(lines) + "\n").encode(), "first-n.csv")
 
 
