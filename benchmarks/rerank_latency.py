@@ -13,7 +13,7 @@ order). Torch runs on ``--threads`` threads (2: the budget is for 2 CPU cores).
 
 Usage:
     python benchmarks/ir_sections.py
-    PYTHONPATH=. python benchmarks/rerank_latency.py [--queries 60 --docs 300]
+    PYTHONPATH=. python benchmarks/rerank_latency.py [--queries 60 --docs 150]
 Results: benchmarks/results/rerank_latency.json
 """
 
@@ -135,7 +135,7 @@ def exactness(model, texts: list[str], hits: list) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--queries", type=int, default=60)
-    parser.add_argument("--docs", type=int, default=300)
+    parser.add_argument("--docs", type=int, default=150)
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     import torch
