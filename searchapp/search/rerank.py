@@ -35,6 +35,7 @@ import numpy as np
 
 from searchapp.config import Settings
 from searchapp.context import App
+from searchapp.embedding.models import RERANKERS
 from searchapp.errors import NoRerankerError
 from searchapp.store import repo
 from searchapp.timing import StageTimes
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from searchapp.training.cross_encoder import CrossEncoder
 
 DEPTH = 30  # candidates rescored per query (rerank_latency.py measures this many)
-FOLDER = "rerankers"  # under DATA_DIR/models: not a model folder itself (no config.json)
 _LOADED: dict[tuple[str, float], Reranker] = {}
 _LOCK = threading.Lock()
 
@@ -56,7 +56,7 @@ def reranker_folder(settings: Settings, name: str) -> Path:
         >>> reranker_folder(Settings(Path("/d"), "sqlite://"), "faq-rr").as_posix()
         '/d/models/rerankers/faq-rr'
     """
-    return settings.models_dir / FOLDER / name
+    return settings.models_dir / RERANKERS / name
 
 
 def passage_text(hit: SearchHit) -> str:
