@@ -15,10 +15,16 @@
    corpus' current encoder's transformer (no cross-encoder weights can be
    installed here), its first ``layers`` layers, pairs cut to ``max_length``
    tokens, binary cross-entropy;
-3. **verdict** (``compare``): on the held-out judged queries, nDCG@10 of the
+3. **blend** (``fit_blend``): a fifth of the training queries (by hash) is kept
+   out of the cross-encoder's training; on their first ``depth`` hybrid
+   candidates a logistic regression weighs the cross-encoder's logit against
+   the search's own rank (``rerank.Blend``). Trained on a few hundred
+   judgements, the cross-encoder alone ranks worse than the search (measured:
+   ``benchmarks/rerank_quality.py``); blended, it can only move what it is sure of;
+4. **verdict** (``compare``): on the held-out judged queries, nDCG@10 of the
    first ``depth`` hybrid candidates as the search ranks them against the same
    candidates reranked, paired bootstrap (``evaluation.bootstrap``);
-4. only when the verdict is "better" is the reranker saved
+5. only when the verdict is "better" is the reranker saved
    (``DATA_DIR/models/rerankers/NAME``, safetensors, with a card) and attached to
    the corpus (``corpora.reranker``); otherwise it is kept nowhere and the
    result says why.
@@ -49,10 +55,12 @@ from searchapp.evaluation.ranking import query_metrics
 from searchapp.search import rerank
 from searchapp.search.service import SearchHit, search
 from searchapp.store import repo
-from searchapp.training import cross_encoder
+from searchapp.training import cross_encoder, holdout
 from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 Pair = tuple[str, str, int]
+DEV_FRACTION = 0.2  # of the training queries: left out of the cross-encoder to fit the blend
+DEV_SEED = "searchapp-reranker-blend-v1"
 Progress = Callable[[int, int, str], None]
 
 
@@ -186,6 +194,32 @@ def compare(app: App, handle: CorpusHandle, scorer: rerank.Reranker, items: Item
     return paired_mean_difference(np.array(plain), np.array(reranked)).scaled()
 
 
+def fit_blend(app: App, handle: CorpusHandle, scorer: rerank.Reranker, items: Items,
+              depth: int = rerank.DEPTH) -> rerank.Blend:
+    """The weights of the cross-encoder's logit and the search's rank, fitted on ``items``
+    (judged queries the cross-encoder did not train on); the search's order when they
+    cannot be fitted (no candidate judged relevant, or none judged not).
+
+    Example:
+        >>> fit_blend(app, handle, scorer, dev)                           # doctest: +SKIP
+        Blend(cross=0.61, rank=1.32, bias=-2.1)
+    """
+    from sklearn.linear_model import LogisticRegression
+
+    rows, labels = [], []
+    for q in items.queries:
+        hits = search(app, handle, q.query, k=depth)
+        logits = scorer.logits(q.query, [rerank.passage_text(h) for h in hits])
+        for rank, (hit, logit) in enumerate(zip(hits, logits, strict=True), start=1):
+            rows.append((float(logit), -np.log(rank)))
+            labels.append(int(q.grades.get(hit.id, 0) >= 1))
+    if len(set(labels)) < 2:
+        return rerank.Blend(cross=0.0, rank=1.0)
+    fitted = LogisticRegression(C=1.0).fit(np.array(rows), np.array(labels))
+    cross, prior = (float(x) for x in fitted.coef_[0])
+    return rerank.Blend(round(cross, 6), round(prior, 6), round(float(fitted.intercept_[0]), 6))
+
+
 def reason_of(comparison: dict) -> str:
     """The verdict in words.
 
@@ -202,12 +236,13 @@ def reason_of(comparison: dict) -> str:
 
 # ---- 4. keep only if better -------------------------------------------------------------------
 def keep(app: App, handle: CorpusHandle, model: cross_encoder.CrossEncoder, name: str,
-         card: dict) -> Path:
-    """Save ``model`` as reranker ``name`` with its card and attach it to the corpus."""
+         card: dict, blend: rerank.Blend | None = None) -> Path:
+    """Save ``model`` and its ``blend`` as reranker ``name`` with its card; attach it."""
     folder = rerank.reranker_folder(app.settings, name)
     saving = folder.with_name(f".{name}.saving")
     shutil.rmtree(saving, ignore_errors=True)
     model.save(saving)
+    rerank.write_blend(saving, blend or rerank.Blend())
     write_card(saving, card)
     shutil.rmtree(folder, ignore_errors=True)
     saving.rename(folder)
@@ -236,18 +271,21 @@ def train_reranker(app: App, corpus: str, train_items: Items, heldout_items: Ite
     handle = open_corpus(app, corpus)
     name = name or default_name(handle.name)
     check_items(train_items, heldout_items)
-    pairs = training_pairs(app, handle, train_items, config)
+    fit_items, dev_items = holdout.split(train_items, DEV_FRACTION, DEV_SEED)
+    pairs = training_pairs(app, handle, fit_items, config)
     model = new_cross_encoder(app, handle, config)
     work = work or app.settings.work_dir / "rerankers" / name
     training = fit(model, pairs, work, config, progress)
     scorer = rerank.Reranker(model, quantized=True)  # as search will load it
+    scorer.blend = blend = fit_blend(app, handle, scorer, dev_items, config.depth)
+    training["blend"] = asdict(blend)
     comparison = compare(app, handle, scorer, heldout_items, config.depth)
     reason, kept = reason_of(comparison), comparison["verdict"] == "better"
     if kept:
         keep(app, handle, model, name, {"kind": "reranker", "corpus": handle.name,
                                          "base": handle.model.name, "verdict": comparison,
                                          "config": asdict(config), "training": training,
-                                         "pairs": len(pairs)})
+                                         "pairs": len(pairs)}, blend)
     else:
         reason += "; the reranker was not kept (no reranking is at least as good)"
     shutil.rmtree(work, ignore_errors=True)
