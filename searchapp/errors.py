@@ -312,3 +312,20 @@ class WatchedFolderNotFoundError(WatchError, NotFoundError):
 
     def __init__(self, ref: str):
         super().__init__(f"No watched folder {ref!r}; `searchapp watch list` shows them.")
+
+
+class NoRerankerError(SearchAppError):
+    """Reranking was asked on a corpus that has no reranker attached; says how to get one.
+
+    Example:
+        >>> print(NoRerankerError("faq"))  # doctest: +ELLIPSIS
+        Corpus 'faq' has no reranker: ...searchapp judge train-reranker --corpus faq...
+    """
+
+    def __init__(self, name: str):
+        super().__init__(
+            f"Corpus {name!r} has no reranker: one is attached only after it was trained on "
+            f"the corpus' query judgements and beat no reranking on the held-out ones. Train "
+            f"one with `searchapp judge train-reranker --corpus {name}`, or search without "
+            "reranking.")
+        self.name = name

@@ -75,3 +75,13 @@ def test_marked_markdown_escapes_everything_but_the_marks():
 
     hit = SearchHit("x", "", 1.0, snippet="[link](http://x) ERR-7", highlights=[(17, 20)])
     assert marked_markdown(hit) == "\\[link\\]\\(http\\://x\\) **ERR**\\-7"
+
+
+def test_the_rerank_toggle_asks_for_the_corpus_reranker(app):
+    at = AppTest.from_file(PAGE, default_timeout=60).run()
+    at.text_input(key="search-query").input("rain")
+    at.toggle(key="search-rerank").set_value(True)
+    at.button[0].click().run()
+    assert not at.exception
+    assert any("no reranker" in e.value and "train-reranker" in e.value for e in at.error)
+    assert result_ids(at) == []

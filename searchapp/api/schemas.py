@@ -127,6 +127,8 @@ class SearchIn(Strict):
         description="metadata conditions COL OP VALUE (= != < <= > >=), all must hold")
     min_score: float | None = Field(default=None, ge=-1.0, le=1.0,
                                     description="minimum cosine (semantic and hybrid)")
+    rerank: bool = Field(default=False, description="the corpus' reranker reorders the first "
+                         "30 candidates (409 no-reranker when the corpus has none)")
 
 
 class RankScore(BaseModel):
@@ -160,7 +162,8 @@ class Hit(BaseModel):
     text: str
     score: float = Field(description="The ranking score of the mode: hybrid, the fusion "
                                      "score (not a cosine; see semantic.score); semantic, "
-                                     "the cosine; lexical, BM25.")
+                                     "the cosine; lexical, BM25; reranked, the reranker's "
+                                     "probability that the hit is relevant.")
     semantic: RankScore = Field(description="Rank and cosine by meaning (the pages' score).")
     lexical: RankScore = Field(description="Rank and BM25 by words.")
     passage: PassageOut | None
@@ -171,6 +174,7 @@ class Hit(BaseModel):
 
 class SearchOut(BaseModel):
     mode: str
+    rerank: bool = False
     results: list[Hit]
 
 

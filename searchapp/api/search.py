@@ -40,9 +40,10 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.S
     for condition in body.where:
         check_text_value(condition, "filter")
     hits = run_search(app, name, body.query, k=body.k, min_score=body.min_score,
-                      mode=body.mode, where=body.where, times=times)
+                      mode=body.mode, where=body.where, times=times, rerank=body.rerank)
     response.headers["Server-Timing"] = times.server_timing()
-    return s.SearchOut(mode=body.mode, results=[s.Hit(**hit_json(h)) for h in hits])
+    return s.SearchOut(mode=body.mode, rerank=body.rerank,
+                       results=[s.Hit(**hit_json(h)) for h in hits])
 
 
 @router.post("/corpora/{name}/duplicates/check", response_model=s.DuplicateCheckOut,

@@ -5,6 +5,7 @@ Example:
     $ searchapp judge add --corpus faq --a q7 --b q3 --label duplicate
     $ searchapp judge import --corpus faq pairs.csv
     $ searchapp judge next --corpus faq --n 20 --json
+    $ searchapp judge train-reranker --corpus faq --wait
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ LABEL_HELP = ("1/0, yes/no, relevant/not relevant, duplicate/not duplicate, or a
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``judge`` with its actions to the command parser."""
     c = sub.add_parser("judge", help="judgements of search results and duplicate pairs: "
-                       "add, remove, list, export, import, next, groups")
+                       "add, remove, list, export, import, next, groups, train-reranker")
     actions = c.add_subparsers(dest="action", metavar="ACTION", required=True)
 
     a = actions.add_parser("add", help="judge a query's result or a pair of documents")
@@ -74,6 +75,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     out.add_argument("--json", action="store_true")
     out.add_argument("--out", metavar="FILE.csv")
     a.set_defaults(func=groups)
+
+    a = actions.add_parser("train-reranker", help="train a reranker on the corpus' query "
+                           "judgements; attached only if it beats no reranking on held-out "
+                           "ones (then: searchapp search --rerank)")
+    a.add_argument("--corpus", required=True)
+    a.add_argument("--wait", action="store_true", help="run the job here and print the verdict")
+    a.add_argument("--max-steps", type=common.positive_int, help="stop training after S steps")
+    a.add_argument("--json", action="store_true", help="with --wait: the result as JSON")
+    a.set_defaults(func=train_reranker)
 
 
 def _judgement_dict(j) -> dict:
@@ -203,4 +213,24 @@ def groups(args: argparse.Namespace) -> int:
         print(f"group of {g.size}, canonical [{g.canonical}] {short(g.texts[0], 60)}")
         for member, text in list(zip(g.members, g.texts, strict=True))[1:]:
             print(f"    [{member}]  {short(text, 60)}")
+    return 0
+
+
+def train_reranker(args: argparse.Namespace) -> int:
+    from searchapp.training.reranker_job import request_reranker
+
+    app = common.open_app()
+    job_id = request_reranker(app, args.corpus, max_steps=args.max_steps)
+    if not args.wait:
+        print(f"Job {job_id} queued: it trains a reranker on the query judgements of "
+              f"{args.corpus!r} (`searchapp worker` runs it; `searchapp jobs` shows the verdict).")
+        return 0
+    common.run_job(app, "reranker job")(job_id)
+    result = common.job_result(app, job_id)
+    if args.json:
+        print_json(result)
+        return 0
+    print(f"Reranker {'kept and attached' if result['kept'] else 'not kept'}: {result['reason']}.")
+    if result["kept"]:
+        print(f"Use it: searchapp search --corpus {result['corpus']} --rerank \"QUERY\"")
     return 0

@@ -25,6 +25,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--where", action="append", metavar="COL=VAL",
                    help="metadata filter, repeatable: product=billing, year>=2024, "
                         "date<2024-06-01 (operators = != < <= > >=)")
+    c.add_argument("--rerank", action="store_true",
+                   help="the corpus' reranker reorders the first 30 results (train one with "
+                        "`searchapp judge train-reranker`)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=search)
 
@@ -35,9 +38,11 @@ def search(args: argparse.Namespace) -> int:
 
     mode = check_mode(args.mode or DEFAULT_MODE)
     hits = run_search(common.open_app(), args.corpus, args.query, k=args.k,
-                      min_score=args.min_score, mode=mode, where=args.where)
+                      min_score=args.min_score, mode=mode, where=args.where,
+                      rerank=args.rerank)
     if args.json:
-        print_json({"mode": mode, "results": [hit_json(h) for h in hits]})
+        print_json({"mode": mode, "rerank": args.rerank,
+                    "results": [hit_json(h) for h in hits]})
         return 0
     if not hits:
         print("No results.")

@@ -31,6 +31,7 @@ from searchapp.errors import InvalidModelNameError, ModelCardError, ModelError
 from searchapp.private_files import replace_private
 
 CARD_FILE = "searchapp_model.json"
+RERANKERS = "rerankers"  # DATA_DIR/models/rerankers holds rerankers, not encoders
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")  # used with fullmatch
 
 
@@ -86,6 +87,9 @@ def validate_name(name: str) -> str:
         )
     if name in BUNDLED:
         raise ModelError(f"{name!r} is the name of a bundled model; choose another name.")
+    if name == RERANKERS:
+        raise ModelError(f"{name!r} is the folder of the corpora's rerankers; choose another "
+                         "name.")
     return name
 
 

@@ -38,13 +38,14 @@ TASKS: dict[str, str] = {
     "fit-fusion": "searchapp.evaluation.fusion_fit:fit_fusion_task",
     "learn": "searchapp.training.learn:learn_task",
     "adapt": "searchapp.training.learn:adapt_task",
+    "rerank": "searchapp.training.reranker_job:reranker_task",
 }
 # What each kind counts, for its rate ("412 documents/s").
 UNITS: dict[str, str] = {"embed": "documents", "ingest": "files", "finetune": "steps",
                          "duplicates": "documents",
                          "calibrate": "pairs", "clusters": "documents", "backup": "steps",
                          "evaluate": "queries", "fit-fusion": "queries", "learn": "steps",
-                         "adapt": "steps"}
+                         "adapt": "steps", "rerank": "steps"}
 
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process

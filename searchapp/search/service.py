@@ -41,6 +41,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
+from searchapp.search import rerank as reranking
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
     DEFAULT,
@@ -163,7 +164,8 @@ def check_mode(mode: str) -> str:
 def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
            min_score: float | None = None, mode: str = DEFAULT_MODE,
            where: Sequence[str | Condition] | None = None,
-           times: StageTimes | None = None, fusion: Fusion | None = None) -> list[SearchHit]:
+           times: StageTimes | None = None, fusion: Fusion | None = None,
+           rerank: bool = False) -> list[SearchHit]:
     """The k best documents for ``query``, best first.
 
     ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
@@ -171,8 +173,10 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     ``"year>=2024"`` (see ``searchapp.search.filters``), all of which a hit meets.
     ``times`` collects the milliseconds of each stage (``searchapp.timing``; the
     API's ``Server-Timing`` header): tokenize, encode (or query-cache), vector,
-    passages, fulltext, fusion, rows, snippets. ``fusion``: how hybrid fuses its
-    lists (default: the corpus' fitted fusion, else ``fusion.DEFAULT``).
+    passages, fulltext, fusion, rows, snippets (and rerank). ``fusion``: how hybrid
+    fuses its lists (default: the corpus' fitted fusion, else ``fusion.DEFAULT``).
+    ``rerank``: the corpus' reranker reorders the first ``rerank.DEPTH`` candidates
+    (``searchapp.search.rerank``; NoRerankerError when the corpus has none).
 
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
@@ -183,12 +187,14 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
         raise InvalidParameterError("The minimum score is a cosine; lexical search has none. "
                                     "Leave it out, or use the semantic or hybrid mode.")
     handle = as_handle(app, corpus)
+    reranker = reranking.attached(app, handle.name) if rerank else None  # [rerank hook]
+    wanted = k if reranker is None else max(k, reranking.DEPTH)
     conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
     check_columns(conditions, handle.meta_columns, handle.name)
     flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
     if mode == "hybrid" and fusion is None:
         fusion = fusion_for(app, handle.corpus_id, handle.model.name)
-    depth = k if mode != "hybrid" else max(k, fusion.depth)
+    depth = wanted if mode != "hybrid" else max(wanted, fusion.depth)
     times = times if times is not None else StageTimes()
     # the full-text query runs on its own thread and connection beside the encoder and the
     # vector search (all release the GIL): hybrid costs about the slower of the two sides
@@ -200,13 +206,16 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
         semantic = _semantic(app, handle, vector, depth, flt, times)
     found = lexical.result() if lexical else []
     with times.stage("fusion"):
-        ranked = _rank(mode, semantic, found, k, query, fusion or DEFAULT)
+        ranked = _rank(mode, semantic, found, wanted, query, fusion or DEFAULT)
         if vector is not None:
             _fill_cosines(handle, vector, ranked)
             if min_score is not None:
                 ranked = [c for c in ranked if c.semantic_score is not None
                           and c.semantic_score >= min_score]
-    return _hits(app, ranked, fulltext.query_words(query), times)
+    hits = _hits(app, ranked, fulltext.query_words(query), times)
+    if reranker is not None:  # [rerank hook] the cross-encoder reorders the first candidates
+        return reranking.rerank_hits(reranker, query, hits, k, times)
+    return hits
 
 
 def _lexical(app: App, handle: CorpusHandle, query: str, n: int,

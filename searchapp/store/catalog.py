@@ -203,3 +203,15 @@ def update_model_info(s: Session, name: str, **fields) -> Model:
     model.info = {**(model.info or {}), **fields}  # a new dict, so the JSON column is saved
     s.flush()
     return model
+
+
+# ---- rerankers --------------------------------------------------------------------
+def corpus_reranker(s: Session, name: str) -> str | None:
+    """The name of the reranker attached to corpus ``name`` (None: none is)."""
+    return get_corpus(s, name).reranker
+
+
+def set_corpus_reranker(s: Session, name: str, reranker: str | None) -> None:
+    """Attach reranker ``reranker`` to corpus ``name`` (None detaches it)."""
+    get_corpus(s, name).reranker = reranker
+    s.flush()

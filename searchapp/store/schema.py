@@ -48,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -95,6 +95,9 @@ class Corpus(Base):
     meta_columns: Mapped[list] = mapped_column(JSON, default=list)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # the reranker attached because it beat no reranking on held-out judgements
+    # (a folder under DATA_DIR/models/rerankers; searchapp.search.rerank); NULL: none
+    reranker: Mapped[str | None] = mapped_column(String(200))
 
 
 class Document(Base):

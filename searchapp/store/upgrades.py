@@ -41,6 +41,9 @@ section of each part of a document read from a file. Nothing existing changes.
 Version 8 (watched folders): a new table ``watched_folders``, the folders a corpus
 follows, their last status and the lease of the worker watching each. Nothing
 existing changes.
+
+Version 9 (rerankers): ``corpora.reranker``, the name of the reranker attached to the
+corpus (NULL for every existing corpus: none has one until one is trained and wins).
 """
 
 from __future__ import annotations
@@ -327,6 +330,8 @@ def _watched_folders(id_column: str, timestamp: str) -> list[str]:
 _V8_WATCHED_SQLITE = _watched_folders("id INTEGER NOT NULL PRIMARY KEY", "DATETIME")
 _V8_WATCHED_POSTGRESQL = _watched_folders("id SERIAL PRIMARY KEY", "TIMESTAMP WITHOUT TIME ZONE")
 
+_V9_RERANKER = ["ALTER TABLE corpora ADD COLUMN reranker VARCHAR(200)"]
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -335,4 +340,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     6: {"sqlite": _V6_FTS_PER_CORPUS_SQLITE, "postgresql": _V6_FTS_PER_CORPUS_POSTGRESQL},
     7: {"sqlite": _V7_LAYOUTS, "postgresql": _V7_LAYOUTS},
     8: {"sqlite": _V8_WATCHED_SQLITE, "postgresql": _V8_WATCHED_POSTGRESQL},
+    9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
 }

@@ -47,6 +47,7 @@ class SearchRequest:
     mode: str
     submitted: bool
     filters: list[tuple[str, str, str]] = field(default_factory=list)  # (column, op, value)
+    rerank: bool = False  # the corpus' reranker reorders the first results
 
     def conditions(self) -> list[Condition]:
         """The filter rows as conditions (InvalidParameterError for a bad one)."""
@@ -157,9 +158,13 @@ def search_form() -> SearchRequest:
                                  step=0.05, key="search-min-score",
                                  help="Results whose cosine to the query is lower are left "
                                       "out (meaning and hybrid; words have no cosine).")
+        rerank = st.toggle("Rerank with this corpus' reranker", key="search-rerank",
+                           help="A cross-encoder trained on this corpus' judgements reorders "
+                                "the first 30 results (`searchapp judge train-reranker` "
+                                "trains one); slower.")
         submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
     return SearchRequest(query, k, None if mode == "lexical" else float(min_score),
-                         mode, submitted)
+                         mode, submitted, rerank=rerank)
 
 
 def filter_rows(meta_columns: list[str], facets: Callable[[str], list[tuple[str, int]]]

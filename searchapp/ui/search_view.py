@@ -145,13 +145,13 @@ def _generation(app: App, corpus: str) -> int:
 def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) -> None:
     started = time.perf_counter()
     signature = ("search", corpus, _generation(app, corpus), request.query, request.mode, k,
-                 request.min_score, tuple(request.filters))
+                 request.min_score, tuple(request.filters), request.rerank)
     if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
         forget_hits()
     with st.spinner("Searching (the first search also loads the model)..."):
         hits = kept_hits(signature, lambda: search(
             app, corpus, request.query, k=k, min_score=request.min_score, mode=request.mode,
-            where=request.conditions()))
+            where=request.conditions(), rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
     if not hits and request.min_score is not None:
         st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
@@ -167,7 +167,9 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
         matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
     marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
-    _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {SCORE_NOTES[request.mode]}",
+    reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
+    _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {reranked}"
+          f"{SCORE_NOTES[request.mode]}",
           request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus)
 
 
