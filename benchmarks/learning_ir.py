@@ -144,6 +144,11 @@ def summary(run) -> dict:
     return out
 
 
+def brief(test: dict) -> dict:
+    """A summary without its per-query values (for the log)."""
+    return {m: {k: v for k, v in s.items() if k != "per_query"} for m, s in test.items()}
+
+
 def learn(app, name: str, recipe: str, threads: int) -> tuple[dict, float, list]:
     from searchapp.jobs.worker import run_until_done
     from searchapp.training.learn import request_learning
@@ -182,7 +187,8 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
     from searchapp.embedding.encoder import SiameseEncoder
 
     judged = set_judgements(app, n)
-    name = f"pg-{recipe}-{n}-{int(time.time())}"  # a new name: earlier rounds' vectors stay
+    # a new name each time: earlier rounds' vectors stay
+    name = f"pg-{recipe.replace('+', '_')}-{n}-{int(time.time())}"
     log(f"N={judged}, recipe {recipe}: learning")
     result, seconds, _ = learn(app, name, recipe, threads)
     log(f"  learned in {seconds / 60:.1f} min: {result.get('sentence')}")
@@ -200,8 +206,7 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
            "step_seconds": result.get("step_seconds"),
            "fusion": (result.get("fusion") or {}).get("sentence"), "test": summary(after),
            "test_difference": compare(baseline, after)}
-    log("  test: " + json.dumps({m: {k: v for k, v in s.items() if k != "per_query"}
-                                 for m, s in out["test"].items()}))
+    log(f"  test: {json.dumps(brief(out['test']))}")
     out["switch_seconds"] = switch_and_back(app, name)
     log(f"  switch to it and back: {out['switch_seconds']}")
     shutil.rmtree(app.settings.models_dir / name, ignore_errors=True)  # its vectors stay
@@ -224,7 +229,7 @@ def main() -> None:
     started = time.monotonic()
     baseline = measure(app, None, items)
     log(f"untouched model on {len(items.queries)} test queries "
-        f"({time.monotonic() - started:.1f} s): {json.dumps(summary(baseline))}")
+        f"({time.monotonic() - started:.1f} s): {json.dumps(brief(summary(baseline)))}")
     results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"rounds": {}}
     results.update({"machine": {"cpu": _cpu(), "cores": os.cpu_count(),
                                 "python": platform.python_version()},

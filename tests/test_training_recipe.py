@@ -81,7 +81,8 @@ def test_early_stopping_ends_training_when_the_dev_metric_stops_rising(tiny_bert
 
 
 def test_recipes_by_name_and_from_a_payload():
-    assert recipe_named(None).levers() == ["cached", "lexical", "passages"]
+    assert recipe_named(None).levers() == []  # the first recipe: no lever measured better
+    assert recipe_named("all").levers() == ["cached", "lexical", "passages"]
     assert recipe_named("passages").levers() == ["passages"]
     assert recipe_named({"cached": True, "lexical": False, "passages": 0}).levers() == ["cached"]
     with pytest.raises(Exception, match="Unknown recipe 'fast'; use one of"):
@@ -183,7 +184,7 @@ def test_the_verdict_keeps_the_new_models_vectors_so_the_switch_embeds_nothing(a
     shutil.copytree(tiny_bert, app.settings.models_dir / "tiny")
     make_learning_corpus(app, model="tiny")
     job = run_until_done(app, request_learning(app, "topics", name="kept", max_steps=3,
-                                               batch_size=8).job_id)
+                                               batch_size=8, recipe="all").job_id)
     assert job.status == "succeeded", job.error
     assert is_stored(app, "topics", "kept")
     fusion = job.result["fusion"]  # fitted on the held-out queries only, the new model's
