@@ -86,6 +86,7 @@ def test_a_version_3_postgresql_database_is_upgraded_and_ranks_as_before(postgre
     with db.engine.begin() as conn:  # back to version 3: the tables of versions 4 and 5 go
         for table in ("api_keys", "judgements", "evaluation_runs"):
             conn.execute(text(f"DROP TABLE {table}"))
+        conn.execute(text("ALTER TABLE corpora DROP COLUMN reranker"))  # version 9's
         conn.execute(text("UPDATE schema_info SET version = 3"))
     db.dispose()
     db = Database(postgres_url)

@@ -82,6 +82,7 @@ def test_version_2_database_is_upgraded_to_the_current_version(pg_url):
                     "ALTER TABLE embeddings DROP COLUMN passages",
                     "ALTER TABLE embeddings DROP COLUMN passage_spans",
                     "ALTER TABLE corpora DROP COLUMN meta_columns",
+                    "ALTER TABLE corpora DROP COLUMN reranker",
                     "UPDATE schema_info SET version = 2"):
             conn.execute(text(sql))
     db.dispose()
