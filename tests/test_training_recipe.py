@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from searchapp.embedding.encoder import SiameseEncoder
 from searchapp.training.data import load_training_data
@@ -215,3 +217,18 @@ def test_training_on_all_judgements_replaces_the_weights_after_the_verdict(app, 
     assert card["verdict"]["verdict"] and "measured before" in final["note"]
     assert job.result["trained_on_all"] == final
     assert not is_stored(app, "topics", "all-in")  # the verdict's vectors are not its vectors
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="abcdehiklnpsx+_-", max_size=30))
+def test_any_recipe_name_is_a_recipe_or_a_clear_error(name):
+    from searchapp.errors import TrainingDataError
+
+    try:
+        recipe = recipe_named(name)
+    except TrainingDataError as exc:
+        assert "Unknown recipe" in str(exc) and "joined by '+'" in str(exc)
+    else:
+        assert set(recipe.levers()) <= {"cached", "lexical", "passages"}
+        if "+" in name:
+            assert set(recipe.levers()) == set(name.split("+"))

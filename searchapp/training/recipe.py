@@ -107,5 +107,6 @@ def recipe_named(name: str | dict | None) -> Recipe:
     if "+" in name and set(name.split("+")) <= set(Recipe.__annotations__):
         return Recipe(**{k: k in name.split("+") for k in Recipe.__annotations__})
     if name not in RECIPES:
-        raise TrainingDataError(f"Unknown recipe {name!r}; use one of: {', '.join(RECIPES)}.")
+        raise TrainingDataError(f"Unknown recipe {name!r}; use one of: {', '.join(RECIPES)}, "
+                                f"or levers joined by '+' ({'+'.join(Recipe.__annotations__)}).")
     return RECIPES[name]
