@@ -385,3 +385,38 @@ def test_a_read_only_postgres_database_reads_and_refuses_writes(postgres_url):
             db.session() as s:
         repo.get_or_create_corpus(s, "x", "all-MiniLM-L6-v2")
     db.dispose()
+
+
+# ---- unit: entering WAL while another process switches the new file ---------------------------
+class _LockedCursor:
+    """A cursor whose journal-mode switch meets SQLite's immediate "database is locked"
+    (what a second process opening the same new file gets) ``busy`` times, then works."""
+
+    def __init__(self, busy: int):
+        self.busy, self.calls = busy, 0
+
+    def execute(self, sql):
+        self.calls += 1
+        if self.calls <= self.busy:
+            raise sqlite3.OperationalError("database is locked")
+
+
+def test_entering_wal_retries_a_lock_held_by_another_opener(monkeypatch):
+    from searchapp.store import db as db_module
+
+    monkeypatch.setattr(db_module.time, "sleep", lambda _s: None)  # the back-off, not the logic
+    cursor = _LockedCursor(busy=3)
+    db_module._enter_wal(cursor, wait_seconds=30)
+    assert cursor.calls == 4
+
+
+def test_entering_wal_gives_up_as_busy_after_the_wait(monkeypatch):
+    from searchapp.store import db as db_module
+
+    clock = iter(range(0, 10_000, 1))  # each look at the clock: one second later
+    monkeypatch.setattr(db_module.time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(db_module.time, "sleep", lambda _s: None)
+    cursor = _LockedCursor(busy=10_000)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        db_module._enter_wal(cursor, wait_seconds=5)
+    assert 1 < cursor.calls < 10

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,14 +49,37 @@ def _sqlite_pragmas(busy_ms: int, read_only: bool):
         cur = dbapi_conn.cursor()
         if read_only:
             cur.execute("PRAGMA query_only=1")  # a write is SQLITE_READONLY, never attempted
-        else:
-            cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute("PRAGMA foreign_keys=ON")
         cur.execute(f"PRAGMA busy_timeout={busy_ms}")
+        if not read_only:
+            _enter_wal(cur, busy_ms / 1000)
+        cur.execute("PRAGMA foreign_keys=ON")
         cur.execute("PRAGMA synchronous=NORMAL")
         cur.close()
 
     return on_connect
+
+
+def _enter_wal(cur, wait_seconds: float) -> None:
+    """Switch the file to WAL, retrying while another connection holds it.
+
+    Why a loop: changing the journal mode needs the file to itself, and SQLite answers
+    SQLITE_BUSY at once there instead of calling the busy handler, so several processes
+    opening one *new* database at the same moment (the app, a worker and a command
+    started together) would see "database is locked" within milliseconds. A file already
+    in WAL (every open but the first) returns at once: the mode is kept in the file.
+    """
+    deadline = time.monotonic() + wait_seconds
+    pause = 0.005
+    while True:
+        try:
+            cur.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            locked = any(m in str(exc).lower() for m in BUSY_MESSAGES)
+            if not locked or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)  # back off: the other connection's switch takes milliseconds
+        pause = min(pause * 2, 0.2)
 
 
 def sqlite_file(url: str | URL) -> Path | None:
