@@ -86,12 +86,17 @@ def pieces(text: str, size: int = 1500) -> list[str]:
     return out
 
 
-def text_files(n: int) -> list[tuple[str, str]]:
-    """``n`` (relative path, text) pairs from the manuals (fewer if they hold fewer pieces)."""
-    files = []
-    for name, text in html_texts():
-        for i, piece in enumerate(pieces(text)):
-            files.append((f"{name}/part-{i:03}.txt", piece))
+def text_files(n: int, size: int = 1500) -> list[tuple[str, str]]:
+    """``n`` (relative path, text) pairs from the manuals, each about ``size`` characters; the
+    pieces are cut smaller when the manuals hold fewer than ``n`` of that size (the files
+    of a folder of notes), and all are used if even that is too few."""
+    pages = html_texts()
+    for _ in range(4):
+        files = [(f"{name}/part-{i:03}.txt", piece)
+                 for name, text in pages for i, piece in enumerate(pieces(text, size))]
+        if len(files) >= n:
+            break
+        size = int(size * len(files) / n * 0.9)  # fewer pieces than wanted: cut smaller
     if len(files) < n:
         log(f"the manuals hold {len(files):,} pieces; using all of them, not {n:,}")
     step = max(1, len(files) // max(n, 1))
@@ -99,7 +104,7 @@ def text_files(n: int) -> list[tuple[str, str]]:
 
 
 def pdf_files(n: int) -> list[Path]:
-    """The ``n`` shortest PDFs of the cache (cycled when more are asked for)."""
+    """The cached PDFs, shortest first (cycled when more are asked for than exist)."""
     pdfs = sorted((p for p in CACHE.rglob("*.pdf") if not p.is_symlink()),
                   key=lambda p: p.stat().st_size)
     if n and not pdfs:
@@ -107,14 +112,44 @@ def pdf_files(n: int) -> list[Path]:
     return [pdfs[i % len(pdfs)] for i in range(n)]
 
 
-def make_folder(folder: Path, n_text: int, n_pdf: int) -> int:
+def write_pdfs(folder: Path, n: int, pages: int) -> None:
+    """``n`` PDFs of ``pages`` pages each (0: whole manuals, cycled), cut in order from the
+    cached manuals, so each holds its own pages: a folder of reports and papers is many
+    short PDFs, not ten copies of one 2,400-page reference."""
+    import pypdfium2 as pdfium
+
+    (folder / "pdf").mkdir(exist_ok=True)
+    if not pages:
+        for i, pdf in enumerate(pdf_files(n)):
+            shutil.copyfile(pdf, folder / "pdf" / f"{i:04}-{pdf.name}")
+        return
+    sources = list({p.stat().st_size: p for p in reversed(pdf_files(1) and sorted(
+        (p for p in CACHE.rglob("*.pdf") if not p.is_symlink()),
+        key=lambda p: p.stat().st_size))}.values())[::-1]  # one of each identical size
+    made, turn = 0, 0
+    while made < n:
+        for pdf in sources:
+            src = pdfium.PdfDocument(str(pdf))
+            for start in range(0, len(src), pages):
+                if made >= n:
+                    break
+                out = pdfium.PdfDocument.new()
+                out.import_pages(src, list(range(start, min(start + pages, len(src)))))
+                out.save(str(folder / "pdf" / f"{made:04}-{pdf.stem}-p{start + 1}-{turn}.pdf"))
+                made += 1
+            src.close()
+            if made >= n:
+                break
+        turn += 1
+
+
+def make_folder(folder: Path, n_text: int, n_pdf: int, pdf_pages: int) -> int:
     for rel, text in text_files(n_text):
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    for i, pdf in enumerate(pdf_files(n_pdf)):
-        (folder / "pdf").mkdir(exist_ok=True)
-        shutil.copyfile(pdf, folder / "pdf" / f"{i:04}-{pdf.name}")
+    if n_pdf:
+        write_pdfs(folder, n_pdf, pdf_pages)
     return sum(1 for p in folder.rglob("*") if p.is_file())
 
 
@@ -290,6 +325,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--files", type=int, default=10_000, help="text files in the folder")
     ap.add_argument("--pdfs", type=int, default=200, help="PDFs in the folder")
+    ap.add_argument("--pdf-pages", type=int, default=10,
+                    help="pages per PDF, cut from the cached manuals (0: whole manuals)")
     ap.add_argument("--edits", type=int, default=20, help="single files saved, one at a time")
     ap.add_argument("--burst", type=int, default=1_000, help="files copied in at once")
     ap.add_argument("--idle", type=float, default=30.0, help="seconds of idle measured")
@@ -306,7 +343,7 @@ def main() -> None:
     source.mkdir()
     log(f"making the folder: {args.files:,} text files + {args.pdfs} PDFs")
     try:
-        total = make_folder(folder, args.files, args.pdfs)
+        total = make_folder(folder, args.files, args.pdfs, args.pdf_pages)
         for i, (rel, text) in enumerate(text_files(args.files + args.burst)[-args.burst:]):
             (source / f"{i:05}-{Path(rel).parent.name}.txt").write_text(text, encoding="utf-8")
     except BaseException:  # no PDFs, no manuals: nothing left behind

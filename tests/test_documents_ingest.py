@@ -114,6 +114,56 @@ def test_judgements_follow_a_file_that_moved(app, tmp_path, capsys):
     assert row.a == "archive/notes.md"
 
 
+def _rows(app) -> dict[str, tuple[int, str]]:
+    """external id → (row id, meta path) of the corpus' file documents."""
+    with app.db.session() as s:
+        stored = repo.stored_files(s, repo.corpus_state(s, "docs").id)
+    return {e: (i, meta["path"]) for e, (i, meta) in stored.items()}
+
+
+def test_a_moved_file_keeps_its_document_and_vectors_and_is_not_read_again(app, tmp_path,
+                                                                           capsys):
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    before = _rows(app)
+    (docs / "old").mkdir()
+    shutil.move(docs / "guide" / "manual.pdf", docs / "old" / "server-manual.pdf")
+    report = ingest(str(docs), "--sync", capsys=capsys)
+    assert (report["moved"], report["added"], report["removed"], report["documents"]) == \
+        (1, 0, 0, 0), "a move is neither a new file nor a removal, and nothing is read"
+    assert report["embed_job"] is None, "nothing to embed: the vectors are the same"
+    after = _rows(app)
+    assert after["old/server-manual.pdf"] == (before["guide/manual.pdf"][0],
+                                              "old/server-manual.pdf"), "the same row"
+    assert "guide/manual.pdf" not in after
+    [hit] = search(app, "docs", "how much memory should the page cache use", k=1,
+                   mode="semantic")
+    assert hit.id == "old/server-manual.pdf" and hit.source["page"] == 3
+    assert hit.meta["file"] == "server-manual.pdf" and hit.meta["folder"] == "old"
+
+
+def test_a_copy_is_read_and_a_rename_to_another_type_is_read_again(app, tmp_path, capsys):
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    before = _rows(app)
+    shutil.copy(docs / "policy.docx", docs / "policy-copy.docx")  # the original stays: a copy
+    (docs / "notes.md").rename(docs / "notes.txt")  # read another way: the front matter is text
+    report = ingest(str(docs), "--sync", capsys=capsys)
+    assert (report["moved"], report["added"], report["removed"]) == (0, 2, 1)
+    after = _rows(app)
+    assert after["policy.docx"] == before["policy.docx"]
+    assert after["policy-copy.docx"][0] not in {i for i, _ in before.values()}, "a new document"
+
+
+def test_an_ingest_without_sync_reads_a_new_path_even_with_known_bytes(app, tmp_path, capsys):
+    docs = folder_of_documents(tmp_path)
+    ingest(str(docs), capsys=capsys)
+    shutil.move(docs / "notes.md", docs / "moved-notes.md")
+    report = ingest(str(docs), capsys=capsys)  # no --sync: nothing is gone, so no move
+    assert (report["moved"], report["added"]) == (0, 1)
+    assert {"notes.md", "moved-notes.md"} <= set(_rows(app))
+
+
 def test_an_archive_with_bad_members_ingests_the_rest(app, tmp_path, capsys):
     archive = tmp_path / "upload.zip"
     make_pdf(tmp_path / "ok.pdf", ["Quarterly figures rose by ten percent."])

@@ -78,6 +78,13 @@ def docs(app, corpus: str = "notes") -> dict[str, str]:
         return texts_by_external_id(s, found.id, ids)
 
 
+def row_ids(app, corpus: str = "notes") -> dict[str, int]:
+    """external id → the document's row id (kept by a rename: vectors, clusters)."""
+    with app.db.session() as s:
+        return {e: i for e, (i, _) in repo.stored_files(
+            s, repo.find_corpus(s, corpus).id).items()}
+
+
 def folder_status(app) -> dict:
     [folder] = list_watches(app)
     return folder
@@ -103,10 +110,12 @@ def test_created_changed_renamed_deleted_files_reach_the_corpus(app, keeper, tmp
     wait_for(lambda: docs(app).get("a.txt") == "Rockets now launch at night.", "a changed file")
 
     judgements.add(app, "notes", query="rocket", doc="a.txt", label=2, source="cli")
+    row = row_ids(app)["a.txt"]
     (root / "a.txt").rename(root / "rockets.txt")
     wait_for(lambda: set(docs(app)) == {"rockets.txt", "b.md"}, "a renamed file")
     [judged] = judgements.list_judgements(app, "notes")
     assert judged.a == "rockets.txt", "the judgement follows the renamed file"
+    assert row_ids(app)["rockets.txt"] == row, "the same document: its vectors and clusters"
 
     (root / "b.md").unlink()
     wait_for(lambda: set(docs(app)) == {"rockets.txt"}, "a deleted file")

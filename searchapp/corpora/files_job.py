@@ -43,7 +43,7 @@ from pathlib import Path
 
 from searchapp.context import App
 from searchapp.corpora.embed_alongside import EmbedAlongside
-from searchapp.corpora.extract import FileResult, extract_file
+from searchapp.corpora.extract import FileResult, extract_file, file_meta
 from searchapp.corpora.extract_pool import ExtractionPool
 from searchapp.corpora.formats.document import Limits
 from searchapp.corpora.formats.document_readers import document_type
@@ -89,6 +89,7 @@ class IngestReport:
     failed: int = 0
     waiting: int = 0  # still being written: read by a later ingest
     documents: int = 0
+    moved: int = 0  # ``sync``: files found under a new path, kept without reading them again
     moved_judgements: int = 0
     # {"path", "reason", "kind"}: kind "skipped", "failed", "unreadable" or "waiting"
     problems: list[dict] = field(default_factory=list)
@@ -103,9 +104,10 @@ class IngestReport:
             "Corpus 'docs': 3 files added, 0 changed, 2 unchanged, 0 removed, 0 skipped, 1 failed."
         """
         waiting = f", {self.waiting:,} still being written" if self.waiting else ""
+        moved = f", {self.moved:,} moved or renamed" if self.moved else ""
         return (f"Corpus {self.corpus!r}: {self.added:,} files added, {self.changed:,} changed, "
-                f"{self.unchanged:,} unchanged, {self.removed:,} removed, {self.skipped:,} "
-                f"skipped, {self.failed:,} failed{waiting}.")
+                f"{self.unchanged:,} unchanged{moved}, {self.removed:,} removed, "
+                f"{self.skipped:,} skipped, {self.failed:,} failed{waiting}.")
 
     def lines(self) -> list[str]:
         """The sentence, then a line per file left out and per note."""
@@ -114,6 +116,16 @@ class IngestReport:
 
     def as_dict(self) -> dict:
         return asdict(self)
+
+
+# what a move changes in a file's metadata ("modified" stays: a move keeps the file's date,
+# and a document's own date, from its properties, is not the file's)
+_PATH_KEYS = ("path", "folder", "file")
+
+
+def _same_reader(old: str, new: str) -> bool:
+    """Whether both names are read the same way (a .txt renamed .md is read again)."""
+    return document_type(old) == document_type(new)
 
 
 def _problem(problem: dict) -> str:
@@ -225,7 +237,7 @@ def ingest_task(ctx, payload: dict) -> dict:
         corpus = repo.get_or_create_corpus(s, name, payload["model"])
         corpus_id = corpus.id
         stored = repo.stored_files(s, corpus_id)
-    run = _Run(app, ctx, corpus_id, IngestReport(name), stored)
+    run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")))
     paths = [Path(p) for p in payload["paths"]]
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
@@ -306,11 +318,15 @@ class _Run:
     """One ingest's state: what the store held, what was seen, the batch being written."""
 
     def __init__(self, app: App, ctx, corpus_id: int, report: IngestReport,
-                 stored: dict[str, tuple[int, dict]]):
+                 stored: dict[str, tuple[int, dict]], sync: bool = False):
         self.app, self.ctx, self.corpus_id, self.report = app, ctx, corpus_id, report
+        self.sync = sync
         self.by_path: dict[str, list[str]] = {}
+        self.by_hash: dict[str, set[str]] = {}  # sha256 -> stored paths with those bytes
         for external_id, (_, meta) in stored.items():
             self.by_path.setdefault(meta["path"], []).append(external_id)
+            self.by_hash.setdefault(meta["sha256"], set()).add(meta["path"])
+        self.maybe_moved: list[tuple[InputFile, tuple]] = []  # new paths with stored bytes
         self.stored = stored
         self.seen: set[str] = set()  # paths found (read, unchanged or failed: not gone)
         self.kept_under: list[str] = []  # folders not listed ("" the root): nothing below goes
@@ -338,7 +354,67 @@ class _Run:
                 item.discard()
                 self._tick()
                 continue
-            yield item, (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
+            args = (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
+            if self._may_have_moved(item):
+                self.maybe_moved.append((item, args))  # decided once every file is seen
+                continue
+            yield item, args
+
+    def _may_have_moved(self, item: InputFile) -> bool:
+        """A new path holding bytes stored under another path: a rename or move when that
+        path turns out gone (known only at the end of the walk), else a copy to read."""
+        return (self.sync and not item.temporary and item.path not in self.by_path
+                and bool(self.by_hash.get(item.sha256)))
+
+    def moved_files(self) -> list[tuple[InputFile, tuple]]:
+        """Once every file is seen: the new paths whose bytes' old path is gone keep that
+        path's documents, renamed (no reading, no embedding; judgements follow); the
+        others (copies) are returned to be read."""
+        to_read, renames, moves = [], [], {}
+        for item, args in self.maybe_moved:
+            old = next((p for p in sorted(self.by_hash[item.sha256])
+                        if self._gone(p) and _same_reader(p, item.path)), None)
+            plan = None if old is None else self._renamed(old, item)
+            if plan is None:
+                to_read.append((item, args))
+                continue
+            self.by_hash[item.sha256].discard(old)
+            renames += plan
+            moves.update({before: after for before, after, _ in plan})
+            self.by_path[item.path] = [after for _, after, _ in plan]
+            del self.by_path[old]
+        if renames:
+            with self.app.db.session() as s:
+                corpus = _corpus(s, self.corpus_id)
+                repo.rename_documents(s, corpus, renames)
+                self.report.moved_judgements += move_judgements(s, self.corpus_id, moves)
+            self.report.moved += len(self.maybe_moved) - len(to_read)
+            for item, _ in self.maybe_moved:
+                if item.path in self.by_path:
+                    self._tick()
+        self.maybe_moved = []
+        return to_read
+
+    def _gone(self, path: str) -> bool:
+        return (path in self.by_path and path not in self.seen and not self._kept(path)
+                and not self.stopped)
+
+    def _renamed(self, old: str, item: InputFile) -> list[tuple[str, str, dict]] | None:
+        """(old id, new id, new metadata) for each document of the file at ``old`` now at
+        ``item.path``; None when an id does not derive from the path (read it instead)."""
+        plan = []
+        for external_id in self.by_path[old]:
+            if not external_id.startswith(old):
+                return None
+            new_id = item.path + external_id[len(old):]
+            if new_id in self.stored:
+                return None
+            meta = self.stored[external_id][1]
+            fresh = file_meta(item.path, meta.get("type", ""), item.size, item.mtime,
+                              item.sha256)
+            plan.append((external_id, new_id, {**meta, **{k: fresh[k] for k in _PATH_KEYS
+                                                          if k in fresh}}))
+        return plan
 
     def _skipped(self, item: Skipped) -> None:
         """Count a file left out; one that is there but not readable now keeps its documents."""
@@ -363,24 +439,28 @@ class _Run:
     def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
         self.total = total
         with ExtractionPool(on_progress=self._reading) as pool:
-            pending = {}
-
-            def tasks():
-                for item, args in self.todo(inputs):
-                    pending[item.path] = item
-                    yield item.path, args
-
-            for path, result in pool.map_unordered(extract_file, tasks()):
-                item = pending.pop(path)
-                if isinstance(result, Exception):
-                    self.report.failed += 1
-                    self.report.problems.append({"path": path, "reason": _reason(result),
-                                                 "kind": "failed"})
-                else:
-                    self._take(item, result)
-                item.discard()
-                self._tick()
+            self._extract(pool, self.todo(inputs))
+            self._extract(pool, iter(self.moved_files()))  # copies: read after all
             self._flush()
+
+    def _extract(self, pool: ExtractionPool, todo: Iterator[tuple[InputFile, tuple]]) -> None:
+        pending = {}
+
+        def tasks():
+            for item, args in todo:
+                pending[item.path] = item
+                yield item.path, args
+
+        for path, result in pool.map_unordered(extract_file, tasks()):
+            item = pending.pop(path)
+            if isinstance(result, Exception):
+                self.report.failed += 1
+                self.report.problems.append({"path": path, "reason": _reason(result),
+                                             "kind": "failed"})
+            else:
+                self._take(item, result)
+            item.discard()
+            self._tick()
 
     def _take(self, item: InputFile, result: FileResult) -> None:
         keep(self.app.settings.originals_dir, item.local, item.sha256)

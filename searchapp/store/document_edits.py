@@ -1,4 +1,5 @@
-"""Single documents changed in place: metadata replaced, documents deleted by external id.
+"""Single documents changed in place: metadata replaced, documents renamed (a moved file) or
+deleted by external id.
 
 Beside ``documents.add_documents`` (new and changed texts) and on the same
 machinery: each change takes the corpus' next generation first (which locks
@@ -74,6 +75,38 @@ def replace_meta(s: Session, corpus: Corpus, docs: Sequence[NewDocument]) -> int
         s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
             meta_columns=known + new_keys))
     s.expire(corpus, ["generation", "updated_at", "meta_columns"])
+    return len(changes)
+
+
+def rename_documents(s: Session, corpus: Corpus, renames: Sequence[tuple[str, str, dict]]
+                     ) -> int:
+    """Give stored documents a new external id and metadata, keeping their row: a file moved
+    or renamed (the same bytes under a new path) keeps its vectors, passages, full-text
+    entry and place in stored clusters, instead of being read and embedded again.
+
+    ``renames``: (old external id, new external id, new metadata). One whose old id is not
+    stored or whose new id is taken is left alone. Returns how many were renamed. One
+    generation for the batch (caches keyed by it see the new ids); no tombstone, so
+    stored clusters and duplicates stay current.
+
+    Example:
+        >>> with Database("sqlite://").session() as s:
+        ...     c = get_or_create_corpus(s, "docs", "m")
+        ...     _ = add_documents(s, c, [NewDocument("a/x.md", "Hi", {"path": "a/x.md"})])
+        ...     rename_documents(s, c, [("a/x.md", "b/x.md", {"path": "b/x.md"})])
+        1
+    """
+    stored = _stored(s, corpus.id, [old for old, _, _ in renames])
+    taken = _stored(s, corpus.id, [new for _, new, _ in renames])
+    changes = [{"doc_id": stored[old][0], "new_id": new, "new_meta": meta}
+               for old, new, meta in renames if old in stored and new not in taken]
+    if not changes:
+        return 0
+    LazyGeneration(s, corpus.id).value  # noqa: B018 - first: it locks the corpus row
+    table = Document.__table__
+    s.connection().execute(update(table).where(table.c.id == bindparam("doc_id")).values(
+        external_id=bindparam("new_id"), meta=bindparam("new_meta")), changes)
+    s.expire(corpus, ["generation", "updated_at"])
     return len(changes)
 
 

@@ -53,7 +53,7 @@ from searchapp.store.changes import (
     removed_since,
 )
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
-from searchapp.store.document_edits import delete_by_external_id, replace_meta
+from searchapp.store.document_edits import delete_by_external_id, rename_documents, replace_meta
 from searchapp.store.documents import (
     AddResult,
     DocumentRow,
@@ -118,6 +118,7 @@ __all__ = [
     "passage_spans",
     "passages_since",
     "removed_since",
+    "rename_documents",
     "renew_documents",
     "replace_meta",
     "save_analysis",

@@ -3,9 +3,10 @@ report written back as the folder's status.
 
 There is no second ingest path: a sync is ``corpora.files_job``'s incremental
 ingest with ``sync`` on (unchanged files skipped by hash, changed ones re-read,
-renamed ones keep their judgements, vanished ones removed), the folder's
-include/exclude globs, a settle time (a file still being written waits), and the
-folder's file-system id (a share unmounted mid-sync removes nothing).
+renamed or moved ones keep their document, vectors and judgements, vanished ones
+removed), the folder's include/exclude globs, a settle time (a file still being
+written waits), and the folder's file-system id (a share unmounted mid-sync removes
+nothing).
 
 Example:
     >>> job_id = queue_sync(app, folder, settle=2.0)        # doctest: +SKIP
@@ -61,12 +62,12 @@ def record(app: App, folder_id: int, job: queue.JobView) -> dict:
     report = job.result or {}
     failures = [{"path": p["path"], "reason": p["reason"]} for p in report.get("problems", [])
                 if p.get("kind") in ("failed", "unreadable")]
-    changes = {k: report.get(k, 0) for k in ("added", "changed", "removed")}
+    changes = {k: report.get(k, 0) for k in ("added", "changed", "moved", "removed")}
     values = dict(
         job_id=None, last_sync_at=now, reason=None,
-        files_seen=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "failed",
-                                                  "waiting")),
-        files_in_step=sum(report.get(k, 0) for k in ("added", "changed", "unchanged")),
+        files_seen=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "moved",
+                                                  "failed", "waiting")),
+        files_in_step=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "moved")),
         files_waiting=report.get("waiting", 0), files_failed=report.get("failed", 0),
         failures=failures)
     if any(changes.values()):
