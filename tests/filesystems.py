@@ -7,13 +7,22 @@
 - ``small_disk(folder, size)``: a tmpfs of ``size`` bytes mounted on ``folder``
   (root only; skips otherwise): writes past its size fail with ENOSPC, which
   SQLite reports as "database or disk is full".
+- ``ran_where_permissions_apply(request, tmp_path)``: for a test of a file without
+  read permission. As a normal user it returns False and the test goes on. As root
+  (where chmod 000 stops no read) it runs the same test again in a pytest process
+  without the capabilities that bypass file modes (``setpriv``: CAP_DAC_OVERRIDE and
+  CAP_DAC_READ_SEARCH dropped; still uid 0, so it owns its temporary folder) and
+  returns True once that passed (it fails with that run's output otherwise, and
+  skips where setpriv cannot drop them).
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -85,3 +94,40 @@ def fill(folder: Path, leave: int) -> Path:
     with open(filler, "wb") as f:
         f.write(b"\0" * max(0, free - leave))
     return filler
+
+
+_WITHOUT_OVERRIDE = "SEARCHAPP_TEST_WITHOUT_FILE_OVERRIDE"
+_DROP = "-dac_override,-dac_read_search"
+
+
+def ran_where_permissions_apply(request: pytest.FixtureRequest, tmp_path: Path) -> bool:
+    """False when file modes bind this process (the test goes on); else True once this test
+    passed in a process where they do (the caller returns), failing with its output if it
+    did not (see the module's docstring)."""
+    if os.geteuid() != 0 or os.environ.get(_WITHOUT_OVERRIDE):
+        return False
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("running as root, where file modes stop no read, and setpriv (util-linux) "
+                    "is missing to drop that power")
+    probe = tmp_path / "mode-probe"
+    probe.write_text("x")
+    probe.chmod(0)
+    check = subprocess.run([setpriv, f"--bounding-set={_DROP}", f"--inh-caps={_DROP}", "cat",
+                            str(probe)], capture_output=True, text=True, timeout=60)
+    if check.returncode == 0 or "Permission denied" not in check.stderr:
+        pytest.skip("running as root, and setpriv cannot drop the power to read any file here: "
+                    f"{check.stderr.strip() or 'the probe was read'}")
+    root = Path(request.config.rootpath)
+    proc = subprocess.run(
+        [setpriv, f"--bounding-set={_DROP}", f"--inh-caps={_DROP}", sys.executable, "-m",
+         "pytest", "-q", "-p", "no:cacheprovider", "--basetemp", str(tmp_path / "inner"),
+         "-m", "", request.node.nodeid],
+        cwd=root, env={**os.environ, _WITHOUT_OVERRIDE: "1"}, capture_output=True, text=True,
+        timeout=600)
+    tail = (proc.stdout + proc.stderr)[-4000:]
+    if proc.returncode != 0:
+        pytest.fail(f"the test, run without the power to read any file, failed:\n{tail}")
+    if " passed" not in proc.stdout:
+        pytest.fail(f"the test, run without the power to read any file, did not pass:\n{tail}")
+    return True
