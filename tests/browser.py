@@ -153,7 +153,8 @@ def browser_page(browser, request) -> Iterator:
 
 
 @contextlib.contextmanager
-def served_without_worker(folder: Path, prepare) -> Iterator[tuple[str, object, object]]:
+def served_without_worker(folder: Path, prepare, env: Mapping[str, str] | None = None
+                          ) -> Iterator[tuple[str, object, object]]:
     """(url, Chromium, App) for a module of browser tests: a server on ``folder/data`` whose
     worker lock a stand-in process holds, so the app starts no worker of its own (the tests
     run the jobs they need themselves), and an App on the same folder, given to
@@ -173,7 +174,7 @@ def served_without_worker(folder: Path, prepare) -> Iterator[tuple[str, object, 
     try:
         prepare(app)
         ARTIFACTS.mkdir(exist_ok=True)
-        with served_app(data, folder / "streamlit.log") as (_proc, url), \
+        with served_app(data, folder / "streamlit.log", env) as (_proc, url), \
                 chromium(sync_api) as browser:
             yield url, browser, app
     finally:
