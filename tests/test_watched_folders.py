@@ -417,3 +417,45 @@ def test_a_worker_killed_mid_sync_resumes_with_nothing_lost_or_doubled(app, tmp_
         doubled = s.execute(text("SELECT external_id FROM documents GROUP BY corpus_id, "
                                  "external_id HAVING count(*) > 1")).all()
     assert doubled == []
+
+
+@pytest.mark.slow
+def test_on_postgresql_a_killed_workers_folder_is_taken_over_by_another_worker(
+        postgres_url, tmp_path):
+    """Two real ``searchapp worker`` processes on one PostgreSQL database (each with its own
+    data folder, as on two machines): one holds the folder's lease; SIGKILLed, it never
+    gives the lease back, and the other takes the folder over when the lease ends and
+    keeps it in step."""
+    from searchapp.config import Settings
+    from searchapp.context import App
+    from tests.browser import stop
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    (root / "first.txt").write_text("Written before any worker ran.")
+    env = {**os.environ, "SEARCHAPP_DATABASE_URL": postgres_url, "SEARCHAPP_WATCH_LEASE": "2",
+           "SEARCHAPP_WATCH_SETTLE": "0.2", "SEARCHAPP_DEVICE": "cpu"}
+    app = App(Settings.from_env({**env, "SEARCHAPP_DATA_DIR": str(tmp_path / "here")}))
+    try:
+        add_watch(app, root, "notes")
+        first = _worker({**env, "SEARCHAPP_DATA_DIR": str(tmp_path / "a")}, tmp_path / "a.log")
+        try:
+            holder = wait_for(lambda: (s := synced(app)) and s["worker"], "the first worker's "
+                              "sync", timeout=180)
+            assert holder.endswith(f":{first.pid}"), holder
+            second = _worker({**env, "SEARCHAPP_DATA_DIR": str(tmp_path / "b")},
+                             tmp_path / "b.log")
+        finally:
+            first.kill()  # SIGKILL: no lease given back, no status written
+            first.wait()
+        try:
+            wait_for(lambda: folder_status(app)["worker"] == f"{holder.rsplit(':', 1)[0]}:"
+                     f"{second.pid}", "the take-over by the second worker", timeout=120)
+            (root / "second.txt").write_text("Written after the first worker died.")
+            wait_for(lambda: docs(app) == {"first.txt": "Written before any worker ran.",
+                                           "second.txt": "Written after the first worker died."},
+                     "the new file synced by the second worker", timeout=120)
+        finally:
+            stop(second.pid)
+    finally:
+        app.db.dispose()
