@@ -90,6 +90,22 @@ class App:
         with self._guard:
             self._encoders.pop(model_name, None)
 
+    def rest(self) -> None:
+        """Free what a long-lived process holds between uses: the loaded encoders, the opened
+        indexes and the memos; each loads again on its next use (a model in seconds, an
+        index from its file, caught up to the store). The worker calls this once it has
+        been idle a while (``SEARCHAPP_WORKER_REST``), so a machine's memory is not held
+        all day by a worker that embedded a corpus once in the morning.
+
+        Example:
+            >>> app.rest()                                           # doctest: +SKIP
+        """
+        with self._guard:
+            self._encoders.clear()
+        self.indexes.clear()
+        self.passage_indexes.clear()
+        self.memo.clear()
+
     @property
     def loaded_models(self) -> tuple[str, ...]:
         """The names of the models whose encoders this App has loaded (or was given)."""

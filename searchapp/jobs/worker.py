@@ -23,7 +23,10 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import fcntl
+import gc
 import logging
 import os
 import signal
@@ -37,6 +40,7 @@ from pathlib import Path
 from searchapp.config import (
     SECRET_VARIABLES,
     Settings,  # noqa: F401 - used in the doctest
+    worker_rest,
 )
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError, os_error
@@ -111,21 +115,56 @@ def _heartbeat(app: App, lease: queue.Lease, stop: threading.Event) -> None:
 
 
 def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
-         stop: threading.Event | None = None) -> int:
-    """Claim and run jobs; returns how many ran. Stops when idle if asked, or on ``stop``."""
+         stop: threading.Event | None = None, rest_seconds: float = 0.0) -> int:
+    """Claim and run jobs; returns how many ran. Stops when idle if asked, or on ``stop``.
+
+    ``rest_seconds`` (> 0): once that long without a job, free what the jobs loaded
+    (``rest``), once per idle spell.
+    """
     name, ran = queue.worker_name(), 0
+    idle_since, rested = time.monotonic(), False
     while not STOPPING.is_set() and (stop is None or not stop.is_set()):
         job = queue.claim(app.db, name)
         if job is None:
             if stop_when_idle:
                 return ran
+            if rest_seconds and not rested and time.monotonic() - idle_since >= rest_seconds:
+                rest(app)
+                rested = True
             time.sleep(poll_seconds)
             continue
         log.info("job %s (%s) started", job.id, job.kind)
         status = run_job(app, job)
         log.info("job %s %s", job.id, status)
         ran += 1
+        idle_since, rested = time.monotonic(), False
     return ran
+
+
+def rest(app: App) -> None:
+    """Give back the memory the jobs used: the App's encoders, indexes and memos go
+    (``App.rest``), the garbage is collected, and glibc returns its free heap pages to
+    the system (``malloc_trim``), without which freed memory stays in the process."""
+    before = _rss_mb()
+    app.rest()
+    gc.collect()
+    _trim_heap()
+    log.info("idle: freed the loaded models and indexes (%s MB -> %s MB resident)", before,
+             _rss_mb())
+
+
+def _trim_heap() -> None:
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: the allocator keeps it
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def _rss_mb() -> int | None:
+    """This process' resident memory in MB (Linux), for the log."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") >> 20
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 def run_until_done(app: App, job_id: int, on_progress=None, poll_seconds: float = 0.5
@@ -287,7 +326,7 @@ def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()
     for thread in threads:
         thread.start()
     try:
-        return work(app, stop=stop)
+        return work(app, stop=stop, rest_seconds=worker_rest())
     finally:
         stop.set()
         for thread in threads:

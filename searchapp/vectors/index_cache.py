@@ -196,6 +196,12 @@ class IndexCache:
             for f in self.index_dir.glob(f"c{corpus_id}-m*"):
                 f.unlink(missing_ok=True)
 
+    def clear(self) -> None:
+        """Drop every cached index (their files stay: the next use loads and catches up)."""
+        with self._guard:
+            self._entries.clear()
+            self._current.clear()
+
     def opened(self, name: str, corpus_id: int, model_id: int) -> None:
         """Note that ``name`` is now (corpus_id, model_id): drop what it was before.
 

@@ -61,6 +61,11 @@ class GenerationMemo:
                 self.put(corpus_id, generation, key, value)
         return value
 
+    def clear(self) -> None:
+        """Drop every memo."""
+        with self._lock:
+            self._items.clear()
+
     def forget(self, corpus_id: int) -> None:
         with self._lock:
             for old in [k for k in self._items if k[0] == corpus_id]:

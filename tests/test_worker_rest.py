@@ -1,0 +1,54 @@
+"""The worker at rest: once idle for ``rest_seconds`` it frees the encoders, indexes and
+memos its jobs loaded (real SQLite store, hnswlib index and bundled encoder); the next
+job and the next search load them again and give the same answers."""
+
+from __future__ import annotations
+
+import threading
+
+import pandas as pd
+import pytest
+
+from searchapp.config import worker_rest
+from searchapp.corpora.ingest import read_table
+from searchapp.corpora.service import upload
+from searchapp.errors import ConfigError
+from searchapp.jobs.worker import run_until_done, work
+from searchapp.search.service import search
+from tests.test_watched_folders import wait_for
+
+TEXTS = ["The boiler is serviced every October.", "Cats sleep most of the day.",
+         "The train to the coast leaves at nine.", "Invoices are paid within a month."]
+
+
+def ingest(app, name: str, texts: list[str]) -> None:
+    csv = pd.DataFrame({"id": range(len(texts)), "text": texts}).to_csv(index=False).encode()
+    job = run_until_done(app, upload(app, read_table(csv, f"{name}.csv"), name).job_id)
+    assert job.status == "succeeded", job.error
+
+
+def test_an_idle_worker_frees_what_its_jobs_loaded_and_loads_it_again(app, bundled_encoder):
+    app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
+    ingest(app, "notes", TEXTS)
+    [before] = search(app, "notes", "when is the heating checked", k=1, mode="semantic")
+    assert app.loaded_models and app.indexes._entries, "the job and the search loaded them"
+
+    stop = threading.Event()
+    worker = threading.Thread(target=work, args=(app,),
+                              kwargs={"stop": stop, "poll_seconds": 0.02, "rest_seconds": 0.05})
+    worker.start()
+    try:
+        wait_for(lambda: not app.loaded_models and not app.indexes._entries, "the rest")
+        assert not app.passage_indexes._entries and not app.memo._items
+        ingest(app, "more", TEXTS[:2])  # a job after the rest loads the model again
+    finally:
+        stop.set()
+        worker.join(timeout=60)
+    [after] = search(app, "notes", "when is the heating checked", k=1, mode="semantic")
+    assert (after.id, round(after.score, 5)) == (before.id, round(before.score, 5))
+
+
+def test_the_rest_time_is_read_from_the_environment_and_checked():
+    assert worker_rest({"SEARCHAPP_WORKER_REST": "0"}) == 0.0  # never
+    with pytest.raises(ConfigError, match=r"SEARCHAPP_WORKER_REST='soon'.*e\.g\. 120"):
+        worker_rest({"SEARCHAPP_WORKER_REST": "soon"})
