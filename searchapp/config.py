@@ -235,16 +235,16 @@ def busy_timeout(env: Mapping[str, str] | None = None) -> float:
     return seconds
 
 
-DEFAULT_WORKER_REST = 120.0  # seconds a worker stays idle before it frees its caches
+DEFAULT_WORKER_REST = 600.0  # seconds a worker stays idle before it frees its caches
 
 
 def worker_rest(env: Mapping[str, str] | None = None) -> float:
     """SEARCHAPP_WORKER_REST: seconds without a job after which the worker frees its loaded
-    models and indexes (default 120; 0 never), validated.
+    models and indexes (default 600; 0 never), validated.
 
     Example:
         >>> worker_rest({"SEARCHAPP_WORKER_REST": "30"}), worker_rest({})
-        (30.0, 120.0)
+        (30.0, 600.0)
     """
     env = os.environ if env is None else env
     raw = (env.get("SEARCHAPP_WORKER_REST", "") or "").strip() or str(DEFAULT_WORKER_REST)
@@ -254,7 +254,7 @@ def worker_rest(env: Mapping[str, str] | None = None) -> float:
         seconds = -1.0
     if not 0 <= seconds <= 86_400:
         raise ConfigError(f"SEARCHAPP_WORKER_REST={raw!r} is not a number of seconds between "
-                          "0 (never) and 86400; e.g. 120.")
+                          "0 (never) and 86400; e.g. 600.")
     return seconds
 
 

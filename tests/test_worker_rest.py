@@ -4,6 +4,9 @@ job and the next search load them again and give the same answers."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 
 import pandas as pd
@@ -50,5 +53,46 @@ def test_an_idle_worker_frees_what_its_jobs_loaded_and_loads_it_again(app, bundl
 
 def test_the_rest_time_is_read_from_the_environment_and_checked():
     assert worker_rest({"SEARCHAPP_WORKER_REST": "0"}) == 0.0  # never
-    with pytest.raises(ConfigError, match=r"SEARCHAPP_WORKER_REST='soon'.*e\.g\. 120"):
+    with pytest.raises(ConfigError, match=r"SEARCHAPP_WORKER_REST='soon'.*e\.g\. 600"):
         worker_rest({"SEARCHAPP_WORKER_REST": "soon"})
+
+
+def _maps(pid: int) -> str:
+    with open(f"/proc/{pid}/maps") as f:
+        return f.read()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/maps"), reason="reads /proc (Linux)")
+def test_the_worker_process_starts_afresh_at_rest_and_gives_torch_back(app, tmp_path):
+    """A real ``searchapp worker``: once idle after an embed job it replaces itself with a
+    fresh worker (same pid, lock kept, niceness not lowered twice), whose memory holds no
+    torch library, and which goes on running jobs."""
+    from searchapp.jobs import queue
+    from searchapp.jobs.worker import WORKER_NICE, worker_pid_in
+    from tests.browser import stop
+
+    csv = tmp_path / "notes.csv"
+    pd.DataFrame({"id": range(len(TEXTS)), "text": TEXTS}).to_csv(csv, index=False)
+    first = upload(app, read_table(csv.read_bytes(), "notes.csv"), "notes").job_id
+    env = {**os.environ, "SEARCHAPP_WORKER_REST": "0.5", "SEARCHAPP_DEVICE": "cpu"}
+    log = tmp_path / "worker.log"
+    with open(log, "wb") as out:
+        worker = subprocess.Popen([sys.executable, "-m", "searchapp", "worker"], env=env,
+                                  stdout=out, stderr=subprocess.STDOUT)
+    try:
+        wait_for(lambda: queue.get(app.db, first).finished, "the upload's jobs", timeout=180)
+        wait_for(lambda: "libtorch_cpu" in _maps(worker.pid) or
+                 "starting afresh" in log.read_text(), "torch loaded by the embedding")
+        wait_for(lambda: "starting afresh" in log.read_text()
+                 and "libtorch_cpu" not in _maps(worker.pid)
+                 and "ready" in log.read_text().split("starting afresh")[-1],
+                 "the fresh start", timeout=120)
+        assert worker.poll() is None and worker_pid_in(app.settings.data_dir) == worker.pid
+        assert os.getpriority(os.PRIO_PROCESS, worker.pid) == \
+            min(19, os.getpriority(os.PRIO_PROCESS, 0) + WORKER_NICE), "lowered once only"
+        second = upload(app, read_table(csv.read_bytes(), "notes.csv"), "again").job_id
+        wait_for(lambda: queue.get(app.db, second).finished, "a job after the fresh start",
+                 timeout=180)
+        assert queue.get(app.db, second).status == "succeeded"
+    finally:
+        stop(worker.pid)

@@ -75,5 +75,6 @@ def worker(args: argparse.Namespace) -> int:
         return 0
     from searchapp.watching.keeper import Keeper
 
-    serve(app, companions=[Keeper(app).run])  # the watched folders, kept in step beside jobs
+    # the watched folders kept in step beside the jobs; idle, the process starts afresh
+    serve(app, companions=[Keeper(app).run], start_afresh=True)
     return 0

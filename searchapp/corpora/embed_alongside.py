@@ -110,9 +110,8 @@ class EmbedAlongside:
     def _embed_until_read(self) -> None:
         app = self.app
         handle = open_corpus(app, self.corpus, require_vectors=False)
-        encoder = app.encoder(handle.model.name)
-        cuda = encoder.device.type == "cuda"
-        full, max_chars = (BATCH_GPU, BATCH_CHARS_GPU) if cuda else (BATCH_CPU, BATCH_CHARS_CPU)
+        encoder = None  # loaded at the first batch: a sync that stores nothing loads no model
+        full, max_chars = BATCH_CPU, BATCH_CHARS_CPU
         after, batch = 0, min(FIRST_BATCH, full)
         while True:
             self._check()
@@ -120,6 +119,10 @@ class EmbedAlongside:
                 rows = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id,
                                                         after, batch, max_chars)
             if rows:
+                if encoder is None:
+                    encoder = app.encoder(handle.model.name)
+                    if encoder.device.type == "cuda":
+                        full, max_chars = BATCH_GPU, BATCH_CHARS_GPU
                 after, batch = rows[-1][0], min(2 * batch, full)
                 embed_rows(app, handle, encoder, rows, self._check)
                 self.embedded += len(rows)

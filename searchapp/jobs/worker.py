@@ -115,12 +115,14 @@ def _heartbeat(app: App, lease: queue.Lease, stop: threading.Event) -> None:
 
 
 def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
-         stop: threading.Event | None = None, rest_seconds: float = 0.0) -> int:
+         stop: threading.Event | None = None, rest_seconds: float = 0.0,
+         on_rest: Callable[[App], None] | None = None) -> int:
     """Claim and run jobs; returns how many ran. Stops when idle if asked, or on ``stop``.
 
     ``rest_seconds`` (> 0): once that long without a job, free what the jobs loaded
-    (``rest``), once per idle spell.
+    (``on_rest``, by default ``rest``), once per idle spell.
     """
+    on_rest = on_rest or rest
     name, ran = queue.worker_name(), 0
     idle_since, rested = time.monotonic(), False
     while not STOPPING.is_set() and (stop is None or not stop.is_set()):
@@ -129,7 +131,7 @@ def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
             if stop_when_idle:
                 return ran
             if rest_seconds and not rested and time.monotonic() - idle_since >= rest_seconds:
-                rest(app)
+                on_rest(app)
                 rested = True
             time.sleep(poll_seconds)
             continue
@@ -299,7 +301,8 @@ def yield_to_searches(step: int = WORKER_NICE) -> int:
         return os.nice(0)
 
 
-def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()) -> int:
+def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = (),
+          start_afresh: bool = False) -> int:
     """Entry point of ``searchapp worker``: hold the worker lock, work until SIGTERM/SIGINT.
 
     On a signal the running job is put back in the queue at its next progress
@@ -307,9 +310,18 @@ def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()
     in threads of their own beside the jobs (the CLI passes the watched folders'
     keeper) and are given the stop event.
     The worker runs at a lower CPU priority than the server (``yield_to_searches``).
+
+    Idle for ``SEARCHAPP_WORKER_REST`` seconds, it gives back what its jobs loaded
+    (``rest``). With ``start_afresh`` (the CLI's worker, a process of its own) and a job
+    having loaded torch, whose libraries a process cannot unload (about 400 MB), it
+    starts afresh instead (``_start_afresh``: the same pid, the lock kept), back to the
+    memory of a worker that has run nothing.
     """
-    yield_to_searches()
-    lock = hold_worker_lock(app.settings.data_dir)
+    inherited = os.environ.pop(LOCK_FD_VARIABLE, None)  # set by _start_afresh
+    if inherited is None:
+        yield_to_searches()  # once: a fresh start keeps its niceness
+    lock = adopt_worker_lock(int(inherited)) if inherited else None
+    lock = lock or hold_worker_lock(app.settings.data_dir)
     if lock is None:
         log.info("a worker (pid %s) already serves this data folder; running alongside it",
                  worker_pid(app.settings))
@@ -325,12 +337,59 @@ def serve(app: App, companions: Sequence[Callable[[threading.Event], None]] = ()
     threads = [threading.Thread(target=run, args=(stop,), daemon=True) for run in companions]
     for thread in threads:
         thread.start()
+    afresh = threading.Event()
+
+    def rest_or_start_afresh(app: App) -> None:
+        if start_afresh and lock is not None and HEAVY_MODULE in sys.modules:
+            afresh.set()  # the loop ends, the companions stop, then the process starts again
+            stop.set()
+        else:
+            rest(app)
+
     try:
-        return work(app, stop=stop, rest_seconds=worker_rest())
+        return work(app, stop=stop, rest_seconds=worker_rest(), on_rest=rest_or_start_afresh)
     finally:
         stop.set()
         for thread in threads:
             thread.join(timeout=10)
+        if afresh.is_set() and not STOPPING.is_set():
+            _start_afresh(app, lock)  # does not return
         if lock is not None:
             lock.truncate(0)  # no pid left behind to mistake for a worker
             lock.close()
+
+
+HEAVY_MODULE = "torch"  # loaded by a job, it stays until the process ends
+LOCK_FD_VARIABLE = "SEARCHAPP_WORKER_LOCK_FD"  # the worker lock's descriptor, across exec
+
+
+def _start_afresh(app: App, lock) -> None:
+    """Replace this process' image with a new ``searchapp worker`` (``execv``): the same
+    pid, so the pid file and whoever stopped the worker by pid stay right; the lock's
+    descriptor is handed over open (the lock lives on the open file, which survives
+    exec), so no other worker can take the data folder in between."""
+    log.info("idle: starting afresh to give back the memory of the libraries the jobs "
+             "loaded (%s MB resident)", _rss_mb())
+    app.db.dispose()
+    logging.shutdown()  # flush the log
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.set_inheritable(lock.fileno(), True)
+    os.environ[LOCK_FD_VARIABLE] = str(lock.fileno())
+    os.execv(sys.executable, [sys.executable, *sys.orig_argv[1:]])
+
+
+def adopt_worker_lock(fd: int):
+    """The worker lock handed over by ``_start_afresh`` (its descriptor ``fd``), or None
+    when ``fd`` is not a locked ``worker.pid`` of this process any more."""
+    try:
+        handle = os.fdopen(fd, "r+b")
+        os.set_inheritable(fd, False)
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)  # ours already: succeeds at once
+    except OSError:
+        return None
+    handle.seek(0)
+    if handle.read().strip() != str(os.getpid()).encode():
+        handle.close()
+        return None
+    return handle
