@@ -29,6 +29,7 @@ PAGES = [
     st.Page("searchapp/ui/pages/documents.py", title="Documents", icon=":material/description:"),
     st.Page("searchapp/ui/pages/jobs.py", title="Jobs", icon=":material/pending_actions:"),
     st.Page("searchapp/ui/pages/settings.py", title="Settings", icon=":material/settings:"),
+    st.Page("searchapp/ui/pages/guide.py", title="Guide", icon=":material/menu_book:"),
 ]
 
 logout_button()

@@ -115,7 +115,8 @@ def one_run(work: Path, csv: Path, rest: float, size: int, wait: float) -> dict:
                            text=True, timeout=600)
     result = {"rest_s": rest, "documents": state.get("documents"),
               "embedded": state.get("embedded"), "embed_s": round(embedded_s, 1),
-              "peak_mb": later["VmHWM"], "after_jobs_mb": after["VmRSS"],
+              # a fresh start (exec) begins a new peak: the jobs' peak is the one read first
+              "peak_mb": max(after["VmHWM"], later["VmHWM"]), "after_jobs_mb": after["VmRSS"],
               "later_mb": later["VmRSS"]}
     if parts.returncode == 0:
         result["parts_mb"] = json.loads(parts.stdout.strip().splitlines()[-1])

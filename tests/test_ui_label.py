@@ -161,4 +161,5 @@ def test_the_app_lists_the_label_page_and_it_points_to_upload_without_a_corpus()
     at = AppTest.from_file(PAGES.parents[2] / "app.py", default_timeout=60).run()
     at.switch_page("searchapp/ui/pages/label.py").run()
     assert not at.exception and at.title[0].value == "Label"
-    assert [link.proto.label for link in at.get("page_link")] == ["Upload"]
+    assert [link.proto.label for link in at.get("page_link")] == [
+        "Guide: Judgements, evaluation and learning", "Upload"]

@@ -70,7 +70,7 @@ def test_app_opens_on_upload_and_navigates_to_each_page(fresh_resources):
         assert not at.exception
         assert at.title[0].value == title
         if title == "Search":  # no corpus yet: a real link to the Upload page
-            assert [link.proto.label for link in at.get("page_link")] == ["Upload"]
+            assert [link.proto.label for link in at.get("page_link")] == ["Guide: Search", "Upload"]
     assert fresh_resources, "a page should make sure a background worker runs"
 
 

@@ -34,6 +34,7 @@ from searchapp.ui.common import (
     page_app,
     user_errors,
 )
+from searchapp.ui.guide import guide_link
 from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 SEARCH_HITS = 20
@@ -51,6 +52,7 @@ METHOD_NAMES = {"auto": "Automatic (finds the number of groups)",
 
 app = page_app()
 st.title("Clusters")
+guide_link("clusters")
 summaries = corpus_summaries_or_stop(app)
 corpus = corpus_picker(summaries)
 

@@ -14,9 +14,11 @@ import streamlit as st
 from searchapp.corpora import documents as service
 from searchapp.errors import DocumentNotFoundError, SearchAppError
 from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, md_inline, page_app
+from searchapp.ui.guide import guide_link
 
 app = page_app()
 st.title("Documents")
+guide_link("upload")
 st.caption("One document by its id: look it up, add or change it, delete it.")
 corpus = corpus_picker(corpus_summaries_or_stop(app)).name
 doc_id = st.text_input("Document id", key="documents.id", max_chars=service.MAX_ID_CHARS)

@@ -31,6 +31,7 @@ from searchapp.ui.duplicates_review import (
     review_tab,
     share_warning,
 )
+from searchapp.ui.guide import guide_link
 from searchapp.ui.judging import match_marks_table, pair_marks_table
 from searchapp.ui.resources import ensure_background_worker
 
@@ -265,6 +266,7 @@ def calibrate_tab(corpus: str, model: str, threshold: float, stored: dict | None
 
 app = page_app()
 st.title("Duplicates")
+guide_link("duplicates")
 with app.db.session() as session:
     summaries = repo.summaries(session)
 if not summaries:

@@ -36,12 +36,14 @@ from searchapp.ui.common import (
     page_app,
 )
 from searchapp.ui.fusion_panel import fusion_section
+from searchapp.ui.guide import guide_link
 from searchapp.ui.resources import ensure_background_worker
 
 JOBS = "evaluate.jobs"  # {corpus: [job ids]} of this session's evaluations
 
 app = page_app()
 st.title("Evaluate")
+guide_link("learning")
 corpus = corpus_picker(corpus_summaries_or_stop(app))
 judged = counts(app, corpus.name)
 st.caption(f"{judged['relevant']:,} relevant and {judged['not_relevant']:,} not relevant "

@@ -27,6 +27,7 @@ from searchapp.ui.common import (
     progress_text,
     result_text,
 )
+from searchapp.ui.guide import guide_link
 from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
@@ -35,6 +36,7 @@ TARGET_KEYS = ("corpus", "model", "name")  # payload fields worth showing as the
 
 app = page_app()
 st.title("Jobs")
+guide_link("how-it-works")
 st.caption(f"Background worker: pid {ensure_background_worker(app)}, log in "
            f"{app.settings.data_dir / 'worker.log'}.")
 limit = st.sidebar.number_input("Jobs shown", min_value=5, max_value=500, value=30, step=5)

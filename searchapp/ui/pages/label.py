@@ -24,6 +24,7 @@ from searchapp.ui.common import (
     md_inline,
     page_app,
 )
+from searchapp.ui.guide import guide_link
 from searchapp.ui.labelling import (
     SHORTCUTS_NOTE,
     answer,
@@ -131,6 +132,7 @@ def labelling(corpus: str, kind: str | None) -> None:
 
 app = page_app()
 st.title("Label")
+guide_link("learning")
 st.caption("Answer the questions whose answers teach the most: pairs near the duplicate "
            "threshold, documents that search by meaning and by words rank very differently, "
            "neighbours split by the clustering. Each answer is a judgement of this corpus, "

@@ -25,6 +25,7 @@ from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import request_finetune, training_history
 from searchapp.ui.charts_models import training_figure
 from searchapp.ui.common import md_inline, page_app
+from searchapp.ui.guide import guide_link
 from searchapp.ui.learning_panel import learn_section, learning_jobs, switch_section
 from searchapp.ui.resources import ensure_background_worker
 
@@ -33,6 +34,7 @@ AUTO = "(auto)"
 
 app = page_app()
 st.title("Models")
+guide_link("learning")
 flash = st.session_state.pop("models.flash", None)
 if flash:
     getattr(st, flash[0])(flash[1])

@@ -14,12 +14,14 @@ import streamlit as st
 
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
 from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, page_app
+from searchapp.ui.guide import guide_link
 from searchapp.ui.search_controls import corpus_meta_columns
 from searchapp.ui.search_status import coverage_panel
 from searchapp.ui.search_view import search_section
 
 app = page_app()
 st.title("Search")
+guide_link("search")
 summaries = corpus_summaries_or_stop(app)
 
 corpus = corpus_picker(summaries)

@@ -14,12 +14,14 @@ from searchapp.access import keys
 from searchapp.backups import service as backups
 from searchapp.errors import SearchAppError
 from searchapp.ui.common import job_progress, md_inline, page_app
+from searchapp.ui.guide import guide_link
 from searchapp.ui.resources import ensure_background_worker
 
 BACKUP_JOB = "settings.backup_job"  # the backup this session started, followed here
 
 app = page_app()
 st.title("Settings")
+guide_link("configuration")
 
 st.subheader("API keys")
 st.caption("Programs use the JSON API at /api/v1 with `Authorization: Bearer KEY` "

@@ -43,6 +43,7 @@ from searchapp.ui.common import (
 )
 from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
 from searchapp.ui.folders_section import folders_section
+from searchapp.ui.guide import guide_link
 from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
@@ -51,6 +52,7 @@ PREVIEW_ROWS = 10
 
 app = page_app()
 st.title("Upload")
+guide_link("upload")
 summaries = corpus_summaries(app)
 names = [c.name for c in summaries]
 state = st.session_state
