@@ -96,3 +96,23 @@ def test_the_worker_process_starts_afresh_at_rest_and_gives_torch_back(app, tmp_
         assert queue.get(app.db, second).status == "succeeded"
     finally:
         stop(worker.pid)
+
+
+def test_a_job_queued_in_the_workers_own_process_wakes_it_without_waiting_for_the_poll(app):
+    """The keeper queues syncs in the worker's process: the loop wakes at once. With a poll
+    of an hour, only the wake-up can run the job within the deadline."""
+    from searchapp.jobs import queue
+
+    stop = threading.Event()
+    worker = threading.Thread(target=work, args=(app,),
+                              kwargs={"stop": stop, "poll_seconds": 3600})
+    worker.start()
+    try:
+        wait_for(lambda: queue.QUEUED.is_set() is False, "the worker's first look")
+        csv = pd.DataFrame({"id": [1], "text": ["hello"]}).to_csv(index=False).encode()
+        job_id = upload(app, read_table(csv, "one.csv"), "one").job_id
+        wait_for(lambda: queue.get(app.db, job_id).finished, "the job, run without a poll")
+    finally:
+        stop.set()
+        queue.QUEUED.set()  # the loop is in its hour-long wait: let it see the stop
+        worker.join(timeout=60)

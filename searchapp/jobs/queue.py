@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import os
 import socket
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -127,13 +128,21 @@ def _worker_dead(worker: str | None) -> bool:
     return is_zombie(int(pid))
 
 
+# Set once this process has queued a job (after its commit): a worker loop in the same
+# process (the watched folders' keeper queues syncs beside it) wakes at once instead of at
+# its next poll. Jobs queued by other processes are found by the poll.
+QUEUED = threading.Event()
+
+
 def enqueue(db: Database, kind: str, payload: dict) -> int:
     """Add a queued job and return its id."""
     with db.session() as s:
         job = Job(kind=kind, payload=payload, status="queued")
         s.add(job)
         s.flush()
-        return job.id
+        job_id = job.id
+    QUEUED.set()
+    return job_id
 
 
 def enqueue_once(db: Database, kind: str, payload: dict, key: str) -> int:
@@ -159,7 +168,9 @@ def enqueue_once(db: Database, kind: str, payload: dict, key: str) -> int:
         if first is not None and first.id != job.id:
             s.delete(job)
             return first.id
-        return job.id
+        job_id = job.id
+    QUEUED.set()
+    return job_id
 
 
 def _no_job(job_id: int) -> JobError:

@@ -133,7 +133,8 @@ def work(app: App, stop_when_idle: bool = False, poll_seconds: float = 1.0,
             if rest_seconds and not rested and time.monotonic() - idle_since >= rest_seconds:
                 on_rest(app)
                 rested = True
-            time.sleep(poll_seconds)
+            queue.QUEUED.wait(poll_seconds)  # a job queued by this process wakes it at once
+            queue.QUEUED.clear()  # then the claim above runs again: nothing queued is missed
             continue
         log.info("job %s (%s) started", job.id, job.kind)
         status = run_job(app, job)
