@@ -39,7 +39,7 @@ TEXTS = [f"{XSS} How do I reset my **bold** password?",
          "It is a sunny and warm day outside.",
          "Today the weather is warm and sunny."]
 SECRETS = ("tricky", "sunny", "onerror")  # the corpus: never on a page before the login
-PAGES = ["", "search", "duplicates", "clusters", "models", "jobs"]
+PAGES = ["", "search", "duplicates", "clusters", "models", "jobs", "guide"]
 
 pytestmark = pytest.mark.browser
 
@@ -132,7 +132,7 @@ def test_pages_and_data_need_the_password(served, page):
     nav = page.locator('[data-testid="stSidebarNav"]')
     assert [t.split()[-1] for t in nav.get_by_role("link").all_inner_texts()] == [  # icon, name
         "Upload", "Search", "Duplicates", "Label", "Clusters", "Models", "Evaluate", "Documents",
-        "Jobs", "Settings"]
+        "Jobs", "Settings", "Guide"]
     [cookie] = [c for c in page.context.cookies() if c["name"] == "searchapp_session"]
     assert (cookie["name"], cookie["httpOnly"], cookie["sameSite"]) == (
         "searchapp_session", True, "Strict")
