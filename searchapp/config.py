@@ -223,16 +223,7 @@ def busy_timeout(env: Mapping[str, str] | None = None) -> float:
         >>> busy_timeout({"SEARCHAPP_BUSY_TIMEOUT": "0.5"}), busy_timeout({})
         (0.5, 30.0)
     """
-    env = os.environ if env is None else env
-    raw = env.get("SEARCHAPP_BUSY_TIMEOUT", "") or str(DEFAULT_BUSY_TIMEOUT)
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = -1.0
-    if not 0 <= seconds <= 86_400:
-        raise ConfigError(f"SEARCHAPP_BUSY_TIMEOUT={raw!r} is not a number of seconds between "
-                          "0 and 86400; e.g. 30.")
-    return seconds
+    return _seconds(env, "SEARCHAPP_BUSY_TIMEOUT", DEFAULT_BUSY_TIMEOUT, "0", "30")
 
 
 DEFAULT_WORKER_REST = 600.0  # seconds a worker stays idle before it frees its caches
@@ -246,15 +237,21 @@ def worker_rest(env: Mapping[str, str] | None = None) -> float:
         >>> worker_rest({"SEARCHAPP_WORKER_REST": "30"}), worker_rest({})
         (30.0, 600.0)
     """
+    return _seconds(env, "SEARCHAPP_WORKER_REST", DEFAULT_WORKER_REST, "0 (never)", "600")
+
+
+def _seconds(env: Mapping[str, str] | None, name: str, default: float, zero: str,
+             example: str) -> float:
+    """``name``'s value as seconds from 0 to a day (``default`` when unset or blank)."""
     env = os.environ if env is None else env
-    raw = (env.get("SEARCHAPP_WORKER_REST", "") or "").strip() or str(DEFAULT_WORKER_REST)
+    raw = (env.get(name, "") or "").strip() or str(default)
     try:
         seconds = float(raw)
     except ValueError:
         seconds = -1.0
     if not 0 <= seconds <= 86_400:
-        raise ConfigError(f"SEARCHAPP_WORKER_REST={raw!r} is not a number of seconds between "
-                          "0 (never) and 86400; e.g. 600.")
+        raise ConfigError(f"{name}={raw!r} is not a number of seconds between {zero} and "
+                          f"86400; e.g. {example}.")
     return seconds
 
 
