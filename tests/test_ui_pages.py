@@ -377,3 +377,19 @@ def test_pages_start_one_worker_and_a_new_one_when_it_dies(monkeypatch, data_dir
         for pid in filter(None, pids):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_an_embed_job_that_found_everything_embedded_says_so_not_done_in_0_s():
+    from datetime import timedelta
+
+    from searchapp.jobs.queue import JobView
+    from searchapp.store.schema import utcnow
+    from searchapp.ui.common import done_line
+
+    now = utcnow()
+    job = JobView(1, "embed", "succeeded", {"corpus": "c"}, {"embedded": 0, "documents": 400},
+                  400, 400, None, None, False, None, now, now, now)
+    assert done_line(job) == "done: every document was embedded while the files were read."
+    ran = JobView(2, "embed", "succeeded", {"corpus": "c"}, {"embedded": 10, "documents": 10},
+                  10, 10, None, None, False, None, now, now - timedelta(seconds=42), now)
+    assert done_line(ran) == "done in 42 s."

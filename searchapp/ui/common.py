@@ -239,6 +239,20 @@ def duration(job: queue.JobView) -> str:
     return f"{seconds} s" if seconds < 60 else f"{seconds // 60} min {seconds % 60} s"
 
 
+def done_line(job: queue.JobView) -> str:
+    """What a finished job's success line says after its title: how long it took, or, for
+    an embed job that found everything embedded already (embedded while the files were
+    read), that, instead of a puzzling "done in 0 s".
+
+    Example:
+        "done in 42 s." or "done: every document was embedded while the files were read."
+    """
+    result = job.result or {}
+    if job.kind == "embed" and result.get("embedded") == 0 and result.get("documents"):
+        return "done: every document was embedded while the files were read."
+    return f"done in {duration(job)}."
+
+
 def progress_text(job: queue.JobView) -> str:
     """One line for a progress bar: status, done of total, the task's step, rate, time left.
 
@@ -312,7 +326,7 @@ def _job_panel(app: App, job_id: int, label: str, was_finished: bool, on_success
         st.rerun()
     title = label or f"Job {job.id} ({job.kind})"
     if job.status == "succeeded":
-        st.success(f"{title}: done in {duration(job)}.", icon=":material/check_circle:")
+        st.success(f"{title}: {done_line(job)}", icon=":material/check_circle:")
         if on_success is not None:
             on_success()
     elif job.status == "failed":
