@@ -16,6 +16,7 @@ Example (inside a page script):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -84,10 +85,30 @@ def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
     return marked(hit.snippet or hit.text, hit.highlights, limit)
 
 
+def reflowed(text: str) -> str:
+    """``text`` with its hard-wrapped lines joined: a line break inside a paragraph becomes
+    a space, the first break of a blank line (a paragraph's end) stays. Same length, so
+    offsets into it (the highlights) still hold.
+
+    Text files, mail and licences are wrapped at ~72 characters; shown as they are, a
+    snippet is a narrow column eight lines tall and a screen holds two hits.
+
+    Example:
+        >>> reflowed("Permission is hereby\\ngranted, free of charge.\\n\\nNext part")
+        'Permission is hereby granted, free of charge.\\n Next part'
+    """
+    return _LINE_BREAK.sub(lambda m: "\n" + " " * (len(m[0]) - 1)
+                           if m[0].count("\n") > 1 else " " * len(m[0]), text)
+
+
+_LINE_BREAK = re.compile(r"[ \t]*\n(?:[ \t]*\n)*")  # a break and the blank lines after it
+
+
 def marked(text: str, highlights: list, limit: int = SNIPPET_CHARS) -> str:
-    """``text`` (cut to ``limit``) escaped as markdown with the ``highlights`` in bold."""
+    """``text`` (cut to ``limit``, its wrapped lines joined) escaped as markdown with the
+    ``highlights`` in bold."""
     marks = [(a, b) for a, b in highlights if b <= limit]
-    cut = text[:limit]
+    cut = reflowed(text[:limit])
     out, last = [], 0
     for start, end in marks:
         out += [md_escape(cut[last:start]), "**", md_escape(cut[start:end]), "**"]
