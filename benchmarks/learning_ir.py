@@ -218,6 +218,8 @@ def main() -> None:
     parser.add_argument("--ns", default="100,300,900")
     parser.add_argument("--recipes", default="before,all")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--results", type=Path, default=RESULTS,
+                        help="the JSON file the rounds are merged into")
     args = parser.parse_args()
     import torch
 
@@ -230,17 +232,22 @@ def main() -> None:
     baseline = measure(app, None, items)
     log(f"untouched model on {len(items.queries)} test queries "
         f"({time.monotonic() - started:.1f} s): {json.dumps(brief(summary(baseline)))}")
-    results = json.loads(RESULTS.read_text()) if RESULTS.is_file() else {"rounds": {}}
+    results = (json.loads(args.results.read_text()) if args.results.is_file()
+               else {"rounds": {}})
     results.update({"machine": {"cpu": _cpu(), "cores": os.cpu_count(),
+                                "gpu": torch.cuda.get_device_name()
+                                if torch.cuda.is_available() else None,
+                                "torch": torch.__version__,
                                 "python": platform.python_version()},
+                    "untouched_measured_seconds": round(time.monotonic() - started, 1),
                     "collection": json.loads((COLLECTION / "summary.json").read_text()),
                     "untouched": summary(baseline)})
     for n in [int(x) for x in args.ns.split(",")]:
         for recipe in args.recipes.split(","):
             results["rounds"][f"{recipe}-{n}"] = round_(app, n, recipe, baseline, items,
                                                         args.threads)
-            RESULTS.write_text(json.dumps(results, indent=1))
-    log(f"written {RESULTS}")
+            args.results.write_text(json.dumps(results, indent=1))
+    log(f"written {args.results}")
 
 
 def _cpu() -> str:
