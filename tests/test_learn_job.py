@@ -43,6 +43,9 @@ def test_learning_ends_with_a_verdict_and_leaves_the_corpus_as_it_was(app, tiny,
     result = job.result
     assert result["verdict"] in VERDICTS and result["model"] == "learned"
     assert "on the held-out judgements" in result["sentence"]
+    # minutes per step, and nothing but steps (a clock reading leaked in as "last")
+    assert set(result["step_seconds"]) <= {"items_and_mine", "train", "verdict", "final"}
+    assert all(0 <= s < 3600 for s in result["step_seconds"].values())
     comparison = result["comparison"]
     assert comparison["current"] == "tiny" and comparison["candidate"] == "learned"
     assert set(comparison["queries"]) == {"semantic", "lexical", "hybrid"}

@@ -326,7 +326,7 @@ def learn_task(ctx, payload: dict) -> dict:
         _lap(clock, "final")
     if fits:
         fits[0].store(app)  # for the corpus once it uses this model; only a kept fit
-    card["step_seconds"] = {k: v for k, v in clock.items() if k != "started"}
+    card["step_seconds"] = {k: v for k, v in clock.items() if k not in ("started", "last")}
     write_card(app.settings.models_dir / name, card)
     shutil.rmtree(folder, ignore_errors=True)
     return _summary(card, app.settings.models_dir / name)
