@@ -4,6 +4,8 @@ import logging
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from searchapp.config import Settings
 from searchapp.embedding import speed
@@ -161,3 +163,36 @@ def test_the_load_time_query_timing_measures_both_paths(bundled_path):
     seconds = enc._time_one_query("cpu-bf16", rounds=2)
     assert set(seconds) == {"cpu-bf16", "cpu-fp32"} and all(s > 0 for s in seconds.values())
     assert enc._time_one_query("cpu-fp32") == {}
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.lists(st.integers(1, 30000), min_size=1, max_size=40), min_size=1,
+                max_size=20))
+def test_numpy_padding_equals_the_tokenizers_own(bundled_encoder, rows):
+    ids, mask = speed.padded(rows, bundled_encoder.tokenizer.pad_token_id)
+    theirs = bundled_encoder.tokenizer.pad({"input_ids": rows}, return_tensors="np")
+    assert ids.tolist() == theirs["input_ids"].tolist()
+    assert mask.tolist() == theirs["attention_mask"].tolist()
+
+
+@given(st.lists(st.integers(0, 70), min_size=1, max_size=30), st.integers(1, 16))
+def test_padding_to_a_multiple_keeps_every_token_and_masks_the_rest(lengths, multiple):
+    rows = [[i + 1] * n for i, n in enumerate(lengths)]
+    ids, mask = speed.padded(rows, pad_id=0, multiple=multiple)
+    assert ids.shape[1] % multiple == 0 and ids.shape[1] >= max(max(lengths), 1)
+    assert ids.shape[1] - max(max(lengths), 1) < multiple
+    for row, got, seen in zip(rows, ids, mask, strict=True):
+        assert got[:len(row)].tolist() == row and not got[len(row):].any()
+        assert seen.sum() == len(row) and seen[:len(row)].all()
+
+
+def test_the_gpus_wider_padding_gives_the_same_vectors(bundled_path):
+    """The CUDA path pads batches to a multiple of 8 (speed.CUDA_PAD_MULTIPLE); the same
+    code on the CPU, in float32: masked padding must not move a vector."""
+    encoder = SiameseEncoder.load(bundled_path, device="cpu", precision="fp32")
+    texts = ["A man is playing a guitar.", "Hi.", "Stocks fell sharply on Tuesday after "
+             "the central bank raised interest rates.", "Two dogs run through a field."]
+    plain = encoder.encode(texts)
+    encoder.pad_multiple = speed.CUDA_PAD_MULTIPLE
+    wide = encoder.encode(texts)
+    assert np.allclose(plain, wide, atol=1e-5)

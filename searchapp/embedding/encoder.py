@@ -127,6 +127,9 @@ class SiameseEncoder(torch.nn.Module):
         self.speed_path = "cpu-fp32"  # see select_speed_path; load() chooses
         self.speed_reason = "not chosen yet"
         self.query_path = "cpu-fp32"  # for one short text (a query): timed at load
+        # batch widths are rounded up to this (speed.padded); None: the device's own
+        # (speed.CUDA_PAD_MULTIPLE on a GPU, 1 on the CPU)
+        self.pad_multiple: int | None = None
         # held while the tokenizer or an inference batch runs; see the module docstring
         self.inference_lock = threading.Lock()
         # one query's fast path (query_runtime), built at the first encode_query; exported
@@ -265,8 +268,7 @@ class SiameseEncoder(torch.nn.Module):
         each thread's precision is its own).
         """
         with self.inference_lock:
-            features = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
-            features = {k: v.to(self.device) for k, v in features.items()}
+            features = self._padded(ids)
             was_training = self.training
             if was_training:
                 self.eval()
@@ -275,6 +277,18 @@ class SiameseEncoder(torch.nn.Module):
             finally:
                 if was_training:
                     self.train()
+
+    def _padded(self, ids: list[list[int]]) -> dict[str, torch.Tensor]:
+        """One batch's ids and attention mask as tensors on the device (numpy padding, not the
+        tokenizer's Python loops, unless the tokenizer pads on the left)."""
+        if getattr(self.tokenizer, "padding_side", "right") != "right":
+            features = self.tokenizer.pad({"input_ids": ids}, return_tensors="pt")
+            return {k: v.to(self.device) for k, v in features.items()}
+        multiple = self.pad_multiple or (
+            speed.CUDA_PAD_MULTIPLE if self.device.type == "cuda" else 1)
+        token_ids, mask = speed.padded(ids, self.tokenizer.pad_token_id or 0, multiple)
+        return {"input_ids": torch.from_numpy(token_ids).to(self.device),
+                "attention_mask": torch.from_numpy(mask).to(self.device)}
 
     def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
         """Token ids → sentence vectors (batch, dim); differentiable, used in training."""

@@ -31,7 +31,9 @@ Example:
 
 from __future__ import annotations
 
+import itertools
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -57,7 +59,11 @@ QUERY_TOKENS = 64
 QUERY_PROBE = "how do I reset the password of my account on the new phone"
 QUERY_GAIN = 0.9  # a reduced-precision query path must take under 90% of float32's time
 CPU_TOKEN_BUDGET = 2048
-CUDA_TOKEN_BUDGET = 32768  # large batches keep a GPU busy (not measured here: no GPU)
+# On an H200 (benchmarks/results/encode_speed_cuda*.json), 32,768 tokens and at most 512 texts
+# a batch were as fast as 131,072 and 4,096 (short sentences 0.93 against 1.35 s, sections
+# 2.34 against 2.56 s, best of 3) and 8,192 was slower (6.1 against 3.5 s, first round).
+CUDA_TOKEN_BUDGET = 32768
+CUDA_PAD_MULTIPLE = 8  # batch widths rounded up to this on a GPU (speed.padded)
 MAX_BATCH = 512  # sentences per batch, whatever their length
 TOKENIZE_CHARS = 200_000  # characters per tokenizer call (a checkpoint between calls)
 
@@ -235,6 +241,32 @@ def token_batches(lengths, budget: int, max_batch: int = MAX_BATCH) -> list[np.n
         batches.append(order[start:start + size])
         start += size
     return batches
+
+
+def padded(ids: Sequence[Sequence[int]], pad_id: int, multiple: int = 1
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """One batch of unpadded token ids → (ids, attention mask), both int64 (n, width).
+
+    Rows are padded on the right with ``pad_id`` to the longest row, rounded up to a
+    multiple of ``multiple``; the mask is 1 on real tokens. The same arrays as the
+    tokenizer's ``pad`` (for ``multiple`` 1), built with numpy: on a GPU the forward
+    pass is so fast that ``pad``'s Python loops over every id were half of an encode's
+    time (a profile on an H200: 1.4 s of 2.3 s for 20,000 sentences). Rounding the
+    width to 8 on a GPU gives its matrix products fewer distinct shapes to warm up.
+
+    Example:
+        >>> ids, mask = padded([[5, 6, 7], [8]], pad_id=0, multiple=4)
+        >>> ids.tolist(), mask.tolist()
+        ([[5, 6, 7, 0], [8, 0, 0, 0]], [[1, 1, 1, 0], [1, 0, 0, 0]])
+    """
+    lengths = np.fromiter(map(len, ids), dtype=np.int64, count=len(ids))
+    width = max(int(lengths.max(initial=0)), 1)
+    width = -(-width // multiple) * multiple
+    mask = np.arange(width) < lengths[:, None]  # (n, width) True on real tokens
+    out = np.full((len(ids), width), pad_id, dtype=np.int64)
+    out[mask] = np.fromiter(itertools.chain.from_iterable(ids), dtype=np.int64,
+                            count=int(lengths.sum()))  # row-major: each row's ids in order
+    return out, mask.astype(np.int64)
 
 
 def char_chunks(lengths, limit: int = TOKENIZE_CHARS) -> list[range]:
