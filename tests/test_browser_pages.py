@@ -28,6 +28,16 @@ pytestmark = pytest.mark.browser
 WAIT = 90_000  # ms: the first search in the app loads the bundled model
 NOTES_CSV = "id,text,kind\n" + "".join(
     f"n{i},{text},{'animal' if i % 3 == 0 else 'other'}\n" for i, text in enumerate(NOTES))
+# News items: a headline, then a description that wraps to two lines at 1400 pixels.
+_WORDS = tuple(" ".join((
+    "river flood warning city council storm coast power cut hospital nurses strike",
+    "museum opens art film festival award singer tour tickets football league injury",
+    "player transfer weather snow roads closed airport flights cancelled company",
+    "profits jobs factory minister plan housing rents students loans science")).split())
+NEWS_CSV = "id,text\n" + "".join(
+    f'news{i},"{" ".join(_WORDS[(i + j) % len(_WORDS)] for j in range(8)).capitalize()}\n'
+    f'{" ".join(_WORDS[(3 * i + 5 * j) % len(_WORDS)] for j in range(26)).capitalize()}."\n'
+    for i in range(24))
 HIT = '[class*="st-key-hit-"]'
 COUNT_VISIBLE = """() => [...document.querySelectorAll('[class*="st-key-hit-"]')]
   .filter(e => /(^| )st-key-hit-[0-9]+( |$)/.test(e.className))
@@ -40,7 +50,8 @@ def served(tmp_path_factory, bundled_encoder):
     """(url, browser, App on the same data folder): one server for the module."""
     with served_without_worker(
             tmp_path_factory.mktemp("browser-pages"),
-            lambda app: embedded_corpus(app, bundled_encoder, "notes", NOTES_CSV)) as served:
+            lambda app: (embedded_corpus(app, bundled_encoder, "notes", NOTES_CSV),
+                         embedded_corpus(app, bundled_encoder, "news", NEWS_CSV))) as served:
         yield served
 
 
@@ -140,6 +151,27 @@ def test_a_reload_and_back_restore_the_query_and_its_results(served, page):
     query_is(page, "a puppy runs after a ball")
 
 
+def test_the_corpus_follows_an_action_and_the_sidebar_to_the_next_page(served, page):
+    """With two corpora and "notes" chosen (not the first of the list), a page opened by a
+    hit's action ("On the map") and then one from the sidebar show "notes", not "news"."""
+    url, _browser, _app = served
+
+    def shows_notes() -> None:
+        idle(page)
+        assert params(page)["corpus"] == ["notes"]
+        picker = page.get_by_test_id("stSelectbox").filter(has_text="Corpus").first
+        assert picker.locator("input").input_value().startswith("notes")
+
+    page.goto(f"{url}/search?corpus=notes")
+    search_for(page, "a puppy runs after a ball")
+    page.locator(".st-key-hit-1").get_by_role("button", name="On the map").click()
+    page.get_by_role("heading", name="Clusters").wait_for(timeout=WAIT)
+    shows_notes()
+    page.get_by_test_id("stSidebar").get_by_role("link", name="Documents").click()
+    page.wait_for_function("() => location.pathname === '/documents'", timeout=WAIT)
+    shows_notes()
+
+
 def test_a_url_opened_in_a_second_tab_shows_the_same_search(served, page):
     url, browser, _app = served
     page.goto(f"{url}/search?corpus=notes")
@@ -177,6 +209,26 @@ def test_the_results_list_shows_at_least_8_hits_in_a_1400x1000_viewport(served, 
     shown = page.evaluate(COUNT_VISIBLE)
     assert shown >= 8, f"{shown} hits fit in the viewport"
     assert page.get_by_text("Results 1–20.").count() == 1
+
+
+def test_nine_news_items_of_three_lines_fit_a_1400x1000_viewport(served, page):
+    """A headline and a two-line description each, with their actions: the dense list
+    (results.results_list) fits 9, where Streamlit's own spacing fits 7."""
+    url, _browser, _app = served
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{url}/search?corpus=news&q=flood+warning&k=20")
+    page.locator(".st-key-hit-12").wait_for(timeout=WAIT)
+    idle(page)
+    # the action buttons drawn (until their code has loaded they are taller placeholders)
+    page.locator(".st-key-hit-10").get_by_role("button", name="More like this").wait_for(
+        timeout=WAIT)
+    lines = page.evaluate("""() => { const p = document.querySelector('.st-key-hit-1 p');
+        return Math.round(p.getBoundingClientRect().height
+                          / parseFloat(getComputedStyle(p).lineHeight)); }""")
+    assert lines == 3, f"hit 1 has {lines} lines of text, not a headline and two more"
+    page.evaluate("document.querySelector('.st-key-hit-1').scrollIntoView({block: 'start'})")
+    shown = page.evaluate(COUNT_VISIBLE)
+    assert shown >= 9, f"{shown} hits fit in the viewport"
 
 
 def test_clicking_a_map_point_lists_its_documents(served, page):

@@ -153,13 +153,19 @@ def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
     url = UrlState(st.query_params, st.session_state)
     asked = url.incoming(CORPUS_PARAM)
     if asked and asked[0] in names:
-        st.session_state[PICKER_KEY] = asked[0]
-    elif st.session_state.get(PICKER_KEY) not in names:
+        chosen = asked[0]
+    elif (kept := st.session_state.get(PICKER_KEY)) in names:
+        chosen = kept
+    else:
         if asked:
             st.warning(md_inline(f"No corpus named {asked[0]!r} (from the address); showing "
                                  "another."), icon=":material/warning:")
-        st.session_state[PICKER_KEY] = names[pick_default(
+        chosen = names[pick_default(
             names, st.session_state.get(CORPUS_KEY), read_last_corpus(data_dir))]
+    # Set on every run, not only when it changes: a widget's own value does not follow it
+    # to another page (the new page's selectbox would start on the first corpus); a value
+    # set through the session does.
+    st.session_state[PICKER_KEY] = chosen
     fmt = (lambda n: _corpus_label(corpora[names.index(n)])) if describe else str
     name = st.selectbox(label, names, key=PICKER_KEY, format_func=fmt)
     remember_corpus(name)
