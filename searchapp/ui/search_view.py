@@ -29,7 +29,7 @@ from searchapp.search.service import SearchHit, search
 from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
-from searchapp.ui.results import HitAction, render_hit
+from searchapp.ui.results import HitAction, render_hit, results_list
 from searchapp.ui.search_controls import (
     KEPT,
     SCORE_NOTES,
@@ -215,10 +215,12 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
     else:
         total = f"{len(hits):,} in all" + (f" (k = {k:,})" if len(hits) == k else "")
         st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
-    for rank, hit in enumerate(hits[first:end], start=first + 1):
-        render_hit(hit, rank, ACTIONS, extra=ranks_text(hit, mode) if mode == "hybrid" else "",
-                   mark=None if mark is None else partial(mark, hit, f"hit-{rank}"),
-                   corpus=corpus)
+    with results_list():
+        for rank, hit in enumerate(hits[first:end], start=first + 1):
+            render_hit(hit, rank, ACTIONS,
+                       extra=ranks_text(hit, mode) if mode == "hybrid" else "",
+                       mark=None if mark is None else partial(mark, hit, f"hit-{rank}"),
+                       corpus=corpus)
     if last_page > 1 or page > 1:
         with st.container(horizontal=True, gap="small", key="search-pages"):
             st.button("Previous", icon=":material/chevron_left:", disabled=page <= 1,
