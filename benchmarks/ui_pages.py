@@ -138,6 +138,10 @@ def judgement_click(page) -> float:
 
 def hits_per_screen(page, url: str, corpus: str) -> int:
     usable_page(page, url, corpus, 20, QUERIES[0])
+    # the actions of the hits drawn: until their code has loaded, buttons are taller
+    # placeholders
+    page.locator(".st-key-hit-12").get_by_role("button", name="More like this").wait_for(
+        timeout=WAIT)
     page.evaluate("document.querySelector('.st-key-hit-1').scrollIntoView({block: 'start'})")
     return page.evaluate(COUNT_VISIBLE)
 
