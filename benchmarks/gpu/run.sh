@@ -8,12 +8,9 @@
 # Usage (in the repository root, there):  OUT=/some/folder bash benchmarks/gpu/run.sh
 # (DEVICE=cpu SMALL=1 NS=100 try the same stages, small, on a machine without a GPU.)
 set -u
-OUT=${OUT:-/tmp/gpu-out} DEVICE=${DEVICE:-cuda} NS=${NS:-900}
+NS=${NS:-900}
 if [ -n "${SMALL:-}" ]; then N_SHORT=400 N_LONG=100 STEPS=5; else N_SHORT=40000 N_LONG=10000 STEPS=200; fi
-mkdir -p "$OUT"
-exec > >(tee "$OUT/gpu_log.txt") 2>&1
-source benchmarks/gpu/setup.sh || exit 1
-stage() { echo "=== $1 ($(date +%T))"; shift; "$@" || echo "=== stage failed: $?"; }
+LOG=gpu_log.txt source benchmarks/gpu/setup.sh || exit 1
 stage "encode, short sentences" timeout 100 python3 benchmarks/encode_speed.py --device "$DEVICE" \
   --n $N_SHORT --rounds 3 --out "$OUT/encode_speed_cuda.json"
 stage "learning loop, $NS judged queries" timeout 270 python3 benchmarks/learning_ir.py \

@@ -3,12 +3,8 @@
 # time for one), the GPU batch limits, and where the encode's time goes.
 # Usage (in the repository root, there):  OUT=/some/folder bash benchmarks/gpu/run2.sh
 set -u
-OUT=${OUT:-/tmp/gpu-out} DEVICE=${DEVICE:-cuda}
 if [ -n "${SMALL:-}" ]; then N_SHORT=400 N_LONG=100; else N_SHORT=20000 N_LONG=5000; fi
-mkdir -p "$OUT"
-exec > >(tee "$OUT/gpu_log2.txt") 2>&1
-source benchmarks/gpu/setup.sh || exit 1
-stage() { echo "=== $1 ($(date +%T))"; shift; "$@" || echo "=== stage failed: $?"; }
+LOG=gpu_log2.txt source benchmarks/gpu/setup.sh || exit 1
 stage "encode, short sentences" timeout 110 python3 benchmarks/encode_speed.py --device "$DEVICE" \
   --n $N_SHORT --rounds 3 --out "$OUT/encode_speed_cuda.json"
 stage "encode, long sections" timeout 100 python3 benchmarks/encode_speed.py --device "$DEVICE" \

@@ -1,6 +1,12 @@
-# Sourced by run.sh and run2.sh on the GPU machine: the carried wheels installed, the bundled
-# model in float32 again (it travels in fp16) behind a package that names it, the collection
-# unpacked, and what the machine has printed. SMALL=1 skips the wheels (a dry run here).
+# Sourced by run.sh and run2.sh on the GPU machine, with LOG set: everything printed goes to
+# $OUT/$LOG too; the carried wheels installed, the bundled model in float32 again (it travels
+# in fp16) behind a package that names it, the collection unpacked, what the machine has
+# printed, and stage(): one step with its own time limit, whose failure does not stop the
+# next. SMALL=1 skips the wheels (a dry run here).
+OUT=${OUT:-/tmp/gpu-out} DEVICE=${DEVICE:-cuda}
+mkdir -p "$OUT"
+exec > >(tee "$OUT/$LOG") 2>&1
+stage() { echo "=== $1 ($(date +%T))"; shift; "$@" || echo "=== stage failed: $?"; }
 [ -n "${SMALL:-}" ] || python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
   --target /tmp/site .gpu/whl/*.whl || exit 1
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 SEARCHAPP_SHARED_DATA=$PWD/.gpu/data
