@@ -14,6 +14,9 @@ Listening beyond 127.0.0.1 (``--server.address 0.0.0.0``, or no address at all:
 Streamlit's default is every interface) without a password or an API key is
 refused here, at start, with a message saying how to set one.
 
+Streamlit's pages get one script that names the server's base (``searchapp.web.base_hint``),
+so the front end stops asking ``/<page>/_stcore/...`` first (two 404s per page load).
+
 Before the door, the site guard (``searchapp.web.sites``) refuses a ``Host`` the server
 does not answer to and a write or websocket from another origin, and the body limit
 (``searchapp.web.body_limit``) a body over SEARCHAPP_MAX_REQUEST_BYTES. Uvicorn believes
@@ -36,6 +39,7 @@ from searchapp.api.app import ApiDispatch, build_api
 from searchapp.config import allowed_hosts, max_request_bytes
 from searchapp.errors import SearchAppError
 from searchapp.private_files import restrict_umask
+from searchapp.web.base_hint import BaseHint
 from searchapp.web.body_limit import BodyLimit, BodyLimits
 from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
@@ -79,5 +83,7 @@ app = st.App("app.py", routes=door_routes(door) + original_routes(),
              middleware=[Middleware(SiteGuard, hosts=hosts),
                          Middleware(BodyLimit, limits=limits),
                          Middleware(DoorMiddleware, door=door),
-                         Middleware(ApiDispatch, api=build_api())],
+                         Middleware(ApiDispatch, api=build_api()),
+                         Middleware(BaseHint, base_path=str(
+                             streamlit_config.get_option("server.baseUrlPath") or ""))],
              on_script_error=on_script_error, lifespan=lifespan_with_nodelay)

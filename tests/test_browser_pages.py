@@ -151,6 +151,23 @@ def test_a_reload_and_back_restore_the_query_and_its_results(served, page):
     query_is(page, "a puppy runs after a ball")
 
 
+def test_a_page_load_asks_nothing_that_is_not_there(served, page):
+    """No 404 on opening a page: Streamlit's front end asked /<page>/_stcore/health and
+    /host-config first (two 404s per load) until the page named its base (web/base_hint)."""
+    url, _browser, _app = served
+    missing: list[str] = []
+    page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
+    health: list[str] = []
+    page.on("request", lambda r: health.append(urlsplit(r.url).path)
+            if r.url.endswith("/_stcore/health") else None)
+    for path in ("search?corpus=notes&q=a+dog", "clusters?corpus=notes"):
+        page.goto(f"{url}/{path}")
+        page.get_by_test_id("stSidebar").wait_for(timeout=WAIT)
+        idle(page)
+    assert missing == []
+    assert health and set(health) == {"/_stcore/health"}
+
+
 def test_the_corpus_follows_an_action_and_the_sidebar_to_the_next_page(served, page):
     """With two corpora and "notes" chosen (not the first of the list), a page opened by a
     hit's action ("On the map") and then one from the sidebar show "notes", not "news"."""
