@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from urllib.parse import parse_qs, urlsplit
 
+import numpy as np
 import pytest
 
 from searchapp.clusters import ClusterParams, compute_and_store
@@ -92,8 +93,10 @@ GRID_ROWS = """(selector) => [...document.querySelectorAll(selector)].map(grid =
     [...row.querySelectorAll('[role=gridcell], td')].map(cell => cell.textContent)))"""
 
 
-def grid_rows(page, selector: str = '[data-testid="stDataFrame"]') -> list[list[list[str]]]:
-    """The cells of every data grid on the page (its accessible table), row by row."""
+def grid_rows(page, selector: str = '[data-testid="stDataFrame"], [data-testid="stTable"]'
+              ) -> list[list[list[str]]]:
+    """The cells of every data grid (its accessible table) and static table on the page,
+    row by row."""
     return page.evaluate(GRID_ROWS, selector)
 
 
@@ -291,6 +294,49 @@ def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
         queue.progress(app.db, lease, 10, 40, "Step 2 of 2: embedded 10 of 40")
         # No click: the table's fragment polls the same count the bars show.
         wait_for_row(page, lambda r: r[:3] == ["rows", "40", "10"])
+    finally:
+        queue.finish(app.db, lease, "cancelled")
+
+
+# True once the bar shows ``target`` embedded and the corpus' row the same. Checked on every
+# frame; window.longest is the longest run of frames in which the two disagreed.
+BAR_AND_ROW = """([corpus, target]) => {
+  const bar = document.querySelector('[data-testid="stProgress"]');
+  const row = [...document.querySelectorAll('[data-testid="stTable"] tr')]
+    .map(r => [...r.querySelectorAll('td')].map(c => c.textContent))
+    .find(cells => cells[0] === corpus);
+  const count = bar && bar.innerText.match(/([0-9,]+) of [0-9,]+ \\(([0-9]+)%\\)/);
+  if (!count || !row) return false;
+  const same = count[1] === row[2] && count[2] + '%' === row[3];
+  window.run = same ? 0 : (window.run || 0) + 1;
+  window.longest = Math.max(window.longest || 0, window.run);
+  return same && count[1] === target;
+}"""
+MOST_FRAMES_APART = 2  # the two elements arrive as two messages: on a loaded machine a
+# frame can fall between them; a refresh on its own clock lagged 15 frames (0.25 s) to 60
+
+
+def test_the_upload_bar_and_the_table_beside_it_change_together(served, page):
+    """Each batch of an embedding moves the Upload page's bar and its table of corpora
+    together: on two clocks they showed a bar at 25% beside a table at 38.74%."""
+    url, _browser, app = served
+    summary = upload(app, read_table(("text\n" + "\n".join(f"Step {i} of a long walk"
+                                                           for i in range(50)) + "\n").encode(),
+                                     "walk.csv"), "walk")
+    lease = queue.claim(app.db, "test-worker").lease
+    handle = open_corpus(app, "walk", require_vectors=False)
+    try:
+        page.goto(f"{url}/upload?job={summary.job_id}")
+        for done in range(10, 50, 10):  # a batch of 10: vectors committed, then reported
+            with app.db.session() as s:
+                rows = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id,
+                                                        0, 10)
+                repo.save_embeddings(s, handle.corpus_id, handle.model.id,
+                                     [d for d, _ in rows], np.ones((len(rows), 384), np.float32))
+            queue.progress(app.db, lease, done, 50, f"Step 2 of 2: embedded {done} of 50")
+            page.wait_for_function(BAR_AND_ROW, arg=["walk", str(done)], polling="raf",
+                                   timeout=WAIT)
+        assert page.evaluate("window.longest") <= MOST_FRAMES_APART
     finally:
         queue.finish(app.db, lease, "cancelled")
 

@@ -222,6 +222,51 @@ def test_delete_asks_for_confirmation_and_waits_for_the_embedding_job(app):
     assert at.button[0].label.startswith("Load the sample corpus")
 
 
+def _embed_first(app: App, corpus: str, count: int) -> None:
+    """Vectors for the first ``count`` documents, as a batch of the embed job commits them."""
+    handle = open_corpus(app, corpus, require_vectors=False)
+    with app.db.session() as s:
+        rows = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id, 0, count)
+    vectors = app.encoder(handle.model.name).encode([text for _, text in rows])
+    with app.db.session() as s:
+        repo.save_embeddings(s, handle.corpus_id, handle.model.id, [d for d, _ in rows],
+                             vectors)
+
+
+def _table_row(at: AppTest, corpus: str) -> dict:
+    [table] = [t.value for t in at.table]  # one table of corpora: the bar's
+    return table[table["corpus"] == corpus].iloc[0].to_dict()
+
+
+def test_the_upload_bar_and_the_corpora_table_show_the_same_counts(app):
+    """The table of corpora and the bar above it say the same (the bar read 25% beside a
+    table at 38.74%): a batch's vectors are committed before the job reports them, and
+    the two are drawn together from one read, the row counted as the job counts."""
+    summary = store(app, ANIMALS, "animals")
+    at = page("upload")
+    at.query_params["job"] = str(summary.job_id)
+
+    at.run()  # queued: the bar shows the corpus' own counts (none embedded yet)
+    assert not at.exception
+    [bar] = at.get("progress")
+    assert bar.proto.text.startswith("Embedding 'animals': Queued")
+    assert (bar.proto.value, _table_row(at, "animals")["embedded %"]) == (0, "0%")
+
+    lease = queue.claim(app.db, "test-worker").lease
+    _embed_first(app, "animals", 3)  # committed by the job, which has reported only one
+    queue.progress(app.db, lease, 1, 4, "Step 2 of 2: embedded 1 of 4")
+    at.run()
+    [bar] = at.get("progress")
+    assert bar.proto.text == "Embedding 'animals': Running · 1 of 4 (25%) · Step 2 of 2"
+    row = _table_row(at, "animals")
+    assert (row["embedded"], row["embedded %"], bar.proto.value) == ("1", "25%", 25)
+
+    queue.finish(app.db, lease, "cancelled")
+    at.run()  # no bar any more: the table shows the database's count
+    assert not at.get("progress")
+    assert _table_row(at, "animals")["embedded"] == "3"
+
+
 # ---- search ----------------------------------------------------------------------
 def test_search_without_a_corpus_points_to_upload(app):
     at = page("search").run()

@@ -273,12 +273,24 @@ def progress_text(job: queue.JobView) -> str:
     text, horizon = split_message(job.message)
     parts = [job.status.capitalize()]
     if job.progress_total:
-        parts.append(f"{job.progress_done:,} of {job.progress_total:,} ({job.fraction:.0%})")
+        parts.append(f"{job.progress_done:,} of {job.progress_total:,} "
+                     f"({percent_done(job.progress_done, job.progress_total)}%)")
     if text:
         parts.append(_without_count(text, job))
     if horizon:
         parts.append(_of_this_step(horizon, text))
     return " · ".join(p for p in parts if p)
+
+
+def percent_done(done: int, total: int) -> int:
+    """Whole percent done, rounded down, so that 100% means done: what every bar and table
+    prints, so that two of them showing the same counts show the same number.
+
+    Example:
+        >>> percent_done(7599, 7600), percent_done(2944, 7600), percent_done(0, 0)
+        (99, 38, 0)
+    """
+    return 100 * done // total if total > 0 else 0
 
 
 def _of_this_step(horizon: str, text: str) -> str:
@@ -330,6 +342,17 @@ def _job_panel(app: App, job_id: int, label: str, was_finished: bool, on_success
     job = queue.get(app.db, job_id)
     if job.finished and not was_finished:
         st.rerun()
+    job_status(job, label, on_success)
+
+
+def job_status(job: queue.JobView, label: str = "", on_success=None) -> None:
+    """One job as read: its bar while it runs, else the line that says how it ended (and
+    ``on_success()`` under a success). ``job_progress`` redraws it every second; a page
+    that must show other counts beside the bar reads both at once and draws this itself.
+
+    Example:
+        >>> job_status(queue.get(app.db, 12), "Embedding 'faq'")   # doctest: +SKIP
+    """
     title = label or f"Job {job.id} ({job.kind})"
     if job.status == "succeeded":
         st.success(f"{title}: {done_line(job)}", icon=":material/check_circle:")

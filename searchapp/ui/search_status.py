@@ -22,7 +22,12 @@ from searchapp.jobs import queue
 from searchapp.jobs.horizon import split_message
 from searchapp.search.service import check_k
 from searchapp.store import repo
-from searchapp.ui.common import POLL_SECONDS, active_embed_job, corpus_summaries
+from searchapp.ui.common import (
+    POLL_SECONDS,
+    active_embed_job,
+    corpus_summaries,
+    percent_done,
+)
 
 
 def coverage_panel(app: App, corpus: repo.CorpusSummary) -> bool:
@@ -57,7 +62,8 @@ def coverage_text(embedded: int, documents: int, job: queue.JobView | None) -> s
         if step.startswith("Step 1"):
             text += f" Now: {step[len('Step 1 of 2: '):]}."
         return text
-    text = f"Search covers {embedded:,} of {documents:,} documents ({embedded / documents:.0%})."
+    share = percent_done(embedded, documents)
+    text = f"Search covers {embedded:,} of {documents:,} documents ({share}%)."
     _, horizon = split_message(job.message if job else None)
     return f"{text} Embedding the rest: {horizon}." if horizon else text
 

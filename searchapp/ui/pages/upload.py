@@ -30,10 +30,8 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
-    POLL_SECONDS,
     active_embed_job,
     corpus_summaries,
-    job_progress,
     md_inline,
     page_app,
     page_link,
@@ -41,6 +39,7 @@ from searchapp.ui.common import (
     remembered_corpus,
     user_errors,
 )
+from searchapp.ui.corpora_table import embedding_with_table, live_corpora_table
 from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
 from searchapp.ui.folders_section import folders_section
 from searchapp.ui.guide import guide_link
@@ -96,18 +95,16 @@ def from_address() -> dict | None:
             "corpus": corpus}
 
 
-def corpora_table(was_embedding: bool) -> None:
-    """Every corpus with its documents and how many are embedded (the bars' own number)."""
-    rows = corpus_summaries(app)
-    embedding = any(active_embed_job(app, c.name) for c in rows if c.embedded < c.documents)
-    if was_embedding and not embedding:
-        st.rerun()  # every embedding ended: redraw the page once, then stop refreshing
-    st.dataframe(pd.DataFrame([{
-        "corpus": c.name, "documents": c.documents, "embedded": c.embedded,
-        "ready": c.embedded / c.documents if c.documents else 0.0, "model": c.model_name}
-        for c in rows]), hide_index=True, width="stretch", key="upload.corpora", column_config={
-        "ready": st.column_config.ProgressColumn("embedded %", min_value=0.0, max_value=1.0,
-                                                 format="percent")})
+def embed_job_of(last: dict | None) -> int | None:
+    """The embed job whose bar the page shows for what was done last: the upload's own, or
+    the one an ingest queued once it ended; None while an ingest runs or when there is none.
+    """
+    if not last or last["job_id"] is None:
+        return None
+    job = queue.get(app.db, last["job_id"])
+    if job.kind == "embed":
+        return job.id
+    return (job.result or {}).get("embed_job") if job.status == "succeeded" else None
 
 
 # ---- what was done last: a deletion, or an upload and its embedding job -------------
@@ -121,10 +118,13 @@ if last and last["corpus"] in names:
         page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
                   icon=":material/search:")
 
+    def bar_and_table(embed_job: int) -> None:
+        embedding_with_table(app, embed_job, last["corpus"], link_to_search)
+
     if last["job_id"] is not None and queue.get(app.db, last["job_id"]).kind == "ingest":
-        ingest_outcome(app, last["job_id"], last["corpus"], link_to_search)
+        ingest_outcome(app, last["job_id"], last["corpus"], link_to_search, bar_and_table)
     elif last["job_id"] is not None:
-        job_progress(app, last["job_id"], f"Embedding {last['corpus']!r}", link_to_search)
+        bar_and_table(last["job_id"])
     else:
         st.caption("Nothing new to embed.")
         link_to_search()
@@ -138,11 +138,8 @@ if not summaries:
             remember_upload(load_sample(app))
     st.caption(ATTRIBUTION)
 else:
-    embedding = any(active_embed_job(app, c.name) for c in summaries
-                    if c.embedded < c.documents)
-    # While a corpus is embedded the table refreshes itself, from the same counts as the
-    # bars (the embedded count in the database), and stops once every job has ended.
-    st.fragment(corpora_table, run_every=POLL_SECONDS if embedding else None)(embedding)
+    if not (last and last["corpus"] in names and embed_job_of(last) is not None):
+        live_corpora_table(app)  # no bar above: the table refreshes itself while embedding
     if SAMPLE_CORPUS in names:
         st.caption(ATTRIBUTION)
 
