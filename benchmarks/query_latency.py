@@ -24,8 +24,9 @@ Three parts, each printing ours, the peer and their ratio:
    switched off for the call. Queries: the git manual questions
    (``benchmarks/data/git_doc_questions.tsv``), then STSb sentences up to ``--queries``.
 3. **synthetic**: ``--synthetic-docs`` real texts with synthetic clustered vectors (as
-   ``hybrid_latency.py``; the 1M corpus of ``scale.py`` at a size that runs here), our
-   three modes with stages (no txtai: it would have to encode every text).
+   ``hybrid_latency.py``; ``--synthetic-docs 1000000`` is the 1M corpus of ``scale.py``:
+   past the 100,000 real texts, each text joins two of them), our three modes with
+   stages (no txtai: it would have to encode every text).
 
 Stored corpora are kept in ``--work`` (default ``benchmarks/.cache/query-latency``) and
 reused by the next run; ``--quick`` runs small sizes for a check in a few minutes.
@@ -271,6 +272,19 @@ def passages_part(args, model_path: Path, queries: list[str]) -> dict:
             "ours_over_txtai_p50": ratios}
 
 
+REAL_TEXTS = 100_000  # the shared data holds about 101,000 unique real texts
+
+
+def synthetic_texts(n: int, real_texts) -> tuple[list[str], dict]:
+    """n texts: real ones (``scale.real_texts``) up to 100,000; beyond, each further text
+    joins two of them (text i and text 7,919·i modulo 100,000), so a million documents
+    keep the words and lengths of real sentences and the full-text index real postings."""
+    texts, origin = real_texts(min(n, REAL_TEXTS))
+    base = len(texts)
+    texts += [f"{texts[i % base]} {texts[(7919 * i) % base]}" for i in range(base, n)]
+    return texts, {**origin, "joined_real_texts": n - base}
+
+
 def synthetic_part(args, queries: list[str]) -> dict:
     from hybrid_latency import store
     from scale import real_texts
@@ -281,7 +295,7 @@ def synthetic_part(args, queries: list[str]) -> dict:
 
     os.environ["SEARCHAPP_DATA_DIR"] = str(args.work / "app")
     app = App()
-    texts, origin = real_texts(args.synthetic_docs)
+    texts, origin = synthetic_texts(args.synthetic_docs, real_texts)
     name = f"synthetic{args.synthetic_docs}"
     store(app, name, texts, clustered_vectors(args.synthetic_docs))
     handle = open_corpus(app, name)

@@ -35,10 +35,10 @@ _WORDS = tuple(" ".join((
     "museum opens art film festival award singer tour tickets football league injury",
     "player transfer weather snow roads closed airport flights cancelled company",
     "profits jobs factory minister plan housing rents students loans science")).split())
-NEWS_CSV = "id,text\n" + "".join(
+NEWS_CSV = "id,text,section\n" + "".join(
     f'news{i},"{" ".join(_WORDS[(i + j) % len(_WORDS)] for j in range(8)).capitalize()}\n'
-    f'{" ".join(_WORDS[(3 * i + 5 * j) % len(_WORDS)] for j in range(26)).capitalize()}."\n'
-    for i in range(24))
+    f'{" ".join(_WORDS[(3 * i + 5 * j) % len(_WORDS)] for j in range(26)).capitalize()}.",'
+    f'{("city", "sport")[i % 2]}\n' for i in range(24))
 HIT = '[class*="st-key-hit-"]'
 COUNT_VISIBLE = """() => [...document.querySelectorAll('[class*="st-key-hit-"]')]
   .filter(e => /(^| )st-key-hit-[0-9]+( |$)/.test(e.className))
@@ -249,6 +249,22 @@ def test_nine_news_items_of_three_lines_fit_a_1400x1000_viewport(served, page):
     page.evaluate("document.querySelector('.st-key-hit-1').scrollIntoView({block: 'start'})")
     shown = page.evaluate(COUNT_VISIBLE)
     assert shown >= 9, f"{shown} hits fit in the viewport"
+
+
+@pytest.mark.parametrize(("where", "at_least"), [("", 5), ("&where=section%3Dsport", 3)])
+def test_the_first_screen_of_a_search_shows_its_first_hits(served, page, where, at_least):
+    """Opened at 1400×1000, a search shows hits without scrolling, filters open or not: the
+    controls took the first 690 px, leaving room for 2 hits, and none with a filter set."""
+    url, _browser, _app = served
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(f"{url}/search?corpus=news&q=storm+warning+city&k=20{where}")
+    page.locator(".st-key-hit-8").get_by_role("button", name="More like this").wait_for(
+        timeout=WAIT)
+    idle(page)
+    assert page.locator('[data-testid="stExpander"] details[open]').count() == (1 if where
+                                                                                 else 0)
+    shown = page.evaluate(COUNT_VISIBLE)
+    assert shown >= at_least, f"{shown} hits in view without scrolling"
 
 
 def test_clicking_a_map_point_lists_its_documents(served, page):

@@ -122,6 +122,27 @@ def md_inline(text: str) -> str:
     return _MARKDOWN_INLINE.sub(r"\\\1", text)
 
 
+# Streamlit leaves 6rem above a page's first element (room for its toolbar): 2.5rem do,
+# and the title needs no padding of its own above it.
+# The style sits in a hidden container, so it takes no row and no gap of its own.
+COMPACT_TOP = """<style>
+[data-testid="stMainBlockContainer"] { padding-top: 2.5rem; }
+[data-testid="stMainBlockContainer"] h1 { padding-top: 0; }
+.st-key-page-style { display: none; }
+</style>"""
+
+
+def compact_top() -> None:
+    """Less empty space above the page's title, for a page whose first screen is precious
+    (Search: its results).
+
+    Example (first thing in a page script):
+        >>> compact_top()                                      # doctest: +SKIP
+    """
+    with st.container(key="page-style"):
+        st.markdown(COMPACT_TOP, unsafe_allow_html=True)  # our constant, no user text
+
+
 def corpus_summaries(app: App) -> list[repo.CorpusSummary]:
     """Every corpus with its document and embedded counts, by name."""
     with app.db.session() as s:

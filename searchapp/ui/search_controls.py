@@ -21,6 +21,9 @@ from searchapp.ui.common import md_escape
 from searchapp.ui.url_state import UrlState
 
 FILTER_ROWS = 3
+FILTER_HELP = ("Pick a column and a value (the most common are offered with their counts) "
+               "or type one. Numbers and dates (YYYY-MM-DD) compare by value; other text "
+               "with = or !=. Every filter must hold; a row appears for the next one.")
 NO_COLUMN = "(no filter)"
 MODE_LABELS = {
     "hybrid": "Meaning + words",
@@ -28,10 +31,9 @@ MODE_LABELS = {
     "lexical": "Words (BM25)",
 }
 OPERATOR_CHOICES = ["=", "!=", ">=", ">", "<=", "<"]
-SCORE_NOTES = {
-    "hybrid": "Ranked by meaning and words together; the score shown is the cosine between "
-              "the query and the text (1 = same meaning).",
-    "semantic": "Score: cosine similarity between the query and the text (1 = same meaning).",
+SCORE_NOTES = {  # one line under the form, with the counts and the time
+    "hybrid": "Ranked by meaning and words; score: cosine to the query (1 = same meaning).",
+    "semantic": "Score: cosine to the query (1 = same meaning).",
     "lexical": "Score: BM25 over the query's words (higher is better).",
 }
 assert set(OPERATOR_CHOICES) == set(OPERATORS)
@@ -142,9 +144,13 @@ def write_address(url: UrlState, request: SearchRequest, page: int) -> None:
 def search_form() -> SearchRequest:
     """The search form: query, k, mode and minimum cosine (filters are live, outside it)."""
     with st.form("search-form", border=False):
-        query = st.text_input("Query", placeholder="Describe what you are looking for, or type "
-                              "a code or a name", key="search-query")
-        left, middle, right = st.columns([1, 3, 2], vertical_alignment="bottom")
+        box, button = st.columns([6, 1], vertical_alignment="bottom")
+        query = box.text_input("Query", placeholder="Describe what you are looking for, or "
+                               "type a code or a name", key="search-query",
+                               label_visibility="collapsed")  # the placeholder says it
+        submitted = button.form_submit_button("Search", type="primary",
+                                              icon=":material/search:", width="stretch")
+        left, middle, right, last = st.columns([1, 3, 2, 1], vertical_alignment="bottom")
         # No bounds on the widget: an out-of-range k gets a message and clears the results
         # (with bounds, the browser keeps the old value and the old results on screen).
         k = left.number_input("Results (k)", step=1, key="search-k",
@@ -158,11 +164,10 @@ def search_form() -> SearchRequest:
                                  step=0.05, key="search-min-score",
                                  help="Results whose cosine to the query is lower are left "
                                       "out (meaning and hybrid; words have no cosine).")
-        rerank = st.toggle("Rerank with this corpus' reranker", key="search-rerank",
-                           help="A cross-encoder trained on this corpus' judgements reorders "
-                                "the first 30 results (`searchapp judge train-reranker` "
-                                "trains one); slower.")
-        submitted = st.form_submit_button("Search", type="primary", icon=":material/search:")
+        rerank = last.toggle("Rerank", key="search-rerank",
+                             help="A cross-encoder trained on this corpus' judgements "
+                                  "reorders the first 30 results (`searchapp judge "
+                                  "train-reranker` trains one); slower.")
     return SearchRequest(query, k, None if mode == "lexical" else float(min_score),
                          mode, submitted, rerank=rerank)
 
@@ -178,17 +183,15 @@ def filter_rows(meta_columns: list[str], facets: Callable[[str], list[tuple[str,
         st.caption("Filters: this corpus has no metadata columns (only text and id).")
         return []
     out = []
-    active = any(st.session_state.get(f"filter-col-{i}", NO_COLUMN) != NO_COLUMN
-                 for i in range(FILTER_ROWS))
-    with st.expander("Filters (metadata)", expanded=active, icon=":material/filter_list:"):
-        st.caption("Pick a column and a value (the most common are offered with their counts) "
-                   "or type one. Numbers and dates (YYYY-MM-DD) compare by value; other text "
-                   "with = or !=. Every filter must hold.")
-        for i in range(FILTER_ROWS):
+    used = [i for i in range(FILTER_ROWS)
+            if st.session_state.get(f"filter-col-{i}", NO_COLUMN) != NO_COLUMN]
+    with st.expander("Filters (metadata)", expanded=bool(used), icon=":material/filter_list:"):
+        # the rows in use and one empty row: an open panel stays short
+        for i in range(min(FILTER_ROWS, (used[-1] + 2) if used else 1)):
             col, op, value = st.columns([2, 1, 3])
             shown = "collapsed" if i else "visible"
             column = col.selectbox("Column", [NO_COLUMN, *meta_columns], key=f"filter-col-{i}",
-                                   label_visibility=shown)
+                                   label_visibility=shown, help=FILTER_HELP)
             operator = op.selectbox("Operator", OPERATOR_CHOICES, key=f"filter-op-{i}",
                                     label_visibility=shown)
             counts = dict(facets(column)) if column != NO_COLUMN else {}

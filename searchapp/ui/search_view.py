@@ -168,7 +168,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
     marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
     reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
-    _list(hits, page, k, f"{matches}({elapsed_ms:,.0f} ms) {reranked}"
+    _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
           f"{SCORE_NOTES[request.mode]}",
           request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus)
 
