@@ -1,6 +1,6 @@
 """A screenshot of every page on a large corpus, for the README (docs/screenshots).
 
-Starts the app as ``make run`` starts it on an existing data folder (e.g.
+Starts the app as ``make run`` starts it (``serve.py``) on an existing data folder (e.g.
 ``benchmarks/map_corpora.py build100k``'s), opens each page in Chromium at
 1400×1000 with something on it (a search, the stored duplicates and clusters)
 and saves a full-page picture of each.
@@ -60,7 +60,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=ROOT / "docs" / "screenshots")
     args = parser.parse_args()
     data = args.data.resolve()
-    proc, log, url = serve("app.py", data, data / "screenshots.log")
+    proc, log, url = serve("serve.py", data, data / "screenshots.log")  # as make run
     try:
         shoot(url, args.corpus, args.out)
     finally:

@@ -35,10 +35,11 @@ _WORDS = tuple(" ".join((
     "museum opens art film festival award singer tour tickets football league injury",
     "player transfer weather snow roads closed airport flights cancelled company",
     "profits jobs factory minister plan housing rents students loans science")).split())
-NEWS_CSV = "id,text,section\n" + "".join(
+NEWS_CSV = "id,text,section,source,author\n" + "".join(  # metadata wider than a hit's row
     f'news{i},"{" ".join(_WORDS[(i + j) % len(_WORDS)] for j in range(8)).capitalize()}\n'
     f'{" ".join(_WORDS[(3 * i + 5 * j) % len(_WORDS)] for j in range(26)).capitalize()}.",'
-    f'{("city", "sport")[i % 2]}\n' for i in range(24))
+    f'{("city", "sport")[i % 2]},the-evening-gazette-{i}-online-edition,'
+    f'correspondent number {i} of the regional desk\n' for i in range(24))
 HIT = '[class*="st-key-hit-"]'
 COUNT_VISIBLE = """() => [...document.querySelectorAll('[class*="st-key-hit-"]')]
   .filter(e => /(^| )st-key-hit-[0-9]+( |$)/.test(e.className))
@@ -265,6 +266,10 @@ def test_the_first_screen_of_a_search_shows_its_first_hits(served, page, where, 
                                                                                  else 0)
     shown = page.evaluate(COUNT_VISIBLE)
     assert shown >= at_least, f"{shown} hits in view without scrolling"
+    # a hit's details are cut to the room its buttons leave: the buttons stay on one row
+    rows = page.evaluate("""() => [...document.querySelectorAll('[class*="st-key-hit-actions-"]')]
+        .map(e => Math.round(e.getBoundingClientRect().height))""")
+    assert rows and max(rows) < 48, f"heights of the hits' action rows: {rows}"
 
 
 def test_clicking_a_map_point_lists_its_documents(served, page):

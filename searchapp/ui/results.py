@@ -32,11 +32,18 @@ import streamlit as st
 from searchapp.search.service import SearchHit
 from searchapp.ui.common import md_escape, user_errors
 
-# Streamlit's own spacing, tightened inside the results list only (its key: results-list).
+# Streamlit's own spacing, tightened inside the results list only (its key: results-list);
+# a hit's details (id and metadata) take the row's room left by its buttons, cut with "…"
+# (the Document button shows them all), so the buttons never wrap to a row of their own.
 DENSE_LIST_STYLE = """<style>
 .st-key-results-list [data-testid="stMarkdownContainer"] p { line-height: 1.4; }
 .st-key-results-list [class*="st-key-hit-actions-"] button {
   min-height: 1.6rem; padding-top: 0; padding-bottom: 0; }
+.st-key-results-list [class*="st-key-hit-actions-"]
+  > .stElementContainer:has([data-testid="stCaptionContainer"]) {
+  flex: 1 1 0; min-width: 4rem; }
+.st-key-results-list [class*="st-key-hit-actions-"] [data-testid="stCaptionContainer"] p {
+  white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 </style>"""
 WEAK_COSINE = 0.3  # below this, all-MiniLM-L6-v2 pairs are mostly unrelated texts
 TITLE_CHARS = 110
