@@ -1,12 +1,13 @@
-"""A screenshot of every page on a large corpus, for the README (docs/screenshots).
+"""A screenshot of every page, for the README and the guide (docs/screenshots).
 
-Starts the app as ``make run`` starts it (``serve.py``) on an existing data folder (e.g.
-``benchmarks/map_corpora.py build100k``'s), opens each page in Chromium at
-1400×1000 with something on it (a search, the stored duplicates and clusters)
-and saves a full-page picture of each.
+Starts the app as ``make run`` starts it (``serve.py``) on an existing data folder,
+opens each page in Chromium at 1400×1000 with something on it (a search, the stored
+duplicates and clusters) and saves a picture of each. The guide's pictures are of the
+sample corpus (``docs/browser.md`` says how that folder is made); a large one, e.g.
+``benchmarks/map_corpora.py build100k``'s, works the same way.
 
-Run:  PYTHONPATH=. .venv/bin/python benchmarks/screenshots.py --data /tmp/map100k/data \
-          --corpus atlas --out docs/screenshots
+Run:  PYTHONPATH=. .venv/bin/python benchmarks/screenshots.py --data DATA_DIR \
+          --corpus captions --out docs/screenshots
 """
 
 from __future__ import annotations
