@@ -53,7 +53,7 @@ def coverage_text(embedded: int, documents: int, job: queue.JobView | None) -> s
 
     Example:
         >>> coverage_text(512, 3025, None)
-        'Search covers 512 of 3,025 documents (17%).'
+        'Search covers 512 of 3,025 documents (16%).'
     """
     if embedded == 0:
         text = (f"Search opens when the first {FIRST_BATCH:,} documents are embedded; "
