@@ -136,7 +136,8 @@ def compact_top() -> None:
     """Less empty space above the page's title, for a page whose first screen is precious
     (Search: its results).
 
-    Example (first thing in a page script):
+    Example (anywhere in a page script; the Search page draws it last, so that its
+    first elements stay its own):
         >>> compact_top()                                      # doctest: +SKIP
     """
     with st.container(key="page-style"):

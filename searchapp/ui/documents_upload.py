@@ -111,9 +111,10 @@ def _pick_corpus(filename: str, names: list[str], key: str) -> str | None:
 
 
 def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[], None],
-                   embed_panel: Callable[[int], None] | None = None) -> None:
-    """The ingest job's bar; once done, its report and the embedding job's bar (drawn by
-    ``embed_panel(job_id)`` when given: the Upload page draws its table with it)."""
+                   embed_panel: Callable[[int], None]) -> None:
+    """The ingest job's bar; once done, its report and then ``embed_panel(embed job id)``
+    (the Upload page draws the embedding's bar with its table), or ``on_embedded()`` when
+    nothing was left to embed."""
     job = queue.get(app.db, job_id)
 
     def report() -> None:
@@ -128,10 +129,8 @@ def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[],
                        f"`GET /api/v1/jobs/{job_id}` lists them all).")
         for note in done.notes[:REPORT_LINES]:
             st.caption(md_inline(note))
-        if done.embed_job is not None and embed_panel is not None:
+        if done.embed_job is not None:
             embed_panel(done.embed_job)
-        elif done.embed_job is not None:
-            job_progress(app, done.embed_job, f"Embedding {corpus!r}", on_embedded)
         else:
             on_embedded()
 
