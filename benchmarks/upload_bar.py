@@ -3,7 +3,7 @@
 A user reported a bar at 25% beside a table at 38.74% (7,600 news items: 1,920 and
 2,944 embedded, one batch of 1,024 apart). This starts the app (``serve.py`` with its
 real background worker) on an empty data folder, stores a table of short texts
-through the CLI (``searchapp ingest``), opens ``/upload?job=ID`` in Chromium at
+through the CLI (``searchapp ingest``), opens the Upload page (``/?job=ID``) in Chromium at
 1400×1000 and, until the job ends, reads the bar's "N of M (P%)" and the corpus' row
 of the table together (one ``evaluate``, so the two are of the same moment) every
 60 ms. It counts the samples where the two differ and the longest time they stayed
@@ -76,13 +76,13 @@ def measure(checkout: Path, table: Path, work: Path, browser) -> dict:
            "PYTHONPATH": str(checkout)}
     with helpers.served_app(data, work / "streamlit.log") as (_proc, url):
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.goto(f"{url}/upload")
+        page.goto(f"{url}/")
         out = subprocess.run([sys.executable, "-m", "searchapp", "ingest", str(table),
                               "--corpus", "news", "--text-column", "title",
                               "--text-column", "description"],
                              env=env, capture_output=True, text=True, check=True, cwd=checkout)
         job = int(re.search(r"job (\d+)", out.stdout).group(1))
-        page.goto(f"{url}/upload?job={job}")
+        page.goto(f"{url}/?job={job}")
         samples = apart = 0
         longest = since = 0.0
         started = time.monotonic()

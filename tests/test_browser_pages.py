@@ -348,7 +348,7 @@ def test_the_upload_bar_and_the_table_beside_it_change_together(served, page):
     lease = queue.claim(app.db, "test-worker").lease
     handle = open_corpus(app, "walk", require_vectors=False)
     try:
-        page.goto(f"{url}/upload?job={summary.job_id}")
+        page.goto(f"{url}/?job={summary.job_id}")
         for done in range(10, 50, 10):  # a batch of 10: vectors committed, then reported
             with app.db.session() as s:
                 rows = repo.documents_missing_embedding(s, handle.corpus_id, handle.model.id,
