@@ -1,5 +1,5 @@
-"""Single documents changed in place: metadata replaced, documents renamed (a moved file) or
-deleted by external id.
+"""Documents changed in place: metadata replaced, documents renamed (a moved file),
+deleted by external id, or one metadata value given to a set of documents (a saved filter).
 
 Beside ``documents.add_documents`` (new and changed texts) and on the same
 machinery: each change takes the corpus' next generation first (which locks
@@ -21,9 +21,10 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, select, text, update
 from sqlalchemy.orm import Session
 
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
@@ -37,6 +38,7 @@ from searchapp.store.documents import (  # noqa: F401 - NewDocument, add_documen
     content_hash,
     remove_documents,
 )
+from searchapp.store.meta import value_sql
 from searchapp.store.schema import Corpus, Document
 
 
@@ -131,3 +133,61 @@ def delete_by_external_id(s: Session, corpus: Corpus, external_ids: Sequence[str
         document_count=Corpus.document_count - removed))
     s.expire(corpus, ["document_count", "generation", "updated_at"])
     return ids, missing
+
+
+def set_meta_value(s: Session, corpus: Corpus, column: str, value: str, doc_ids: Sequence[int]
+                   ) -> tuple[int, int]:
+    """Make ``doc_ids`` (row ids of ``corpus``) exactly the documents whose metadata
+    ``column`` is ``value``: they get it, and the corpus' other documents holding that value
+    lose the key. Other keys are untouched. Returns (given, taken away); ids not stored (a
+    document deleted meanwhile) are skipped. One generation, only if something changed;
+    a new column joins the corpus' ``meta_columns``.
+
+    This is a saved filter (``column=value`` in a search) over a set chosen elsewhere,
+    such as a cluster; saving it again moves the set instead of adding to it.
+
+    Example:
+        >>> with Database("sqlite://").session() as s:
+        ...     c = get_or_create_corpus(s, "faq", "m")
+        ...     _ = add_documents(s, c, [NewDocument(f"q{i}", f"Text {i}") for i in range(3)])
+        ...     set_meta_value(s, c, "topic", "Cards", [1, 2]), \\
+        ...         set_meta_value(s, c, "topic", "Cards", [2, 3])
+        ((2, 0), (1, 1))
+    """
+    wanted = set(int(i) for i in doc_ids)
+    holders = _holding(s, corpus.id, column, value)
+    changes = [{"doc_id": i, "new_meta": {k: v for k, v in meta.items() if k != column}}
+               for i, meta in holders.items() if i not in wanted]
+    taken = len(changes)
+    for part in chunks(sorted(wanted - set(holders)), IN_LIMIT):
+        rows = s.execute(select(Document.id, Document.meta).where(
+            Document.corpus_id == corpus.id, Document.id.in_(part))).all()
+        changes += [{"doc_id": i, "new_meta": {**(m or {}), column: value}} for i, m in rows]
+    if not changes:
+        return 0, 0
+    LazyGeneration(s, corpus.id).value  # noqa: B018 - first: it locks the corpus row
+    s.connection().execute(update(Document.__table__).where(
+        Document.__table__.c.id == bindparam("doc_id")).values(meta=bindparam("new_meta")),
+        changes)
+    known = list(corpus.meta_columns or [])
+    if column not in known and len(changes) > taken:
+        s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
+            meta_columns=[*known, column]))
+    s.expire(corpus, ["generation", "updated_at", "meta_columns"])
+    return len(changes) - taken, taken
+
+
+def _holding(s: Session, corpus_id: int, column: str, value: str) -> dict[int, dict]:
+    """{row id: metadata} of the corpus' documents whose ``column`` is ``value``."""
+    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
+    rows = s.execute(text(f"SELECT d.id, d.meta FROM documents d WHERE d.corpus_id = :c "
+                          f"AND {sql} = :v"), {**params, "c": corpus_id, "v": value}).all()
+    return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
+
+
+def count_meta_value(s: Session, corpus_id: int, column: str, value: str) -> int:
+    """How many of the corpus' documents have metadata ``column`` equal to ``value``."""
+    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
+    return int(s.execute(text(f"SELECT count(*) FROM documents d WHERE d.corpus_id = :c "
+                              f"AND {sql} = :v"), {**params, "c": corpus_id, "v": value})
+               .scalar() or 0)

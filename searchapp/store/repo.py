@@ -53,7 +53,13 @@ from searchapp.store.changes import (
     removed_since,
 )
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
-from searchapp.store.document_edits import delete_by_external_id, rename_documents, replace_meta
+from searchapp.store.document_edits import (
+    count_meta_value,
+    delete_by_external_id,
+    rename_documents,
+    replace_meta,
+    set_meta_value,
+)
 from searchapp.store.documents import (
     AddResult,
     DocumentRow,
@@ -92,6 +98,7 @@ __all__ = [
     "corpus_state",
     "count_documents",
     "count_embedded",
+    "count_meta_value",
     "current_analyses",
     "current_generation",
     "delete_by_external_id",
@@ -124,6 +131,7 @@ __all__ = [
     "save_analysis",
     "save_embeddings",
     "set_corpus_reranker",
+    "set_meta_value",
     "stored_files",
     "summaries",
     "texts_by_id",
