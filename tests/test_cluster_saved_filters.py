@@ -125,3 +125,27 @@ def test_an_accepted_name_reads_back_as_the_same_filter(column, value):
         return
     parsed = parse_condition(SavedFilter("x", c, v, 0).condition)
     assert (parsed.column, parsed.op, parsed.value, parsed.kind) == (c, "=", v, "text")
+
+
+def test_the_cli_saves_lists_and_removes_a_filter_that_search_uses(app, clustered, capsys):
+    from searchapp.cli import main
+
+    args = ["clusters", "--corpus", "planted", "--method", "kmeans", "--k", "4",
+            "--projection", "pca"]
+    assert main([*args, "--save-filter", "2", "--filter-name", "Third"]) == 0
+    out = capsys.readouterr().out
+    size = len(members(clustered, 2))
+    assert f'Saved: {size} documents now have cluster="Third"' in out
+    assert f'Saved filter: cluster="Third" ({size} documents)' in out
+    assert main(["search", "--corpus", "planted", "--mode", "lexical", "-k", "500",
+                 "--where", 'cluster="Third"', "--json", "today"]) == 0
+    import json
+
+    hits = json.loads(capsys.readouterr().out)
+    assert {h["id"] for h in hits["results"]} == members(clustered, 2)
+    assert main(["clusters", "--corpus", "planted", "--remove-filter", "Third"]) == 0
+    assert f"from {size} documents" in capsys.readouterr().out
+    assert main(["clusters", "--corpus", "planted", "--remove-filter", "Third"]) == 1
+    assert "no saved filter" in capsys.readouterr().err
+    assert main([*args, "--save-filter", "2", "--filter-column", "product"]) == 1
+    assert "own metadata" in capsys.readouterr().err

@@ -178,3 +178,26 @@ def test_errors_show_as_messages(app):
     at.button(key="clusters.compute").click().run()
     assert not at.exception
     assert any("at least 3 embedded documents" in e.value for e in at.error)
+
+
+def test_a_cluster_is_saved_as_a_search_filter_listed_and_removed(app):
+    from searchapp.search.refine import facet_values
+
+    vectors, _, texts = planted(n_outliers=0)
+    make_corpus(app, "planted", texts, vectors)
+    at = computed(page())
+    at.selectbox(key="clusters.open").set_value(1).run()
+    size = len(at.dataframe[-1].value)
+    at.text_input(key="clusters.filter-name.1").set_value("Second group")
+    at.button(key="FormSubmitter:clusters.filter-form.1-Save as a filter").click().run()
+    assert not at.exception and not at.error
+    assert f'{size:,} documents now have cluster="Second group"' in at.success[0].value
+    assert [e.label for e in at.expander] == ["Saved filters (1)"]
+    assert facet_values(app, "planted", "cluster") == [("Second group", size)]
+    at.button(key="clusters.filter-remove.0").click().run()
+    assert not at.exception and not at.error and not at.expander
+    assert facet_values(app, "planted", "cluster") == []
+    # a column name that a filter cannot be written with is refused, nothing is saved
+    at.text_input(key="clusters.filter-column.1").set_value("a=b")
+    at.button(key="FormSubmitter:clusters.filter-form.1-Save as a filter").click().run()
+    assert "Nothing was saved" in at.error[0].value and not at.expander

@@ -3,6 +3,8 @@
 Example:
     $ searchapp clusters --corpus faq --level 8
     $ searchapp clusters --corpus faq --method kmeans --k 5 --out faq-clusters.csv
+    $ searchapp clusters --corpus faq --save-filter 3 --filter-name Refunds
+    $ searchapp search --corpus faq --where 'cluster="Refunds"' "money back"
 """
 
 from __future__ import annotations
@@ -30,6 +32,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="show the level of the tree with N clusters (see the levels listed)")
     c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
     c.add_argument("--out", metavar="FILE.csv", help="write id, cluster, label, x, y to a CSV")
+    saved = c.add_argument_group("saved filters", "keep a cluster as a search filter: its "
+                                 "documents get the metadata COLUMN=NAME (search --where)")
+    saved.add_argument("--save-filter", type=int, metavar="CLUSTER",
+                       help="save this cluster (an id listed; of the --level shown)")
+    saved.add_argument("--filter-name", metavar="NAME",
+                       help="the filter's name (default: the cluster's name)")
+    saved.add_argument("--filter-column", metavar="COLUMN", default="cluster",
+                       help="the metadata column it is written in (default: cluster)")
+    saved.add_argument("--remove-filter", metavar="NAME",
+                       help="take the saved filter NAME (in --filter-column) off its documents")
     c.set_defaults(func=clusters)
 
 
@@ -43,6 +55,8 @@ def clusters(args: argparse.Namespace) -> int:
         raise SearchAppError("Choose one output: --json or --out FILE.csv.")
     out = output_path(args.out) if args.out else None
     app = common.open_app()
+    if args.remove_filter is not None:
+        return _remove_filter(app, args)
     params = ClusterParams(method=args.method, k=args.k, min_size=args.min_size,
                            threshold=args.threshold, projection=args.projection).validated()
     result = clusters_result(app, args.corpus, params,
@@ -65,4 +79,32 @@ def clusters(args: argparse.Namespace) -> int:
           f"({result.outlier_share:.1%} of {result.size} documents).")
     if len(result.level_counts) > 1:
         print(f"Levels (--level N): {', '.join(map(str, result.level_counts))}.")
+    if args.save_filter is not None:
+        _save_filter(app, result, args)
+    _list_filters(app, args.corpus)
     return 0
+
+
+def _save_filter(app, result, args: argparse.Namespace) -> None:
+    from searchapp.clusters.saved_filters import save_cluster_filter
+
+    saved = save_cluster_filter(app, result, args.save_filter, args.filter_column,
+                                args.filter_name)
+    print(f"Saved: {saved.documents} documents now have {saved.condition}; search in them "
+          f"with --where '{saved.condition}'.")
+
+
+def _remove_filter(app, args: argparse.Namespace) -> int:
+    from searchapp.clusters.saved_filters import remove_saved_filter
+
+    taken = remove_saved_filter(app, args.corpus, args.filter_column, args.remove_filter)
+    print(f"Removed the saved filter {args.filter_column}={args.remove_filter!r} from "
+          f"{taken} documents.")
+    return 0
+
+
+def _list_filters(app, corpus: str) -> None:
+    from searchapp.clusters.saved_filters import saved_filters
+
+    for saved in saved_filters(app, corpus):
+        print(f"Saved filter: {saved.condition} ({saved.documents} documents)")

@@ -6,8 +6,9 @@ the worker has stored the result. The map colours documents by cluster (hover:
 shortened text and cluster label), a search can be drawn on it, and choosing a
 cluster lists its documents, its three most central ones and its distinctive
 terms, with a rename and a merge that are kept across recomputation
-(``clusters.edits``). A slider zooms through the levels of the clusters' tree
-(broad themes to fine ones) without recomputing. Above ``MAP_MAX_POINTS`` documents the map draws
+(``clusters.edits``), and keeps it as a search filter (``ui.cluster_filters``).
+A slider zooms through the levels of the clusters' tree (broad themes to fine
+ones) without recomputing. Above ``MAP_MAX_POINTS`` documents the map draws
 an even sample of every cluster and says so. From ``PREVIEW_MIN_DOCUMENTS`` up,
 a first view (k-means and PCA on a sample, in seconds) shows while the job runs.
 """
@@ -26,6 +27,7 @@ from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, pr
 from searchapp.corpora.csv_safe import safe_csv
 from searchapp.search.service import search
 from searchapp.ui.charts_clusters import cluster_map, density_image, size_bars, standalone_html
+from searchapp.ui.cluster_filters import save_filter_form, saved_filters_list
 from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
@@ -192,6 +194,7 @@ def show(result: cl.ClusterResult) -> None:
         st.plotly_chart(size_bars(result.clusters, result.outliers), key="clusters.sizes")
     with right:
         open_cluster(result, sizes)
+    saved_filters_list(app, corpus.name)
 
 
 def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
@@ -224,6 +227,7 @@ def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
         icon=":material/download:", on_click="ignore", key="clusters.cluster-csv")
     if chosen >= 0:
         edit_cluster(result, chosen, by_id, names)
+        save_filter_form(app, result, chosen, corpus.name)
 
 
 def edit_cluster(result: cl.ClusterResult, chosen: int, by_id: dict, names: dict) -> None:
