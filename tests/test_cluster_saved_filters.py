@@ -89,7 +89,7 @@ def test_a_merged_cluster_is_saved_whole_under_its_shown_name(app, clustered):
 
 
 def test_a_column_of_the_corpus_own_metadata_is_refused_and_nothing_is_written(app, clustered):
-    with pytest.raises(InvalidParameterError, match="own metadata.*'cluster'"):
+    with pytest.raises(InvalidParameterError, match=r"own metadata.*'cluster'"):
         save_cluster_filter(app, clustered, 1, "product", "Engines")
     assert found(app, 'product="fruit"') == {"d0"}
     assert saved_filters(app, "planted") == []
