@@ -201,3 +201,24 @@ def test_a_cluster_is_saved_as_a_search_filter_listed_and_removed(app):
     at.text_input(key="clusters.filter-column.1").set_value("a=b")
     at.button(key="FormSubmitter:clusters.filter-form.1-Save as a filter").click().run()
     assert "Nothing was saved" in at.error[0].value and not at.expander
+
+
+def test_new_pair_judgements_are_offered_and_applied_by_computing_again(app):
+    from searchapp.judgements import service as judgements
+
+    vectors, _, texts = planted(n_outliers=0)
+    make_corpus(app, "planted", texts, vectors)
+    at = page().run()
+    at.selectbox(key="clusters.method").set_value("kmeans").run()
+    at = computed(at)
+    assert not at.warning
+    judgements.add(app, "planted", a="d0", b="d100", label=1, source="duplicates")
+    at.run()
+    assert "changed since these clusters were computed" in at.warning[0].value
+    at.button(key="clusters.apply-judgements").click().run()
+    assert not at.exception and not at.error
+    assert "with the new judgements" in at.get("progress")[0].proto.text
+    assert work(get_app(), stop_when_idle=True) == 1
+    at.run()
+    assert not at.warning and not at.get("progress")
+    assert any("1 judged pair of documents acted as constraints" in c.value for c in at.caption)

@@ -32,6 +32,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="show the level of the tree with N clusters (see the levels listed)")
     c.add_argument("--json", action="store_true", help="clusters, outliers and assignments")
     c.add_argument("--out", metavar="FILE.csv", help="write id, cluster, label, x, y to a CSV")
+    c.add_argument("--apply-judgements", action="store_true",
+                   help="compute again if pair judgements changed since the stored clusters "
+                        "(auto, kmeans: duplicates together, 'not duplicate' pairs apart)")
     saved = c.add_argument_group("saved filters", "keep a cluster as a search filter: its "
                                  "documents get the metadata COLUMN=NAME (search --where)")
     saved.add_argument("--save-filter", type=int, metavar="CLUSTER",
@@ -48,7 +51,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def clusters(args: argparse.Namespace) -> int:
     from searchapp.clusters import ClusterParams
     from searchapp.clusters.edits import apply_edits, load_edits
-    from searchapp.clusters.service import clusters_result
+    from searchapp.clusters.service import clusters_result, judgements_changed
     from searchapp.corpora.csv_safe import safe_csv
 
     if args.json and args.out:
@@ -60,7 +63,8 @@ def clusters(args: argparse.Namespace) -> int:
     params = ClusterParams(method=args.method, k=args.k, min_size=args.min_size,
                            threshold=args.threshold, projection=args.projection).validated()
     result = clusters_result(app, args.corpus, params,
-                             run_job=common.run_job(app, "clusters job"))
+                             run_job=common.run_job(app, "clusters job"),
+                             apply_judgements=args.apply_judgements)
     if args.level is not None and args.level not in result.level_counts:
         raise SearchAppError(f"There is no level with {args.level} clusters; the levels are: "
                              f"{', '.join(map(str, result.level_counts)) or 'none'}.")
@@ -79,6 +83,13 @@ def clusters(args: argparse.Namespace) -> int:
           f"({result.outlier_share:.1%} of {result.size} documents).")
     if len(result.level_counts) > 1:
         print(f"Levels (--level N): {', '.join(map(str, result.level_counts))}.")
+    if result.constraints.get("pairs"):
+        pairs = result.constraints["pairs"]
+        print(f"{pairs} judged pair{'s' if pairs != 1 else ''} acted as constraints "
+              f"({result.constraints.get('unmet', 0)} could not be met).")
+    if judgements_changed(app, result):
+        print("Pair judgements changed since these clusters were computed; "
+              "--apply-judgements computes them again with them.")
     if args.save_filter is not None:
         _save_filter(app, result, args)
     _list_filters(app, args.corpus)

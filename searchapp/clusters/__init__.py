@@ -74,6 +74,7 @@ from searchapp.clusters.service import (
     cached_clusters,
     clusters_task,
     compute_and_store,
+    judgements_changed,
     request_clusters,
     stored_for_name,
 )
@@ -96,7 +97,8 @@ __all__ = [
     "ClusterResult", "active_job", "by_size", "cached_clusters", "central_rows",
     "cluster_labels", "cluster_members", "clusters_of", "clusters_table", "clusters_task",
     "community_detection", "compute", "compute_and_store", "ctfidf_terms", "documents_frame",
-    "far_members", "find_documents", "hdbscan_clusters", "kmeans_clusters", "label_terms",
+    "far_members", "find_documents", "hdbscan_clusters", "judgements_changed", "kmeans_clusters",
+    "label_terms",
     "lonely", "map_frame", "naming_rows", "reduce", "request_clusters", "rows_by_cluster",
     "sample_evenly", "shorten", "stored_for_name",
 ]

@@ -33,7 +33,7 @@ from searchapp.clusters.naming import (
     naming_rows,
     term_counts,
 )
-from searchapp.clusters.params import GRAPH_K, STEPS, ClusterParams
+from searchapp.clusters.params import CONSTRAINED, GRAPH_K, STEPS, ClusterParams
 from searchapp.clusters.projection import Phase, reduce
 from searchapp.errors import CorpusChangedError
 from searchapp.vectors.index import VectorIndex
@@ -258,9 +258,11 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
             params = replace(params, k=k)
         else:
             assign = _assign(index, ids, vectors, params, neighbours, scores, lap, report)
-        unmet = 0
-        if params.method in ("auto", "kmeans"):
-            assign, unmet = constrained(vectors, assign, *_pair_rows(ids, pairs))
+        unmet, applied = 0, 0
+        if params.method in CONSTRAINED:
+            must, cannot = _pair_rows(ids, pairs)
+            assign, unmet = constrained(vectors, assign, must, cannot)
+            applied = len(must) + len(cannot)
         assign = by_size(assign)
         if params.method == "auto":  # identical vectors can leave fewer clusters than asked
             params = replace(params, k=int(assign.max(initial=0)) + 1)
@@ -285,4 +287,5 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     return {"params": asdict(params), "projection": projection, "ids": ids,
             "assign": assign, "coords": coords, "clusters": clusters,
             "levels": levels, "leaf": tree.leaf, "cuts": cuts, "level": tree.base,
-            "silhouettes": silhouettes, "unmet_pairs": unmet, "seconds": lap.seconds}
+            "silhouettes": silhouettes, "unmet_pairs": unmet, "applied_pairs": applied,
+            "seconds": lap.seconds}

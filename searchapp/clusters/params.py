@@ -17,6 +17,7 @@ from searchapp.errors import InvalidParameterError, check_range
 
 KIND = "clusters"
 METHODS = ("auto", "community", "hdbscan", "kmeans")
+CONSTRAINED = ("auto", "kmeans")  # the methods pair judgements act on (``constraints``)
 PROJECTIONS = ("umap", "pca")
 MIN_DOCUMENTS = 3
 MAX_K = 500

@@ -44,6 +44,9 @@ class ClusterResult:
     cuts: np.ndarray | None = None  # (levels, L) cluster of each leaf at each level
     level: int = 0  # the number of clusters shown (0: no hierarchy)
     edited: str = ""  # a fingerprint of the person's edits applied (part of ``key``)
+    # the pair judgements it was made with: "mark" (``judgement_rows.pair_mark`` then),
+    # "pairs" (those between its documents, applied as constraints), "unmet" (not met)
+    constraints: dict = field(default_factory=dict)
 
     @property
     def level_counts(self) -> list[int]:
@@ -123,7 +126,7 @@ class ClusterResult:
     def info(self) -> dict:
         return {"corpus": self.corpus, "params": self.params, "projection": self.projection,
                 "clusters": self.clusters, "seconds": self.seconds, "levels": self.levels,
-                "level": self.level}
+                "level": self.level, "constraints": self.constraints}
 
     @property
     def key(self) -> str:
@@ -141,4 +144,5 @@ class ClusterResult:
                    arrays["x"].astype(np.float32), arrays["y"].astype(np.float32),
                    info["seconds"], lookup_ids, corpus_id, generation,
                    info.get("levels", []), None if leaf is None else leaf.astype(np.int64),
-                   None if cuts is None else cuts.astype(np.int64), info.get("level", 0))
+                   None if cuts is None else cuts.astype(np.int64), info.get("level", 0),
+                   constraints=info.get("constraints", {}))

@@ -17,7 +17,7 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from searchapp.clusters.compute import IndexLoan, Progress, compute
-from searchapp.clusters.params import KIND, STEPS, ClusterParams
+from searchapp.clusters.params import CONSTRAINED, KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import CorpusChangedError
@@ -51,7 +51,7 @@ def stored(app: App, handle: CorpusHandle, params: ClusterParams) -> ClusterResu
                                          _id_lookup(app, handle.corpus_id), handle.corpus_id,
                                          handle.generation)
 
-    return app.memo.get_or_make(handle.corpus_id, handle.generation, (KIND, params.key()), load)
+    return _memo(app, handle.corpus_id, handle.model.id, handle.generation, params, load)
 
 
 def stored_for_name(app: App, corpus: str, params: ClusterParams) -> ClusterResult | None:
@@ -79,7 +79,19 @@ def stored_for_name(app: App, corpus: str, params: ClusterParams) -> ClusterResu
         return ClusterResult.from_stored(info, repo.unpack_arrays(blob),
                                          _id_lookup(app, state.id), state.id, state.generation)
 
-    return app.memo.get_or_make(state.id, state.generation, (KIND, params.key()), load)
+    return _memo(app, state.id, model.id, state.generation, params, load)
+
+
+def _memo(app: App, corpus_id: int, model_id: int, generation: int, params: ClusterParams,
+          load: Callable[[], ClusterResult | None]) -> ClusterResult | None:
+    """``load()`` kept in the App's memo per generation and stored row: a result computed
+    again at the same generation (new judgements), by a worker in another process, is
+    read again instead of the one in memory."""
+    with app.db.session() as s:
+        version = repo.analysis_version(s, corpus_id, model_id, KIND, params.key())
+    if version is None:
+        return None
+    return app.memo.get_or_make(corpus_id, generation, (KIND, params.key(), version), load)
 
 
 def cached_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
@@ -91,9 +103,33 @@ def cached_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
     return stored(app, as_handle(app, corpus), params)
 
 
-def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
-                     ) -> tuple[ClusterResult | None, int | None]:
+def judgement_mark(app: App, corpus_id: int) -> str:
+    """The corpus' pair judgements as they are now (``judgement_rows.pair_mark``)."""
+    with app.db.session() as s:
+        return judgement_rows.pair_mark(s, corpus_id)
+
+
+def judgements_changed(app: App, result: ClusterResult) -> bool:
+    """Whether the corpus' pair judgements changed since ``result`` was computed with them
+    as constraints (only ``CONSTRAINED`` methods use them). A result stored before marks
+    were kept counts as made without judgements.
+
+    Example:
+        >>> judgements_changed(app, result)                            # doctest: +SKIP
+        False
+    """
+    if result.params.get("method") not in CONSTRAINED:
+        return False
+    made_with = result.constraints.get("mark", judgement_rows.NO_PAIRS)
+    return made_with != judgement_mark(app, result.corpus_id)
+
+
+def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams,
+                     apply_judgements: bool = False) -> tuple[ClusterResult | None, int | None]:
     """A fresh stored result, or else the id of the job computing it (queued if needed).
+
+    ``apply_judgements``: a stored result made before the pair judgements last
+    changed counts as not fresh (a person asked to recompute with them).
 
     Example:
         >>> result, job_id = request_clusters(app, "faq", ClusterParams())   # doctest: +SKIP
@@ -101,7 +137,7 @@ def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
     handle = as_handle(app, corpus)
     params = params.validated()
     result = stored(app, handle, params)
-    if result is not None:
+    if result is not None and not (apply_judgements and judgements_changed(app, result)):
         return result, None
     params.resolved(handle.index.count)  # too few documents: say so now
     key = _job_key(handle.name, params)
@@ -113,8 +149,10 @@ def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
 
 
 def clusters_result(app: App, corpus: str | CorpusHandle, params: ClusterParams,
-                    run_job: Callable[[int], object]) -> ClusterResult:
+                    run_job: Callable[[int], object], apply_judgements: bool = False
+                    ) -> ClusterResult:
     """The stored result, or the one a job computes: ``run_job(job_id)`` runs it to its end.
+    ``apply_judgements`` as for ``request_clusters``.
 
     ``run_job`` raises when the job does not succeed (the CLI runs it in its own
     process). Raises CorpusChangedError when the corpus changed meanwhile.
@@ -123,8 +161,8 @@ def clusters_result(app: App, corpus: str | CorpusHandle, params: ClusterParams,
         >>> clusters_result(app, "faq", ClusterParams(), run_job=print).size  # doctest: +SKIP
         13
     """
-    result, job_id = request_clusters(app, corpus, params)
-    if result is None:
+    result, job_id = request_clusters(app, corpus, params, apply_judgements)
+    if job_id is not None:
         run_job(job_id)
         result = cached_clusters(app, corpus, params)
         if result is None:
@@ -189,10 +227,11 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
     """
     handle = as_handle(app, corpus)
     params = params.validated()
-    if (done := stored(app, handle, params)) is not None:
+    if (done := stored(app, handle, params)) is not None and not judgements_changed(app, done):
         return done
     started = time.perf_counter()
     corpus_id = handle.corpus_id
+    mark = judgement_mark(app, corpus_id)  # before they are read: a later change shows
     if free_index:
         app.indexes.forget(corpus_id)
     loan = IndexLoan(handle.index, (lambda: app.indexes.forget(corpus_id)) if free_index
@@ -212,14 +251,19 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
                            coords[:, 1].astype(np.float32), out["seconds"],
                            _id_lookup(app, handle.corpus_id), handle.corpus_id,
                            handle.generation, out["levels"], out["leaf"], out["cuts"],
-                           out["level"])
+                           out["level"], constraints={"mark": mark,
+                                                      "pairs": out["applied_pairs"],
+                                                      "unmet": out["unmet_pairs"]})
     if progress:
         progress(5, STEPS, "Storing the result")
     with app.db.session() as s:
         repo.save_analysis(s, handle.corpus_id, handle.model.id, KIND, params.key(),
                            asdict(params), handle.generation, result.info(),
                            out["seconds"]["total"], result.arrays())
-    app.memo.put(handle.corpus_id, handle.generation, (KIND, params.key()), result)
+    with app.db.session() as s:
+        version = repo.analysis_version(s, handle.corpus_id, handle.model.id, KIND,
+                                        params.key())
+    app.memo.put(handle.corpus_id, handle.generation, (KIND, params.key(), version), result)
     return result
 
 

@@ -45,6 +45,17 @@ def get_analysis(s: Session, corpus_id: int, model_id: int, kind: str, params_ke
         Analysis.kind == kind, Analysis.params_key == params_key))
 
 
+def analysis_version(s: Session, corpus_id: int, model_id: int, kind: str, params_key: str
+                     ) -> str | None:
+    """When the stored result was written (None: none is stored), read without its
+    arrays: a process that keeps results in memory sees another one replace a result at
+    the same generation (clusters computed again with new judgements)."""
+    row = s.execute(select(Analysis.id, Analysis.created_at).where(
+        Analysis.corpus_id == corpus_id, Analysis.model_id == model_id,
+        Analysis.kind == kind, Analysis.params_key == params_key)).first()
+    return None if row is None else f"{row[0]}@{row[1].isoformat()}"
+
+
 def current_analyses(s: Session, corpus_id: int, model_id: int, kind: str, generation: int
                      ) -> list[Analysis]:
     """Stored results of ``kind`` still current at ``generation`` (``is_current``), newest

@@ -152,6 +152,32 @@ def label_counts(s: Session, corpus_id: int) -> dict[tuple[str, int], int]:
     return {(k, int(lab)): int(n) for k, lab, n in s.execute(q).all()}
 
 
+NO_PAIRS = "0:0:0:"  # ``pair_mark`` of a corpus without pair judgements
+
+
+def pair_mark(s: Session, corpus_id: int) -> str:
+    """A short text that changes whenever the corpus' pair judgements do: one added
+    (count, top id), removed (count), relabelled (its ``updated_at``, the ones). One
+    indexed aggregate, so a page can ask on every view whether a stored clustering
+    still reflects them.
+
+    Example:
+        >>> from searchapp.store.catalog import get_or_create_corpus
+        >>> from searchapp.store.db import Database
+        >>> with Database("sqlite://").session() as s:
+        ...     c = get_or_create_corpus(s, "faq", "m")
+        ...     before = pair_mark(s, c.id)
+        ...     _ = upsert(s, c.id, "pair", None, "a", "b", 1, "test")
+        ...     before == NO_PAIRS, pair_mark(s, c.id) == before
+        (True, False)
+    """
+    n, top, ones, last = s.execute(
+        select(func.count(), func.max(Judgement.id), func.sum(Judgement.label),
+               func.max(Judgement.updated_at))
+        .where(Judgement.corpus_id == corpus_id, Judgement.kind == "pair")).one()
+    return f"{int(n)}:{int(top or 0)}:{int(ones or 0)}:{last.isoformat() if last else ''}"
+
+
 def distinct_queries(s: Session, corpus_id: int) -> int:
     """How many different queries have a judgement in the corpus."""
     return int(s.scalar(select(func.count(func.distinct(Judgement.query))).where(

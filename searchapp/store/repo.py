@@ -20,6 +20,7 @@ Example:
 """
 
 from searchapp.store.analyses import (
+    analysis_version,
     current_analyses,
     get_analysis,
     is_current,
@@ -92,6 +93,7 @@ __all__ = [
     "DocumentWriter",
     "NewDocument",
     "add_documents",
+    "analysis_version",
     "content_hash",
     "corpus_names",
     "corpus_reranker",

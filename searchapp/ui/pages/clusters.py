@@ -288,10 +288,36 @@ def exports(result: cl.ClusterResult, fig) -> None:
                           key="clusters.assignments-csv")
 
 
+def judgements_note(result: cl.ClusterResult, params: ClusterParams) -> None:
+    """What the person's pair judgements did to these clusters, and a recompute when they
+    changed since (a job already at it shows its progress instead)."""
+    made = result.constraints
+    if made.get("pairs"):
+        unmet = f"; {made['unmet']:,} could not be met" if made.get("unmet") else ""
+        pairs = f"{made['pairs']:,} judged pair{'s' if made['pairs'] != 1 else ''}"
+        st.caption(f"{pairs} of documents acted as constraints: "
+                   f"duplicates in one cluster, \"not duplicate\" pairs apart{unmet}.")
+    if not cl.judgements_changed(app, result):
+        return
+    job = cl.active_job(app, corpus.name, params)
+    if job is not None:
+        job_progress(app, job.id, "Computing clusters with the new judgements")
+        return
+    st.warning("Pair judgements (Duplicates, Label) changed since these clusters were "
+               "computed. They keep duplicates together and \"not duplicate\" pairs apart: "
+               "compute again to apply them.", icon=":material/rule:")
+    if st.button("Compute again with the judgements", icon=":material/refresh:",
+                 key="clusters.apply-judgements"):
+        _, job_id = cl.request_clusters(app, corpus.name, params, apply_judgements=True)
+        st.session_state["clusters.last_job"] = job_id
+        st.rerun()
+
+
 params = settings()
 with user_errors():
     stored = cl.stored_for_name(app, corpus.name, params)
     if stored is None:
         ask_for(open_corpus(app, corpus.name), params)
     else:
+        judgements_note(stored, params)
         show(stored)
