@@ -229,3 +229,23 @@ def test_judged_pairs_act_as_must_and_cannot_links(app):
     assert len(tied.clusters) == len(free.clusters)  # the number of clusters stays the data's
     rest = [i for i in range(3, len(texts)) if i not in (60, 99)]  # the others stay put
     assert agreement(truth[rest], [cluster(f"d{i}") for i in rest]) > 0.95
+
+
+def test_a_merge_is_a_constraint_when_the_clusters_are_computed_again(app):
+    vectors, _, texts = planted(sizes=(60, 50, 40, 30), n_outliers=0)
+    make_corpus(app, "planted", texts, vectors)
+    params = ClusterParams("kmeans", k=4, projection="pca")
+    before = compute_and_store(app, "planted", params)
+    music, rivers = int(before.cluster[110]), int(before.cluster[150])  # groups 3 and 4
+    merged = np.flatnonzero((before.cluster == music) | (before.cluster == rivers))
+    merge_clusters(app, before, [music, rivers], "Music and rivers")
+    with app.db.session() as s:  # the corpus changes: the clusters are computed again
+        repo.delete_by_external_id(s, repo.get_corpus(s, "planted"), ["d0"])
+    after = compute_and_store(app, "planted", params)
+    assert after.constraints["merges"] == 1
+    where = {int(after.cluster[after.ids.index(f"d{i}")]) for i in merged}
+    assert len(where) == 1, "the merged documents stay one cluster"
+    assert len(after.clusters) == 3  # the cluster the merge emptied is gone, as the person saw
+    shown = apply_edits(after, load_edits(app, after))
+    assert next(c for c in shown.clusters if c["id"] == where.pop())["label"] == \
+        "Music and rivers"

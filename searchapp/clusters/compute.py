@@ -207,6 +207,18 @@ def _rows_to_ids(ids: np.ndarray, clusters: list[dict]) -> None:
         c["example_id"] = c["central_ids"][0]
 
 
+def merge_links(merged: list[np.ndarray]) -> np.ndarray:
+    """Per merge, its documents linked in a chain: (p, 3) doc id, doc id, 1 ("together").
+
+    Example:
+        >>> merge_links([np.array([4, 9, 2])]).tolist()
+        [[2, 4, 1], [4, 9, 1]]
+    """
+    links = [np.stack([m[:-1], m[1:], np.ones(len(m) - 1, np.int64)], axis=1)
+             for m in (np.unique(np.asarray(m, np.int64)) for m in merged) if len(m) > 1]
+    return np.vstack(links) if links else np.zeros((0, 3), np.int64)
+
+
 def _pair_rows(ids: np.ndarray, pairs: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """Judged pairs (p, 3: doc id, doc id, label 1/0) as (must-link, cannot-link) row pairs."""
     if pairs is None or len(pairs) == 0:
@@ -217,7 +229,8 @@ def _pair_rows(ids: np.ndarray, pairs: np.ndarray | None) -> tuple[np.ndarray, n
 
 
 def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
-            progress: Progress | None = None, pairs: np.ndarray | None = None) -> dict:
+            progress: Progress | None = None, pairs: np.ndarray | None = None,
+            merged: list[np.ndarray] | None = None) -> dict:
     """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
 
     The documents are those of the index when it starts; texts of documents
@@ -232,6 +245,11 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     L), ``levels``: count and clusters per level, ``level``: the count of
     ``clusters``), ``silhouettes`` (auto: the score of each k tried) and
     ``seconds`` per step.
+
+    ``pairs`` (judged pairs) and ``merged`` (per merge a person made: the sorted
+    document ids of the clusters joined) act as constraints on the centroid
+    methods: a merge's documents are linked in a chain, so they move together to
+    one cluster, as a "duplicate" pair's do.
 
     ``progress(step, STEPS, message, items=(done, total), unit=...)`` hears
     what runs, with counts where the work has a unit to count: documents of
@@ -261,8 +279,9 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
         unmet, applied = 0, 0
         if params.method in CONSTRAINED:
             must, cannot = _pair_rows(ids, pairs)
-            assign, unmet = constrained(vectors, assign, must, cannot)
             applied = len(must) + len(cannot)
+            links = _pair_rows(ids, merge_links(merged or []))[0]
+            assign, unmet = constrained(vectors, assign, np.vstack([must, links]), cannot)
         assign = by_size(assign)
         if params.method == "auto":  # identical vectors can leave fewer clusters than asked
             params = replace(params, k=int(assign.max(initial=0)) + 1)
@@ -288,4 +307,5 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
             "assign": assign, "coords": coords, "clusters": clusters,
             "levels": levels, "leaf": tree.leaf, "cuts": cuts, "level": tree.base,
             "silhouettes": silhouettes, "unmet_pairs": unmet, "applied_pairs": applied,
+            "merges": len(merged or []) if params.method in CONSTRAINED else 0,
             "seconds": lap.seconds}

@@ -1,4 +1,4 @@
-"""A person's pair judgements as constraints on centroid clusterings (auto, k-means).
+"""A person's pair judgements and merges as constraints on centroid clusterings (auto, k-means).
 
 "Duplicate" pairs are must-links: the documents joined by them (transitively)
 move together to the cluster whose centre is closest to their mean.
@@ -51,7 +51,9 @@ def constrained(vectors: np.ndarray, assign: np.ndarray, must: np.ndarray, canno
     """``assign`` with must-links (m, 2) and cannot-links (c, 2) of row pairs applied.
 
     Returns (new assignment, constraints still unmet). Outliers (-1) in a
-    must-link group join its cluster; the cluster count never changes.
+    must-link group join its cluster. No cluster is added; one whose every
+    document a must-link group took away is gone (a person's merge of two clusters
+    leaves one).
     """
     assign = assign.copy()
     if (len(must) == 0 and len(cannot) == 0) or not (assign >= 0).any():

@@ -7,7 +7,9 @@ members with what it remembers; it applies when their Jaccard overlap
 (shared / either) is at least ``SURVIVES`` (0.5): the cluster survived the new
 documents, another level or another method. Edits are stored per corpus and
 model in the ``analyses`` table (kind ``cluster-edits``), apart from results,
-so recomputing never loses them; the newest edit of a cluster wins.
+so recomputing never loses them; the newest edit of a cluster wins. A merge is also
+a constraint on the next computation by a centroid method (``merged_members``):
+its documents stay in one cluster, which then carries its name.
 
 Example:
     >>> rename_cluster(app, result, 3, "Card payments")             # doctest: +SKIP
@@ -87,12 +89,32 @@ def _checked_name(name: str) -> str:
 def load_edits(app: App, result: ClusterResult) -> list[Edit]:
     """The edits stored for the result's corpus and model, oldest first."""
     with app.db.session() as s:
-        row = repo.get_analysis(s, result.corpus_id, _model_id(app, s, result), KIND, KEY)
+        model_id = _model_id(app, s, result)
+    return stored_edits(app, result.corpus_id, model_id)
+
+
+def stored_edits(app: App, corpus_id: int, model_id: int) -> list[Edit]:
+    """The edits stored for a corpus and model, oldest first."""
+    with app.db.session() as s:
+        row = repo.get_analysis(s, corpus_id, model_id, KIND, KEY)
         if row is None:
             return []
         info, arrays = row.result, repo.unpack_arrays(row.arrays)
     return [Edit(e["kind"], e["name"], tuple(arrays[f"e{i}_{j}"] for j in range(e["parts"])))
             for i, e in enumerate(info["edits"])]
+
+
+def merged_members(app: App, corpus_id: int, model_id: int) -> list[np.ndarray]:
+    """Per merge a person made, the documents of the clusters it joined: constraints for
+    the next computation (``compute``), so the merged documents stay one cluster even
+    where the new clusters would have split them again.
+
+    Example:
+        >>> [len(m) for m in merged_members(app, 1, 1)]                  # doctest: +SKIP
+        [80]
+    """
+    return [np.unique(np.concatenate(e.members)) for e in stored_edits(app, corpus_id, model_id)
+            if e.kind == "merge"]
 
 
 def _model_id(app: App, s, result: ClusterResult) -> int:
@@ -157,8 +179,8 @@ def _merged(result: ClusterResult, edit: Edit) -> ClusterResult:
     """``result`` with the clusters matching the edit's parts joined into the first."""
     found = {matching_cluster(result, m) for m in edit.members}
     ids = sorted({c for c, j in found if c >= 0 and j >= SURVIVES})
-    if len(ids) < 2:
-        return result
+    if len(ids) < 2:  # computed with the merge as a constraint: one cluster holds it all
+        return _named_whole(result, edit)
     into, rest = ids[0], ids[1:]
     cluster = np.where(np.isin(result.cluster, rest), into, result.cluster)
     by_id = {c["id"]: c for c in result.clusters}
@@ -169,6 +191,16 @@ def _merged(result: ClusterResult, edit: Edit) -> ClusterResult:
         joined["label"], joined["renamed"] = edit.name, True
     clusters = [joined if c["id"] == into else c for c in result.clusters if c["id"] not in rest]
     return replace(result, cluster=cluster, clusters=clusters)
+
+
+def _named_whole(result: ClusterResult, edit: Edit) -> ClusterResult:
+    """``result`` with the merge's name on the one cluster matching all its documents."""
+    whole, jaccard = matching_cluster(result, np.unique(np.concatenate(edit.members)))
+    if not edit.name or whole < 0 or jaccard < SURVIVES:
+        return result
+    clusters = [dict(c, label=edit.name, renamed=True) if c["id"] == whole else c
+                for c in result.clusters]
+    return replace(result, clusters=clusters)
 
 
 def _renamed(result: ClusterResult, edit: Edit) -> ClusterResult:

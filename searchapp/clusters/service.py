@@ -17,6 +17,7 @@ from dataclasses import asdict, replace
 import numpy as np
 
 from searchapp.clusters.compute import IndexLoan, Progress, compute
+from searchapp.clusters.edits import merged_members
 from searchapp.clusters.params import CONSTRAINED, KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
@@ -239,7 +240,8 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
     handle = replace(handle, index=None)  # the loan holds the only reference now
     try:
         out = compute(loan, params, _texts_of(app, handle.corpus_id), progress,
-                      judged_pairs(app, handle.corpus_id))
+                      judged_pairs(app, handle.corpus_id),
+                      merged_members(app, handle.corpus_id, handle.model.id))
     except CorpusChangedError as exc:
         raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
     _add_examples(app, handle.corpus_id, [out["clusters"], *(lv["clusters"]
@@ -253,7 +255,8 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
                            handle.generation, out["levels"], out["leaf"], out["cuts"],
                            out["level"], constraints={"mark": mark,
                                                       "pairs": out["applied_pairs"],
-                                                      "unmet": out["unmet_pairs"]})
+                                                      "unmet": out["unmet_pairs"],
+                                                      "merges": out["merges"]})
     if progress:
         progress(5, STEPS, "Storing the result")
     with app.db.session() as s:

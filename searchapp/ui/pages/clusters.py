@@ -297,6 +297,9 @@ def judgements_note(result: cl.ClusterResult, params: ClusterParams) -> None:
         pairs = f"{made['pairs']:,} judged pair{'s' if made['pairs'] != 1 else ''}"
         st.caption(f"{pairs} of documents acted as constraints: "
                    f"duplicates in one cluster, \"not duplicate\" pairs apart{unmet}.")
+    if made.get("merges"):
+        st.caption(f"{made['merges']:,} merge{'s' if made['merges'] != 1 else ''} you made "
+                   "acted as constraints: each merge's documents were kept in one cluster.")
     if not cl.judgements_changed(app, result):
         return
     job = cl.active_job(app, corpus.name, params)
