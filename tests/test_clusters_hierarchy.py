@@ -249,3 +249,17 @@ def test_a_merge_is_a_constraint_when_the_clusters_are_computed_again(app):
     shown = apply_edits(after, load_edits(app, after))
     assert next(c for c in shown.clusters if c["id"] == where.pop())["label"] == \
         "Music and rivers"
+
+
+def test_a_big_cluster_is_split_from_a_sample_and_every_document_gets_its_leaf(monkeypatch):
+    """Above SPLIT_SAMPLE rows, the leaves are fitted on a sample; all rows are placed."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from searchapp.clusters import hierarchy
+
+    vectors, truth, _ = planted(sizes=(60, 50, 40, 30), n_outliers=0)
+    one = np.zeros(len(vectors), np.int64)  # one broad cluster holding the four groups
+    monkeypatch.setattr(hierarchy, "SPLIT_SAMPLE", 60)
+    tree = hierarchy.build_tree(vectors, one, leaves=4)
+    assert (tree.leaf >= 0).all() and len(np.unique(tree.leaf)) == 4
+    assert adjusted_rand_score(truth, tree.leaf) > 0.95

@@ -35,6 +35,7 @@ MAX_LEAVES = 200  # the finest level: enough to zoom to ~80 themes and beyond
 AUTO_KS = (2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60)  # candidates for k
 MIN_PER_CLUSTER = 20  # a candidate k leaves at least this many documents per cluster
 SILHOUETTE_SAMPLE = 4_000  # documents the candidates are clustered and scored on
+SPLIT_SAMPLE = 20_000  # rows a big cluster's split into leaves is fitted on (``_split``)
 # Scores within this share of the best are a tie (one k-means run per k on a sample moves a
 # score by about as much): the fewest clusters among them are chosen, the tree zooms finer.
 TIE = 0.05
@@ -203,13 +204,26 @@ def leaf_total(n: int, base: int) -> int:
 
 def _split(vectors: np.ndarray, rows: np.ndarray, parts: int, seed: int
            ) -> tuple[np.ndarray, np.ndarray]:
-    """k-means of one cluster's rows into ``parts``: (label per row, centres)."""
+    """k-means of one cluster's rows into ``parts``: (label per row, centres).
+
+    A cluster of more than ``SPLIT_SAMPLE`` rows is split by k-means fitted on a
+    random sample of that many and every row then given its nearest centre: at a
+    million documents, fitting on all rows took 198 of the job's 271 s, for leaves
+    (at most ``MAX_LEAVES`` in all) that a sample of hundreds per leaf places as well.
+    """
     if parts <= 1:
         return np.zeros(len(rows), np.int64), vectors[rows].mean(axis=0, keepdims=True)
     from sklearn.cluster import KMeans
 
-    model = KMeans(n_clusters=parts, n_init=1, random_state=seed).fit(vectors[rows])
-    return model.labels_.astype(np.int64), model.cluster_centers_
+    model = KMeans(n_clusters=parts, n_init=1, random_state=seed)
+    if len(rows) <= SPLIT_SAMPLE:
+        model.fit(vectors[rows])
+        return model.labels_.astype(np.int64), model.cluster_centers_
+    picked = np.sort(np.random.default_rng(seed).choice(len(rows), SPLIT_SAMPLE, replace=False))
+    model.fit(vectors[rows[picked]])
+    labels = np.concatenate([model.predict(vectors[part])
+                             for part in np.array_split(rows, -(-len(rows) // SPLIT_SAMPLE))])
+    return labels.astype(np.int64), model.cluster_centers_
 
 
 def build_tree(vectors: np.ndarray, assign: np.ndarray, leaves: int | None = None,
