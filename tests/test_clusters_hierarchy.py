@@ -263,3 +263,21 @@ def test_a_big_cluster_is_split_from_a_sample_and_every_document_gets_its_leaf(m
     tree = hierarchy.build_tree(vectors, one, leaves=4)
     assert (tree.leaf >= 0).all() and len(np.unique(tree.leaf)) == 4
     assert adjusted_rand_score(truth, tree.leaf) > 0.95
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from([2, 3, 4, 5, 6, 8, 10, 12, 15, 20, 25, 30, 40, 50, 60]),
+                       st.tuples(st.floats(-0.2, 0.6), st.floats(0.02, 1.0)), min_size=1))
+def test_the_chosen_k_ties_the_best_and_is_a_catch_all_only_when_every_tied_k_is(found):
+    from searchapp.clusters.hierarchy import CATCH_ALL, TIE, tied_choice
+
+    scores = {k: s for k, (s, _) in found.items()}
+    largest = {k: share for k, (_, share) in found.items()}
+    k = tied_choice(scores, largest)
+    top = max(scores.values())
+    tied = [j for j in scores if scores[j] >= top - TIE * abs(top)]
+    assert k in tied
+    if largest[k] <= CATCH_ALL:  # the fewest tied clusters without a catch-all
+        assert all(largest[j] > CATCH_ALL for j in tied if j < k)
+    else:  # every tied k had one: the best score
+        assert all(largest[j] > CATCH_ALL for j in tied) and scores[k] == top

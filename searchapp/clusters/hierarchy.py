@@ -39,6 +39,7 @@ SPLIT_SAMPLE = 20_000  # rows a big cluster's split into leaves is fitted on (``
 # Scores within this share of the best are a tie (one k-means run per k on a sample moves a
 # score by about as much): the fewest clusters among them are chosen, the tree zooms finer.
 TIE = 0.05
+CATCH_ALL = 0.35  # a cluster holding more than this share of the documents is a catch-all
 
 
 def candidate_ks(n: int) -> list[int]:
@@ -53,7 +54,8 @@ def candidate_ks(n: int) -> list[int]:
 
 
 def choose_k(vectors: np.ndarray, seed: int = 0) -> tuple[int, dict[int, float]]:
-    """The fewest clusters whose silhouette (cosine) ties the best, and every candidate's score.
+    """The fewest clusters whose silhouette (cosine) ties the best without a catch-all
+    (``tied_choice``), and every candidate's score.
 
     Each candidate k is a k-means run on the same random sample of at most
     ``SILHOUETTE_SAMPLE`` documents, scored there: separation against
@@ -78,15 +80,37 @@ def choose_k(vectors: np.ndarray, seed: int = 0) -> tuple[int, dict[int, float]]
         else np.arange(n)
     sample = vectors[rows]
     scores: dict[int, float] = {}
+    largest: dict[int, float] = {}  # k → the largest cluster's share of the sample
     for k in candidate_ks(len(rows)):
         labels = KMeans(n_clusters=k, n_init=1, random_state=seed).fit_predict(sample)
         if len(np.unique(labels)) < 2:
             continue
         scores[k] = round(float(silhouette_score(sample, labels, metric="cosine")), 5)
+        largest[k] = float(np.bincount(labels).max() / len(labels))
     if not scores:
         return min(2, n - 1), scores
+    return tied_choice(scores, largest), scores
+
+
+def tied_choice(scores: dict[int, float], largest: dict[int, float]) -> int:
+    """The fewest clusters among the ks whose score ties the best (within ``TIE``) that leave
+    no catch-all (a cluster of more than ``CATCH_ALL`` of the documents); the best k when
+    every tied k leaves one.
+
+    The tie rule alone chose 2 clusters wherever the curve was flat (400 licence files,
+    a million vectors of 10,000 topics): two halves that tell a person nothing. A k
+    that makes a catch-all wins only when its score is the best.
+
+    Example:
+        >>> tied_choice({2: 0.30, 3: 0.29, 8: 0.295}, {2: 0.55, 3: 0.40, 8: 0.20})
+        8
+        >>> tied_choice({2: 0.50, 3: 0.20}, {2: 0.55, 3: 0.40})
+        2
+    """
     top = max(scores.values())
-    return min(k for k, score in scores.items() if score >= top - TIE * abs(top)), scores
+    tied = sorted(k for k, score in scores.items() if score >= top - TIE * abs(top))
+    spread = [k for k in tied if largest.get(k, 1.0) <= CATCH_ALL]
+    return spread[0] if spread else max(tied, key=lambda k: (scores[k], -k))
 
 
 def ward_merges(centres: np.ndarray, weights: np.ndarray) -> list[tuple[int, int, float]]:
