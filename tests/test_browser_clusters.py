@@ -92,3 +92,25 @@ def test_the_map_zooms_through_levels_and_a_rename_survives_recomputing(served, 
     open_map(page, url)
     labels = map_labels_become(page, lambda labels: len(labels) == 4)
     assert "Fruit notes" in labels
+
+
+def test_a_cluster_saved_as_a_filter_opens_a_search_within_it(served, page):
+    """Save the open cluster as a filter, follow its link: the Search page opens on the
+    corpus with the filter set, and a search there finds only that cluster's documents."""
+    from tests.test_clusters import TOPICS
+
+    url, *_ = served
+    open_map(page, url)
+    page.get_by_role("textbox", name="Keep as a search filter named").fill("Kept group")
+    page.get_by_role("button", name="Save as a filter").click()
+    page.get_by_text('documents now have cluster="Kept group"').wait_for()
+    page.get_by_role("link", name="Search in 'Kept group'").click()
+    page.wait_for_url("**/search?**")
+    assert "where=cluster" in page.url and "corpus=planted" in page.url
+    box = page.get_by_label("Query")
+    box.fill("today")
+    box.press("Enter")
+    page.locator(".st-key-hit-10").wait_for()  # k = 10: the cluster has more than 10
+    texts = [page.locator(f".st-key-hit-{i}").inner_text() for i in range(1, 11)]
+    topics = {t for t in TOPICS if any(set(t) & set(text.split()) for text in texts)}
+    assert len(topics) == 1, f"hits from {len(topics)} groups: {texts}"
