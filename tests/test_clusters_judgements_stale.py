@@ -92,7 +92,7 @@ def test_the_cli_says_when_judgements_changed_and_applies_them_when_asked(app, c
     assert "judgements changed" not in capsys.readouterr().out
     judgements.add(app, corpus, a="d0", b="d100", label=1, source="duplicates")
     assert main(args) == 0
-    assert "--apply-judgements computes them again" in capsys.readouterr().out
+    assert "run again with --apply-judgements to apply them" in capsys.readouterr().out
     assert main([*args, "--apply-judgements"]) == 0
     out = capsys.readouterr().out
     assert "1 judged pair acted as constraints (0 could not be met)" in out

@@ -89,7 +89,7 @@ def clusters(args: argparse.Namespace) -> int:
               f"({result.constraints.get('unmet', 0)} could not be met).")
     if judgements_changed(app, result):
         print("Pair judgements changed since these clusters were computed; "
-              "--apply-judgements computes them again with them.")
+              "run again with --apply-judgements to apply them.")
     if args.save_filter is not None:
         _save_filter(app, result, args)
     _list_filters(app, args.corpus)
