@@ -98,10 +98,15 @@ def test_a_column_of_the_corpus_own_metadata_is_refused_and_nothing_is_written(a
 def test_removing_a_saved_filter_takes_its_tag_off(app, clustered):
     saved = save_cluster_filter(app, clustered, 1)
     assert remove_saved_filter(app, "planted", saved.column, saved.value) == saved.documents
-    assert found(app, saved.condition) == set()
+    with pytest.raises(InvalidParameterError, match="no metadata column 'cluster'"):
+        found(app, saved.condition)  # a bookmarked link to it says why it finds nothing
     assert saved_filters(app, "planted") == []
     with pytest.raises(InvalidParameterError, match="no saved filter"):
         remove_saved_filter(app, "planted", saved.column, saved.value)
+    # no document has the column now: it is no longer offered, and free for a filter again
+    with app.db.session() as s:
+        assert saved.column not in repo.corpus_state(s, "planted").meta_columns
+    assert save_cluster_filter(app, clustered, 2).column == saved.column
 
 
 def test_an_unknown_cluster_or_a_bad_name_says_what_to_do(app, clustered):

@@ -116,9 +116,9 @@ def save_cluster_filter(app: App, result: ClusterResult, cluster_id: int,
         own = set(corpus.meta_columns or []) - registry.tag_columns(s, corpus.id)
         if column in own:
             raise InvalidParameterError(
-                f"{column!r} is a column of {result.corpus!r}'s own metadata; saving a filter "
-                f"there would overwrite it. Choose another column, such as "
-                f"{_free_column(own)!r}.")
+                f"{column!r} is a metadata column that the files of corpus {result.corpus!r} "
+                f"brought (its own metadata); saving a filter there would overwrite it. "
+                f"Choose another column, such as {_free_column(own)!r}.")
         repo.set_meta_value(s, corpus, column, value, members.tolist())
         documents = repo.count_meta_value(s, corpus.id, column, value)
         entry = {"column": column, "value": value, "documents": documents,
@@ -139,7 +139,9 @@ def remove_saved_filter(app: App, corpus: str, column: str, value: str) -> int:
             raise InvalidParameterError(
                 f"{corpus!r} has no saved filter {column}={value!r}; the saved ones are "
                 f"listed on the Clusters page.")
-        return repo.set_meta_value(s, row, column, value, [])[1]
+        taken = repo.set_meta_value(s, row, column, value, [])[1]
+        repo.drop_unused_column(s, row, column)
+        return taken
 
 
 def saved_filters(app: App, corpus: str) -> list[SavedFilter]:

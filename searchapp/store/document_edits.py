@@ -191,3 +191,21 @@ def count_meta_value(s: Session, corpus_id: int, column: str, value: str) -> int
     return int(s.execute(text(f"SELECT count(*) FROM documents d WHERE d.corpus_id = :c "
                               f"AND {sql} = :v"), {**params, "c": corpus_id, "v": value})
                .scalar() or 0)
+
+
+def drop_unused_column(s: Session, corpus: Corpus, column: str) -> bool:
+    """Take ``column`` off the corpus' ``meta_columns`` when no document has it any more (a
+    saved filter removed): the filter pickers stop offering an empty column, and a later
+    filter may use the name again. Whether it was dropped."""
+    known = list(corpus.meta_columns or [])
+    if column not in known:
+        return False
+    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
+    held = s.execute(text(f"SELECT 1 FROM documents d WHERE d.corpus_id = :c AND {sql} IS NOT "
+                          f"NULL LIMIT 1"), {**params, "c": corpus.id}).first()
+    if held is not None:
+        return False
+    s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
+        meta_columns=[k for k in known if k != column]))
+    s.expire(corpus, ["meta_columns"])
+    return True

@@ -57,6 +57,7 @@ from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.document_edits import (
     count_meta_value,
     delete_by_external_id,
+    drop_unused_column,
     rename_documents,
     replace_meta,
     set_meta_value,
@@ -109,6 +110,7 @@ __all__ = [
     "document_texts",
     "documents_by_id",
     "documents_missing_embedding",
+    "drop_unused_column",
     "embedded_ids",
     "embeddings_since",
     "external_ids",
