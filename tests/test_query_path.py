@@ -11,6 +11,7 @@ file is damaged; without onnxruntime the runtime falls back to torch and says wh
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -104,6 +105,25 @@ def test_the_first_query_goes_through_torch_and_the_second_builds_the_fast_path(
     assert enc._query_runtime.path.startswith(("onnx", "torch"))
     assert float(enc.encode_query("one query") @ first) >= EXACT
     assert float(enc.encode_query("another query", use_cache=False) @ again) >= EXACT
+
+
+def test_a_process_that_exits_while_its_query_path_is_built_exits_cleanly(tiny_bert, tmp_path):
+    """The build runs on a daemon thread; exiting in the middle of it (inside torch's or ONNX's
+    C++ code) aborted the process with status 134 until the exit waited for it."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys\n"
+        "from searchapp.embedding.encoder import SiameseEncoder\n"
+        f"enc = SiameseEncoder.load({str(tiny_bert)!r}, device='cpu', precision='fp32')\n"
+        f"enc.query_graph_dir = __import__('pathlib').Path({str(tmp_path)!r})\n"
+        "enc.encode_query('one query'); enc.encode_query('another query')\n"
+        "sys.exit(0)  # at once: the build has just started\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, cwd=Path(__file__).resolve().parents[1])
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert list(tmp_path.glob("*.onnx")), "the build finished before the process ended"
 
 
 def test_training_drops_the_runtime_built_from_the_old_weights(tiny_bert):

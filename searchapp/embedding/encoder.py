@@ -39,6 +39,7 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import logging
@@ -60,7 +61,23 @@ from searchapp.timing import StageTimes
 POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256
 QUERIES_BEFORE_FAST_PATH = 2  # the query that starts building the fast query path
+BUILD_EXIT_WAIT = 120.0  # seconds an exiting process waits for a query path being built
 log = logging.getLogger(__name__)
+_BUILDS: list[threading.Thread] = []  # background builds of query paths, for ``_finish_builds``
+
+
+def _finish_builds() -> None:
+    """At exit, let query paths still being built finish (each for at most
+    ``BUILD_EXIT_WAIT`` seconds). The builds run on daemon threads so that they never keep
+    a process alive by themselves; but one still inside torch's or ONNX's C++ code while
+    the interpreter tears down aborts the process ("terminate called without an active
+    exception", exit status 134), which a test run's last seconds or a quick ``evaluate``
+    met."""
+    for thread in list(_BUILDS):
+        thread.join(BUILD_EXIT_WAIT)
+
+
+atexit.register(_finish_builds)
 hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output or logs
 _POOLING_KEYS = {
     "mean": "pooling_mode_mean_tokens",
@@ -441,8 +458,10 @@ class SiameseEncoder(torch.nn.Module):
                     "one query: torch, until the fast path is built", {}, "torch")
             self._queries_before_fast += 1
             if self._queries_before_fast == QUERIES_BEFORE_FAST_PATH:
-                threading.Thread(target=self._build_quietly, name="query-path-build",
-                                 daemon=True).start()
+                build = threading.Thread(target=self._build_quietly, name="query-path-build",
+                                         daemon=True)
+                _BUILDS[:] = [b for b in _BUILDS if b.is_alive()] + [build]
+                build.start()
             return self._torch_runtime
 
     def _build_quietly(self) -> None:

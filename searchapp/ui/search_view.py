@@ -165,7 +165,8 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
     if request.mode != "semantic":
         n = word_matches(app, corpus, request.query, request.conditions())
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
-        matches = f"{shown} document{'s' if n != 1 else ''} contain the query's words. "
+        matches = (f"{shown} documents contain the query's words. " if n != 1 else
+                   "1 document contains the query's words. ")
     marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
     reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
     _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
