@@ -154,3 +154,13 @@ def test_the_cli_saves_lists_and_removes_a_filter_that_search_uses(app, clustere
     assert "no saved filter" in capsys.readouterr().err
     assert main([*args, "--save-filter", "2", "--filter-column", "product"]) == 1
     assert "own metadata" in capsys.readouterr().err
+
+
+def test_the_list_counts_the_filter_as_it_is_now(app, clustered):
+    """A deleted member leaves the count; the list is read again once the corpus changed."""
+    saved = save_cluster_filter(app, clustered, 1)
+    assert [f.documents for f in saved_filters(app, "planted")] == [saved.documents]
+    gone = sorted(members(clustered, 1))[0]
+    with app.db.session() as s:
+        repo.delete_by_external_id(s, repo.get_corpus(s, "planted"), [gone])
+    assert [f.documents for f in saved_filters(app, "planted")] == [saved.documents - 1]

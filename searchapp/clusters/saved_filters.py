@@ -148,17 +148,29 @@ def saved_filters(app: App, corpus: str) -> list[SavedFilter]:
     """The corpus' saved filters, newest first, with their documents counted now (a deleted
     document is no longer in its filter).
 
+    Counting reads the corpus' metadata, so the list is kept in the App's memo per
+    generation (every change of the documents or of a tag moves it): the Clusters page
+    draws it on every rerun.
+
     Example:
         >>> [f.condition for f in saved_filters(app, "faq")]              # doctest: +SKIP
         ['cluster="Refunds"']
     """
     with app.db.session() as s:
-        row = repo.get_corpus(s, corpus)
-        entries = registry.saved_filters(s, row.id)
-        return [SavedFilter(corpus, e["column"], e["value"],
-                            repo.count_meta_value(s, row.id, e["column"], e["value"]),
-                            e.get("saved_at", ""), tuple(e.get("terms", [])))
-                for e in reversed(entries)]
+        state = repo.corpus_state(s, corpus)
+        entries = registry.saved_filters(s, state.id)
+
+    def counted() -> list[SavedFilter]:
+        with app.db.session() as s:
+            return [SavedFilter(corpus, e["column"], e["value"],
+                                repo.count_meta_value(s, state.id, e["column"], e["value"]),
+                                e.get("saved_at", ""), tuple(e.get("terms", [])))
+                    for e in reversed(entries)]
+
+    if not entries:
+        return []
+    key = ("saved-filters", tuple((e["column"], e["value"], e.get("saved_at")) for e in entries))
+    return app.memo.get_or_make(state.id, state.generation, key, counted)
 
 
 def _model_id(app: App, corpus: str) -> int:

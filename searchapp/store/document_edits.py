@@ -177,20 +177,27 @@ def set_meta_value(s: Session, corpus: Corpus, column: str, value: str, doc_ids:
     return len(changes) - taken, taken
 
 
+def _documents_where(s: Session, corpus_id: int, column: str, value: str | None
+                     ) -> tuple[str, dict]:
+    """``FROM documents d WHERE`` the corpus' documents whose metadata ``column`` is
+    ``value`` (None: that have the column at all), with its parameters."""
+    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
+    test = "IS NOT NULL" if value is None else "= :v"
+    return (f"FROM documents d WHERE d.corpus_id = :c AND {sql} {test}",
+            {**params, "c": corpus_id, **({} if value is None else {"v": value})})
+
+
 def _holding(s: Session, corpus_id: int, column: str, value: str) -> dict[int, dict]:
     """{row id: metadata} of the corpus' documents whose ``column`` is ``value``."""
-    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
-    rows = s.execute(text(f"SELECT d.id, d.meta FROM documents d WHERE d.corpus_id = :c "
-                          f"AND {sql} = :v"), {**params, "c": corpus_id, "v": value}).all()
+    where, params = _documents_where(s, corpus_id, column, value)
+    rows = s.execute(text(f"SELECT d.id, d.meta {where}"), params).all()
     return {int(i): (json.loads(m) if isinstance(m, str) else dict(m or {})) for i, m in rows}
 
 
 def count_meta_value(s: Session, corpus_id: int, column: str, value: str) -> int:
     """How many of the corpus' documents have metadata ``column`` equal to ``value``."""
-    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
-    return int(s.execute(text(f"SELECT count(*) FROM documents d WHERE d.corpus_id = :c "
-                              f"AND {sql} = :v"), {**params, "c": corpus_id, "v": value})
-               .scalar() or 0)
+    where, params = _documents_where(s, corpus_id, column, value)
+    return int(s.execute(text(f"SELECT count(*) {where}"), params).scalar() or 0)
 
 
 def drop_unused_column(s: Session, corpus: Corpus, column: str) -> bool:
@@ -200,9 +207,8 @@ def drop_unused_column(s: Session, corpus: Corpus, column: str) -> bool:
     known = list(corpus.meta_columns or [])
     if column not in known:
         return False
-    sql, params = value_sql(s.get_bind().dialect.name, column, "k0")
-    held = s.execute(text(f"SELECT 1 FROM documents d WHERE d.corpus_id = :c AND {sql} IS NOT "
-                          f"NULL LIMIT 1"), {**params, "c": corpus.id}).first()
+    where, params = _documents_where(s, corpus.id, column, None)
+    held = s.execute(text(f"SELECT 1 {where} LIMIT 1"), params).first()
     if held is not None:
         return False
     s.execute(update(Corpus).where(Corpus.id == corpus.id).values(
