@@ -420,7 +420,7 @@ class SiameseEncoder(torch.nn.Module):
         return self._encode_on(self.speed_path, texts, batch_size, self.query_path, checkpoint)
 
     def encode_query(self, text: str, times: StageTimes | None = None,
-                     use_cache: bool = True) -> np.ndarray:
+                     use_cache: bool = True, alone: bool = True) -> np.ndarray:
         """The vector (dim,) of one query, on the fastest exact query path, cached.
 
         The same vector as ``encode([text])[0]`` within cosine 0.9999 (the
@@ -432,14 +432,15 @@ class SiameseEncoder(torch.nn.Module):
         torch; the second starts building the fast path on a thread of its own, and
         queries use it once it is ready (``query_runtime()`` builds it at once, as the
         app's warm-up does). ``times`` gets the tokenize and encode (or query-cache)
-        stages.
+        stages. ``alone`` False: other searches run in this process now, so the
+        query takes the path of a crowd (``query_runtime.PathChooser``).
 
         Example:
             >>> enc.encode_query("a man plays a guitar").shape       # doctest: +SKIP
             (384,)
         """
         runtime = self._query_runtime or self._until_fast_path_is_ready()
-        return runtime.encode(self._clean([text])[0], times, use_cache)
+        return runtime.encode(self._clean([text])[0], times, use_cache, alone)
 
     def _until_fast_path_is_ready(self):
         """The torch-only runtime queries use while the fast one is not built; from the

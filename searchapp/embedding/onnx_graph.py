@@ -158,7 +158,7 @@ class OnnxQueryGraph:
     and releases the GIL while the graph runs.
     """
 
-    def __init__(self, model: Path | bytes, threads: int):
+    def __init__(self, model: Path | bytes, threads: int, spin: bool = False):
         import onnxruntime as ort
 
         options = ort.SessionOptions()
@@ -166,13 +166,20 @@ class OnnxQueryGraph:
         options.inter_op_num_threads = 1
         options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        # no spinning threads between calls: on a shared machine they take the cores others
-        # need (measured: 2 threads 13.0 ms p50 with spinning, 8.3 ms without, under load)
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        # ``spin``: the pool's threads spin between the graph's operators while a run is in
+        # progress, and stop when the last run returns (never between queries). One query
+        # on 2 threads of a 2-core EPYC, 9 tokens: p50 2.48 ms against 3.35 ms sleeping,
+        # and 2.65 against 4.87 ms beside a niced embed job; beside an un-niced load it
+        # loses (7.9 against 4.3 ms), and beside other searches it takes their core (the
+        # query runtime times both and chooses).
+        options.add_session_config_entry("session.intra_op.allow_spinning",
+                                         "1" if spin and threads > 1 else "0")
+        options.add_session_config_entry("session.force_spinning_stop", "1")
         options.log_severity_level = 3
         self.session = ort.InferenceSession(model if isinstance(model, bytes) else str(model),
                                             options, providers=["CPUExecutionProvider"])
         self.threads = threads
+        self.spin = spin
 
     def run(self, ids: list[int]) -> np.ndarray:
         """The vector (dim,) of one text's token ids (special tokens included)."""
@@ -182,7 +189,7 @@ class OnnxQueryGraph:
 
     @classmethod
     def load_or_export(cls, encoder: torch.nn.Module, cache_dir: Path | None, threads: int,
-                       key: str | None = None) -> OnnxQueryGraph:
+                       key: str | None = None, spin: bool = False) -> OnnxQueryGraph:
         """The cached graph of ``encoder``'s weights, exported first if it is not there.
 
         ``cache_dir`` None: exported into memory and not kept. ModelError when ONNX
@@ -194,28 +201,28 @@ class OnnxQueryGraph:
             raise ModelError("onnxruntime is not installed (pip install -r requirements.txt); "
                              "queries are encoded with torch.") from exc
         if cache_dir is None:
-            return cls._exported(encoder, threads)
+            return cls._exported(encoder, threads, spin)
         key = key or weights_hash(encoder)
         path = private_dir(Path(cache_dir)) / f"{key[:32]}-{FORMAT}.onnx"
         if path.is_file():
             try:
-                return cls(path, threads)
+                return cls(path, threads, spin)
             except Exception as exc:  # a damaged or partial file: made again below
                 log.warning("The cached query graph %s does not load (%s); exporting it again.",
                             path, exc)
         try:
             replace_private(path, lambda tmp: export(encoder, tmp))
-            return cls(path, threads)
+            return cls(path, threads, spin)
         except Exception as exc:
             raise _export_failed(exc) from exc
 
     @classmethod
-    def _exported(cls, encoder: torch.nn.Module, threads: int) -> OnnxQueryGraph:
+    def _exported(cls, encoder: torch.nn.Module, threads: int, spin: bool) -> OnnxQueryGraph:
         """Export into memory (no cache folder) and open the graph from there."""
         buffer = io.BytesIO()
         try:
             export(encoder, buffer)
-            return cls(buffer.getvalue(), threads)
+            return cls(buffer.getvalue(), threads, spin)
         except Exception as exc:
             raise _export_failed(exc) from exc
 

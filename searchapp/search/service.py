@@ -33,6 +33,7 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -70,6 +71,35 @@ WIDEN_MAX = 4096  # semantic candidates checked against a filter before the exac
 # 2.0 s and 0.47 s: the SQL pass is most of the first, fetching vectors of the second)
 EXACT_FILTER_MAX = 2_000
 _LEXICAL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="lexical-search")
+
+
+class _Counter:
+    """How many of a thing run now (``with counter:`` around each), thread-safe.
+
+    Example:
+        >>> c = _Counter()
+        >>> with c: inside = c.count
+        >>> inside, c.count
+        (1, 0)
+    """
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> _Counter:
+        with self._lock:
+            self.count += 1
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self.count -= 1
+
+
+# searches running in this process: a query encoded beside others takes the path of a crowd
+# (1 thread, no spinning pool; searchapp.embedding.query_runtime)
+_SEARCHING = _Counter()
 
 
 @dataclass(frozen=True)
@@ -181,6 +211,13 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
     """
+    with _SEARCHING:
+        return _search(app, corpus, query, k, min_score, mode, where, times, fusion, rerank)
+
+
+def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
+            min_score: float | None, mode: str, where: Sequence[str | Condition] | None,
+            times: StageTimes | None, fusion: Fusion | None, rerank: bool) -> list[SearchHit]:
     query = validate_query(query, k, min_score)
     mode = check_mode(mode)
     if mode == "lexical" and min_score is not None:
@@ -202,7 +239,8 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
         if mode != "semantic" else None
     semantic, vector = [], None
     if mode != "lexical":
-        vector = app.encoder(handle.model.name).encode_query(query, times)
+        vector = app.encoder(handle.model.name).encode_query(
+            query, times, alone=_SEARCHING.count <= 1)
         semantic = _semantic(app, handle, vector, depth, flt, times)
     found = lexical.result() if lexical else []
     with times.stage("fusion"):
