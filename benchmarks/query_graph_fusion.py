@@ -30,16 +30,16 @@ ROUNDS = 5
 def graph_bytes(encoder, fuse: bool) -> bytes:
     from searchapp.embedding import onnx_graph
 
-    saved = onnx_graph.fused, onnx_graph._eager_attention
+    saved = onnx_graph.fused, onnx_graph.eager_attention
     if not fuse:  # the export as it was: the model's attention, nothing fused
         onnx_graph.fused = lambda graph, config: graph
-        onnx_graph._eager_attention = lambda transformer: None
+        onnx_graph.eager_attention = lambda transformer: None
     try:
         buffer = io.BytesIO()
         onnx_graph.export(encoder, buffer)
         return buffer.getvalue()
     finally:
-        onnx_graph.fused, onnx_graph._eager_attention = saved
+        onnx_graph.fused, onnx_graph.eager_attention = saved
 
 
 def pct(seconds: list[float]) -> dict:

@@ -7,9 +7,11 @@ the bundled encoder's layers). For each test query, in the same run and interlea
 ``search(k=10)`` (no reranking) and ``search(k=10, rerank=True)`` (30 candidates
 searched, rescored in one batch, the 10 best kept); p50/p95 of each and of the
 difference (the added time). Then the rescoring alone (``rerank_hits`` on the same 30
-hits) for other shapes: layers kept, tokens per pair, float32 or dynamic int8, and how
-far int8 moves the scores (largest |logit difference|, the first 10 kept in the same
-order). Torch runs on ``--threads`` threads (2: the budget is for 2 CPU cores).
+hits) for other shapes: layers kept, tokens per pair, float32 (torch) or int8 (the
+reranker's CPU path: ONNX Runtime's fused int8 graph where its logits stay close, else
+torch's dynamic int8; ``*_path`` names which ran), and how far int8 moves the scores
+(largest |logit difference|, the first 10 kept in the same order). Torch and ONNX Runtime
+run on ``--threads`` threads (2: the budget is for 2 CPU cores).
 
 Usage:
     python benchmarks/ir_sections.py
@@ -32,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "benchmarks" / ".cache" / "pg-sections"
 APP = ROOT / "benchmarks" / ".cache" / "rerank-latency-app"
 CORPUS = "pg"
-SHAPES = [(6, 128), (6, 64), (3, 128), (2, 64)]  # (layers, tokens per pair)
+SHAPES = [(6, 128), (6, 64), (3, 128), (3, 64), (2, 64)]  # (layers, tokens per pair)
 
 
 def make_app(folder: Path, docs: int):
@@ -84,6 +86,7 @@ def attach_default(app):
 
 
 def end_to_end(app, texts: list[str]) -> dict:
+    from searchapp.search import rerank
     from searchapp.search.service import search
 
     plain, reranked = [], []
@@ -93,7 +96,9 @@ def end_to_end(app, texts: list[str]) -> dict:
         plain.append(timed(lambda q=q: search(app, CORPUS, q, k=10)))
         reranked.append(timed(lambda q=q: search(app, CORPUS, q, k=10, rerank=True)))
     added = [b - a for a, b in zip(plain, reranked, strict=True)]
-    return {"no_reranking": ms(plain), "reranking": ms(reranked), "added": ms(added)}
+    path = rerank.attached(app, CORPUS).path
+    return {"no_reranking": ms(plain), "reranking": ms(reranked), "added": ms(added),
+            "path": path}
 
 
 def shapes(app, handle, texts: list[str]) -> list[dict]:
@@ -112,6 +117,7 @@ def shapes(app, handle, texts: list[str]) -> list[dict]:
             row["int8" if quantized else "float32"] = ms(
                 [timed(lambda q=q, h=h, s=scorer: rerank.rerank_hits(s, q, h, 10))
                  for q, h in zip(texts, hits, strict=True)])
+            row["int8_path" if quantized else "float32_path"] = scorer.path
         row["int8_vs_float32"] = exactness(model, texts, hits)
         out.append(row)
         print(json.dumps(row), flush=True)
@@ -137,6 +143,8 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=60)
     parser.add_argument("--docs", type=int, default=150)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--out", default="rerank_latency.json", help="file in results/")
+    parser.add_argument("--no-shapes", action="store_true", help="the default shape only")
     args = parser.parse_args()
     import torch
 
@@ -149,9 +157,10 @@ def main() -> None:
               "default": {"layers": config.layers, "tokens": config.max_length, "int8": True},
               "search_k10": end_to_end(app, texts)}
     print(json.dumps(report["search_k10"]), flush=True)
-    report["rescoring_alone"] = shapes(app, handle, texts)
+    if not args.no_shapes:
+        report["rescoring_alone"] = shapes(app, handle, texts)
     report["load_average_after"] = os.getloadavg()
-    out = ROOT / "benchmarks" / "results" / "rerank_latency.json"
+    out = ROOT / "benchmarks" / "results" / args.out
     out.write_text(json.dumps(report, indent=2) + "\n", "utf-8")
 
 

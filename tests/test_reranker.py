@@ -110,3 +110,36 @@ def test_the_blend_keeps_the_search_order_where_the_cross_encoder_knows_nothing(
     blended = compare(topics, handle, untrained, judged)
     assert alone["b"]["value"] < alone["a"]["value"] - 20  # a random head scrambles the list
     assert blended["b"]["value"] >= blended["a"]["value"] - 2  # the blend trusts the search
+
+
+def test_the_attached_reranker_scores_through_its_int8_graph_close_to_float32(topics):
+    """On the CPU the reranker runs ONNX Runtime's int8 graph (cached in its folder), whose
+    logits stay within the check's tolerance of float32 torch; a graph whose logits drift
+    past it is refused and the reranker keeps torch."""
+    from searchapp.errors import ModelError
+    from searchapp.training import cross_graph
+    from searchapp.training.cross_encoder import CrossEncoder
+
+    scorer = attach_untrained(topics)
+    folder = rerank.reranker_folder(topics.settings, "topics-rr")
+    assert scorer.path == "onnx-int8" and list(folder.glob("*-int8.onnx"))
+    exact = CrossEncoder.load(folder, device="cpu")
+    hits = search(topics, "topics", QUERY, k=30)
+    passages = [rerank.passage_text(h) for h in hits]
+    with torch_inference():
+        reference = exact(exact.tokenize([QUERY] * len(passages), passages)).numpy()
+    gap = np.abs(scorer.logits(QUERY, passages) - reference).max()
+    assert gap <= cross_graph.TOLERANCE + 0.02 * np.abs(reference).max()
+
+    class Drifting(cross_graph.CrossGraph):  # a graph whose logits are off by 1
+        def logits(self, features):
+            return super().logits(features) + 1.0
+
+    with pytest.raises(ModelError, match="moves its logits"):
+        cross_graph.check(Drifting(next(folder.glob("*-int8.onnx"))), exact)
+
+
+def torch_inference():
+    import torch
+
+    return torch.inference_mode()

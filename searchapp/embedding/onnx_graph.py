@@ -88,7 +88,7 @@ def export(encoder: torch.nn.Module, path: Path | io.BytesIO) -> None:
     transformer optimizer recognises and fuses (``fused``).
     """
     single = _Single(encoder)
-    _eager_attention(single.transformer)
+    eager_attention(single.transformer)
     ids = torch.tensor([[101] + [1000 + i for i in range(14)] + [102]])
     raw = io.BytesIO()
     with warnings.catch_warnings(), torch.inference_mode(False), torch.no_grad():
@@ -105,7 +105,7 @@ def export(encoder: torch.nn.Module, path: Path | io.BytesIO) -> None:
         Path(path).write_bytes(graph)
 
 
-def _eager_attention(transformer: torch.nn.Module) -> None:
+def eager_attention(transformer: torch.nn.Module) -> None:
     """Attention as matrix products and a softmax (not one SDPA call), on this copy only."""
     setter = getattr(transformer, "set_attn_implementation", None)
     try:
