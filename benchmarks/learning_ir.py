@@ -22,7 +22,9 @@ Recipes (``--recipes``, comma-separated; each a set of the learn job's levers, s
 Each learn job's minutes per step are kept (the ``items``/``mine``/``gold``/``verdict``
 steps, from the job's progress). Rounds are long on 2 shared cores: ``--ns`` and
 ``--recipes`` choose what runs; results are merged into the JSON file, so rounds can
-run one after another.
+run one after another. ``--train-on-all``: the job then trains its final model on every
+judgement, the held-out fifth included (its verdict is the one measured before), and the
+test queries measure that final model.
 
 Usage:
     PYTHONPATH=. python benchmarks/learning_ir.py --ns 300 --recipes before,all
@@ -149,12 +151,14 @@ def brief(test: dict) -> dict:
     return {m: {k: v for k, v in s.items() if k != "per_query"} for m, s in test.items()}
 
 
-def learn(app, name: str, recipe: str, threads: int) -> tuple[dict, float, list]:
+def learn(app, name: str, recipe: str, threads: int, train_on_all: bool = False
+          ) -> tuple[dict, float, list]:
     from searchapp.jobs.worker import run_until_done
     from searchapp.training.learn import request_learning
 
     started = time.monotonic()
-    job_id = request_learning(app, CORPUS, name=name, augment="off", recipe=recipe).job_id
+    job_id = request_learning(app, CORPUS, name=name, augment="off", recipe=recipe,
+                              train_on_all=train_on_all).job_id
     job = run_until_done(app, job_id)
     assert job.status == "succeeded", job.error
     return job.result, time.monotonic() - started, []
@@ -183,14 +187,15 @@ def compare(before, after) -> dict:
     return paired(before, after).as_dict()
 
 
-def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
+def round_(app, n: int, recipe: str, baseline, items, threads: int,
+           train_on_all: bool = False) -> dict:
     from searchapp.embedding.encoder import SiameseEncoder
 
     judged = set_judgements(app, n)
     # a new name each time: earlier rounds' vectors stay
     name = f"pg-{recipe.replace('+', '_')}-{n}-{int(time.time())}"
     log(f"N={judged}, recipe {recipe}: learning")
-    result, seconds, _ = learn(app, name, recipe, threads)
+    result, seconds, _ = learn(app, name, recipe, threads, train_on_all)
     log(f"  learned in {seconds / 60:.1f} min: {result.get('sentence')}")
     from searchapp.evaluation.encoded import is_stored
 
@@ -200,7 +205,8 @@ def round_(app, n: int, recipe: str, baseline, items, threads: int) -> dict:
     started = time.monotonic()
     after = measure(app, name, items, encoder=encoder)
     log(f"  measured on the test queries in {time.monotonic() - started:.1f} s")
-    out = {"n": judged, "recipe": recipe, "minutes": round(seconds / 60, 2),
+    out = {"n": judged, "recipe": recipe, "train_on_all": train_on_all,
+           "minutes": round(seconds / 60, 2),
            "verdict": result.get("verdict"), "sentence": result.get("sentence"),
            "steps": result.get("steps"), "seconds_per_step": result.get("seconds_per_step"),
            "step_seconds": result.get("step_seconds"),
@@ -218,6 +224,9 @@ def main() -> None:
     parser.add_argument("--ns", default="100,300,900")
     parser.add_argument("--recipes", default="before,all")
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--train-on-all", action="store_true",
+                        help="after the verdict, the final model trained on every judgement "
+                             "(rounds named RECIPE+final-N)")
     parser.add_argument("--results", type=Path, default=RESULTS,
                         help="the JSON file the rounds are merged into")
     args = parser.parse_args()
@@ -244,8 +253,9 @@ def main() -> None:
                     "untouched": summary(baseline)})
     for n in [int(x) for x in args.ns.split(",")]:
         for recipe in args.recipes.split(","):
-            results["rounds"][f"{recipe}-{n}"] = round_(app, n, recipe, baseline, items,
-                                                        args.threads)
+            key = f"{recipe}{'+final' if args.train_on_all else ''}-{n}"
+            results["rounds"][key] = round_(app, n, recipe, baseline, items, args.threads,
+                                            args.train_on_all)
             args.results.write_text(json.dumps(results, indent=1))
     log(f"written {args.results}")
 

@@ -254,7 +254,7 @@ def _runtime_of(paths: dict[str, Callable[[str, StageTimes], np.ndarray]],
                         candidates=candidates, rounds_ms=rounds)
 
 
-def test_a_query_beside_another_takes_the_one_thread_graph():
+def test_a_query_beside_another_takes_the_sleeping_pool():
     """While one query is inside the spinning pool, the next takes the sleeping one."""
     inside, release = threading.Event(), threading.Event()
 

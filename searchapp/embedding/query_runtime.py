@@ -179,8 +179,8 @@ class QueryRuntime:
         self.timings_ms = timings_ms  # the build's medians
         self.model_key = model_key
         self.cache = QueryCache(cache_size)
-        rounds = rounds_ms or {c.name: [timings_ms.get(c.name, 0.0)] for c in self.candidates}
-        rounds.setdefault(chosen.name, [0.0])
+        rounds = {c.name: list((rounds_ms or {}).get(c.name) or [timings_ms.get(c.name, 0.0)])
+                  for c in self.candidates}
         self.chooser = PathChooser(rounds)
         self._encoding = 0  # queries being encoded now, to tell a lone query from a crowd
         self._encoding_lock = threading.Lock()
