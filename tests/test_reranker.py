@@ -120,9 +120,14 @@ def test_the_attached_reranker_scores_through_its_int8_graph_close_to_float32(to
     from searchapp.training import cross_graph
     from searchapp.training.cross_encoder import CrossEncoder
 
-    scorer = attach_untrained(topics)
-    folder = rerank.reranker_folder(topics.settings, "topics-rr")
-    assert scorer.path == "onnx-int8" and list(folder.glob("*-int8.onnx"))
+    handle = open_corpus(topics, "topics")
+    folder = keep(topics, handle, new_cross_encoder(topics, handle, RerankerConfig(layers=1)),
+                  "topics-rr", {"kind": "reranker"})
+    graph = list(folder.glob("*-int8.onnx"))
+    assert graph, "keep makes the graph, so the first reranked search only loads it"
+    made = graph[0].stat().st_mtime_ns
+    scorer = rerank.attached(topics, "topics")
+    assert scorer.path == "onnx-int8" and graph[0].stat().st_mtime_ns == made
     exact = CrossEncoder.load(folder, device="cpu")
     hits = search(topics, "topics", QUERY, k=30)
     passages = [rerank.passage_text(h) for h in hits]

@@ -249,6 +249,8 @@ def keep(app: App, handle: CorpusHandle, model: cross_encoder.CrossEncoder, name
     model.save(saving)
     rerank.write_blend(saving, blend or rerank.Blend())
     write_card(saving, card)
+    if model.device.type == "cpu":  # its int8 graph made now: the first reranked search loads it
+        rerank.Reranker(model, quantized=True, graph_dir=saving)
     shutil.rmtree(folder, ignore_errors=True)
     saving.rename(folder)
     with app.db.session() as s:
