@@ -98,7 +98,7 @@ class _Counter:
 
 
 # searches running in this process: a query encoded beside others takes the path of a crowd
-# (1 thread, no spinning pool; searchapp.embedding.query_runtime)
+# (the 2-thread pool that sleeps between operators; searchapp.embedding.query_runtime)
 _SEARCHING = _Counter()
 
 
