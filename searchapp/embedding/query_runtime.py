@@ -23,7 +23,7 @@ each candidate's recent times, runs the fastest by their median, and gives every
 ``EXPLORE``-th query to another candidate so its times stay current. A query
 encoded while other searches run in the process takes the sleeping pool
 (``CROWD``): threads spinning for one query would take the core another search
-needs (16 API clients: 94 searches/s with the spinning pool, 103 without).
+needs (16 API clients: 96-98 searches/s with the spinning pool, 103 without).
 
 Recent query vectors are kept in an LRU cache (``QueryCache``) keyed by the
 model's weights hash and the text, so a repeated query (paging, search-as-you-type
