@@ -64,6 +64,23 @@ def test_a_folder_is_searchable_with_the_page_and_section_of_each_hit(app, tmp_p
                              "section": None}
 
 
+def test_a_hit_found_by_words_names_the_page_its_snippet_comes_from(app, tmp_path, capsys):
+    """A lexical hit has no matched passage: its page is where its snippet is (the densest
+    run of the query's words), not where a word first occurs."""
+    filler = "The weather was mild and the meeting ran long. " * 8
+    docs = tmp_path / "pdfs"
+    docs.mkdir()
+    make_pdf(docs / "ops.pdf", [
+        filler + "A backup is mentioned once here.",
+        filler + "Nothing of interest on this page.",
+        filler + "Backups: the nightly backup job writes each backup to the backup disk.",
+    ])
+    ingest(str(docs), capsys=capsys)
+    [hit] = search(app, "docs", "backup", k=1, mode="lexical")
+    assert hit.source["page"] == 3
+    assert "nightly backup job" in hit.snippet
+
+
 def test_no_passage_spans_two_pages(app, tmp_path, capsys):
     docs = tmp_path / "pdfs"
     docs.mkdir()

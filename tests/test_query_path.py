@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from searchapp.embedding import onnx_graph
@@ -220,17 +220,51 @@ def _spans_word_by_word(text: str, words: list[str]) -> list[tuple[int, int]]:
     return [m.span() for m in re.finditer(r"\w+", text) if stem(m.group()) in wanted]
 
 
+@example(text=["UPDATED", "Updates"], glue="", words=["update"])  # a word inside a word
+@example(text=["updated", "x"], glue="é", words=["update"])  # a letter beyond ASCII after
+@example(text=["\u212aelvin"], glue=" ", words=["kelvin"])  # lower-cases to ASCII
 @settings(max_examples=200, deadline=None)
 @given(text=st.lists(st.one_of(st.sampled_from([*WORDS, "Updates", "UPDATED", "Kelvin",
-                                                      "ſtop", "İstanbul", "update_x"]),
-                               st.text(max_size=8)), max_size=40).map(" ".join),
+                                                      "ſtop", "İstanbul", "update_x",
+                                                      "\u212aelvin", "updatedé", "éupdate",
+                                                      "stop’s", "résumé", "sum—up", "ﬁle?"]),
+                               st.text(max_size=8)), max_size=40),
+       glue=st.sampled_from([" ", "", "—", "é", "?", "\n"]),
        words=st.lists(st.one_of(st.sampled_from(["update", "stop", "protein", "istanbul",
-                                                 "kelvin", "a", "ERR"]),
+                                                 "kelvin", "a", "ERR", "sum", "file"]),
                                 st.text(min_size=1, max_size=6)), min_size=1, max_size=4))
-def test_marking_words_by_pattern_finds_what_stemming_every_word_finds(text, words):
+def test_marking_words_by_pattern_finds_what_stemming_every_word_finds(text, glue, words):
+    """Both ways of marking (the text's bytes for ASCII words, its lower case otherwise)
+    against the reference, on texts where words touch letters and marks beyond ASCII."""
     from searchapp.search.snippets import word_spans
 
+    text = glue.join(text)
     assert word_spans(text, words) == _spans_word_by_word(text, words)
+
+
+def _densest_by_walking(marks: list[tuple[int, int]], width: int) -> int:
+    """The snippet's densest window as it was found before: one walk over the marks."""
+    best, best_count, j = marks[0][0], 0, 0
+    for i, (a, _) in enumerate(marks):
+        while j < len(marks) and marks[j][1] <= a + width * 2 // 3:
+            j += 1
+        if j - i > best_count:
+            best, best_count = a, j - i
+    return best
+
+
+@settings(max_examples=300, deadline=None)
+@given(gaps=st.lists(st.tuples(st.integers(0, 400), st.integers(1, 250)), min_size=1,
+                     max_size=60),
+       width=st.integers(30, 600))
+def test_the_densest_window_by_bisection_is_the_walks(gaps, width):
+    from searchapp.search.snippets import _densest
+
+    marks, at = [], 0
+    for gap, length in gaps:  # sorted, not overlapping, as word_spans gives them
+        marks.append((at + gap, at + gap + length))
+        at += gap + length
+    assert _densest(marks, width) == _densest_by_walking(marks, width)
 
 
 def test_cached_passage_vectors_follow_a_document_embedded_again():

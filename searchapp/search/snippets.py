@@ -12,13 +12,14 @@ Example:
     ...                  ["err", "40417"])
     >>> s.marked()
     'The XR-7 firmware fails with «ERR»-«40417» after an update.'
-    >>> s.highlights
-    [(29, 32), (33, 38)]
+    >>> s.highlights, s.at
+    ([(29, 32), (33, 38)], 29)
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -30,6 +31,7 @@ _WORD_CHAR = re.compile(r"\w", re.UNICODE)
 _ENDINGS = ("ingly", "edly", "ing", "ies", "ied", "ed", "es", "ly", "s")
 
 
+@lru_cache(maxsize=8192)
 def stem(word: str) -> str:
     """A crude English stem for matching marks: ``running`` → ``runn``, ``cats`` → ``cat``.
 
@@ -50,6 +52,7 @@ class Snippet:
 
     text: str
     highlights: list[tuple[int, int]]
+    at: int = 0  # where in the document its first marked word (else its text) begins
 
     def marked(self, open_mark: str = OPEN, close_mark: str = CLOSE) -> str:
         """The text with each highlight between the marks."""
@@ -81,6 +84,8 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     wanted = frozenset(stem(w) for w in words if w)
     if not wanted:
         return []
+    if all(w.isascii() for w in wanted) and not any(c in text for c in _LOWERS_TO_ASCII):
+        return _ascii_word_spans(text, wanted)
     low = text.lower()
     if len(low) != len(text):
         return [m.span() for m in _WORD.finditer(text) if stem(m.group()) in wanted]
@@ -88,6 +93,56 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     for pattern in filter(None, map(_stem_pattern, wanted)):
         found += [m.span() for m in pattern.finditer(low) if _starts_word(low, m.start())]
     return sorted(found)  # a word has one stem: no span is found twice
+
+
+# the only characters beyond ASCII whose lower case holds an ASCII letter (İ → i̇, K → k)
+_LOWERS_TO_ASCII = ("\u0130", "\u212a")  # `in`: a regex class scans ~40x slower
+
+
+def _ascii_word_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int]]:
+    """``word_spans`` for ASCII stems, searched in the text's bytes.
+
+    Python lower-cases a text with one character beyond ASCII (a curly quote, a dash)
+    about ten times slower than an ASCII one, and searches it slower too. So each such
+    character becomes ``?`` (one byte for one character: the offsets stay the text's),
+    the bytes are lower-cased and searched by ``_ascii_pattern``, which checks a
+    match's neighbours itself; only a neighbour that was beyond ASCII is looked up in
+    the text, where a letter (``é`` in ``résumé``) still continues a word. No
+    character lower-cases to an ASCII letter but the two of ``_LOWERS_TO_ASCII``,
+    which send the caller the slow way.
+    """
+    folded = text.encode("ascii", "replace").lower()
+    found: list[tuple[int, int]] = []
+    for pattern in filter(None, map(_ascii_pattern, wanted)):
+        found += [m.span() for m in pattern.finditer(folded)]
+    if b"?" in folded:  # a match beside a '?' is beside a character beyond ASCII, or a '?'
+        end = len(text)
+        found = [(a, e) for a, e in found
+                 if not (a and folded[a - 1] == QUESTION and _is_word(text[a - 1]))
+                 and not (e < end and folded[e] == QUESTION and _is_word(text[e]))]
+    return sorted(found)
+
+
+QUESTION = ord("?")
+
+
+def _is_word(char: str) -> bool:
+    """Whether ``char`` is a word character (``\\w``: a letter or digit, or ``_``)."""
+    return char.isalnum() or char == "_"
+
+
+@lru_cache(maxsize=1024)
+def _ascii_pattern(word_stem: str) -> re.Pattern | None:
+    """``_stem_pattern`` over lower-case ASCII bytes, with the start of the word checked
+    too: after the literal (a look-behind first would lose the regular expression
+    engine's fast search for it), no ASCII word character before it. Compiled on its
+    own (a new query's stems cost one compilation each, about 85 µs)."""
+    endings = _endings(word_stem)
+    if endings is None:
+        return None
+    literal = re.escape(word_stem)
+    return re.compile(f"{literal}(?<![a-z0-9_]{literal}){endings}(?![a-z0-9_])"
+                      .encode("ascii"))
 
 
 def _starts_word(low: str, at: int) -> bool:
@@ -108,14 +163,19 @@ def _stem_pattern(word_stem: str) -> re.Pattern | None:
     ``es``, ``ed``, ``e``, ...; longest first) and the end of the word: the words whose
     stem this is, but for their start, which the caller checks. None for a stem that
     no word has (one that is not a ``\\w+`` word)."""
+    endings = _endings(word_stem)
+    return None if endings is None else re.compile(
+        re.escape(word_stem) + endings + r"(?!\w)", re.UNICODE)
+
+
+def _endings(word_stem: str) -> str | None:
+    """The regular expression of the endings that ``stem`` takes off ``word_stem`` again,
+    ``(?:es|ed|e|...|)``; None for a stem that no word has."""
     if not _WORD.fullmatch(word_stem):
         return None
     endings = sorted((e for e in _SUFFIXES if stem(word_stem + e) == word_stem),
                      key=lambda e: (-len(e), e))
-    if not endings:
-        return None
-    return re.compile(re.escape(word_stem) + "(?:" + "|".join(map(re.escape, endings))
-                      + r")(?!\w)", re.UNICODE)
+    return "(?:" + "|".join(map(re.escape, endings)) + ")" if endings else None
 
 
 def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None = None,
@@ -131,21 +191,28 @@ def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None =
         start, end, cut_left, cut_right = lo, hi, lo > 0, hi < len(text)
     else:
         cut_left, cut_right = start > 0, end < len(text)
-    body = text[start:end].strip()
+    region = text[start:end]
+    body = region.strip()
+    at = start + len(region) - len(region.lstrip())  # the body's offset in ``text``
+    marks = word_spans(body, words)
     prefix = "…" if cut_left else ""
-    spans = [(a + len(prefix), b + len(prefix)) for a, b in word_spans(body, words)]
-    return Snippet(prefix + body + ("…" if cut_right else ""), spans)
+    spans = [(a + len(prefix), b + len(prefix)) for a, b in marks]
+    return Snippet(prefix + body + ("…" if cut_right else ""), spans,
+                   at + (marks[0][0] if marks else 0))
 
 
 def _densest(marks: list[tuple[int, int]], width: int) -> int:
-    """The offset of the mark that starts the window of ``width`` holding the most marks."""
-    best, best_count, j = marks[0][0], 0, 0
-    for i, (a, _) in enumerate(marks):
-        while j < len(marks) and marks[j][1] <= a + width * 2 // 3:
-            j += 1
-        if j - i > best_count:
-            best, best_count = a, j - i
-    return best
+    """The offset of the mark that starts the window of ``width`` holding the most marks
+    (the first such; a window holds the marks that end within two thirds of it).
+
+    Example:
+        >>> _densest([(0, 3), (500, 503), (520, 524), (560, 563), (900, 905)], 300)
+        500
+    """
+    reach = width * 2 // 3
+    ends = [b for _, b in marks]  # sorted: marks do not overlap
+    held = [bisect_right(ends, a + reach) - i for i, (a, _) in enumerate(marks)]  # >= 0
+    return marks[max(range(len(held)), key=held.__getitem__)][0]
 
 
 def _word_edges(text: str, lo: int, hi: int, floor: int, ceiling: int) -> tuple[int, int]:

@@ -3,15 +3,15 @@ passage that matched.
 
 A document read from a file keeps its parts' spans (``layout``: [[start, end,
 page, section], ...]); the passage that matched (or, for a hit found by words
-alone, the first place the query's words occur) falls in one part, whose page
+alone, the first marked word of its snippet) falls in one part, whose page
 and section the hit names. Documents from tables (a CSV row) have no source.
 
 Example:
     >>> meta = {"path": "guide/install.pdf", "type": "pdf", "sha256": "9f86d0"}
     >>> layout = [[0, 40, 1, None], [42, 90, 4, "2.1 Requirements"]]
-    >>> hit_source(meta, layout, (50, 70), "")
+    >>> hit_source(meta, layout, 50)
     {'path': 'guide/install.pdf', 'type': 'pdf', 'page': 4, 'section': '2.1 Requirements'}
-    >>> hit_source({"lang": "en"}, None, None, "") is None
+    >>> hit_source({"lang": "en"}, None, 0) is None
     True
 """
 
@@ -30,23 +30,15 @@ def part_at(layout: Sequence[Sequence], offset: int) -> Sequence | None:
     return layout[max(0, bisect_right(starts, offset) - 1)]
 
 
-def first_match(text: str, words: Sequence[str]) -> int:
-    """Where the first of ``words`` occurs in ``text`` (case-insensitive), or 0."""
-    lowered = text.lower()
-    found = [i for i in (lowered.find(w.lower()) for w in words if w) if i >= 0]
-    return min(found) if found else 0
-
-
-def hit_source(meta: dict, layout: Sequence[Sequence] | None, span: tuple[int, int] | None,
-               text: str, words: Sequence[str] = ()) -> dict | None:
+def hit_source(meta: dict, layout: Sequence[Sequence] | None, offset: int) -> dict | None:
     """``{"path", "type", "page", "section"}`` for a document read from a file, else None.
 
-    ``span`` is the matched passage; without one the query's ``words`` locate the part.
+    ``offset``: where the hit matched in the document's text (its matched passage's
+    start, or its snippet's first marked word).
     """
     path = meta.get("path")
     if not path or not meta.get("type") or "sha256" not in meta:
         return None
-    offset = span[0] if span is not None else first_match(text, words)
     part = part_at(layout or [], offset)
     page = part[2] if part is not None else None
     section = part[3] if part is not None else None
