@@ -280,6 +280,33 @@ def test_cached_passage_vectors_follow_a_document_embedded_again():
     assert idx.best_passages(query, [7]) == {}
 
 
+def test_kept_passage_spans_follow_a_document_embedded_again():
+    """A hit's spans are read once, then kept; a document embedded again (or deleted) is
+    read again, and spans that do not count the index's passages are not kept."""
+    from searchapp.vectors.passage_index import STRIDE, PassageIndex
+
+    idx, reads = PassageIndex(dim=2), []
+    stored = {7: np.array([[0, 90], [80, 160]], np.int32)}
+
+    def read(docs):
+        reads.append(list(docs))
+        return {d: stored[d] for d in docs if d in stored}
+
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+    assert idx.spans_of([7], read)[7].tolist() == [[0, 90], [80, 160]]
+    assert idx.spans_of([7], read)[7].tolist() == [[0, 90], [80, 160]]
+    assert reads == [[7]]
+    stored[7] = np.array([[0, 50], [40, 100], [90, 140]], np.int32)  # embedded again
+    idx.add(np.array([7 * STRIDE + p for p in range(3)]), np.eye(3, 2, dtype=np.float32))
+    assert len(idx.spans_of([7], read)[7]) == 3 and reads == [[7], [7]]
+    stored[7] = np.array([[0, 140]], np.int32)  # the database moved on: not kept
+    idx.delete_documents([7])
+    assert idx.spans_of([7], read) == {}  # deleted: none kept, none read
+    idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+    assert len(idx.spans_of([7], read)[7]) == 1
+    assert len(idx.spans_of([7], read)[7]) == 1 and reads == [[7], [7], [7], [7]]
+
+
 def _runtime_of(paths: dict[str, Callable[[str, StageTimes], np.ndarray]],
                 rounds: dict[str, list[float]]) -> QueryRuntime:
     candidates = tuple(Candidate(name, encode) for name, encode in paths.items())

@@ -252,7 +252,7 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
             if min_score is not None:
                 ranked = [c for c in ranked if c.semantic_score is not None
                           and c.semantic_score >= min_score]
-    hits = _hits(app, ranked, fulltext.query_words(query), times)
+    hits = _hits(app, ranked, fulltext.query_words(query), times, handle)
     if reranker is not None:  # [rerank hook] the cross-encoder reorders the first candidates
         return reranking.rerank_hits(reranker, query, hits, k, times)
     return hits
@@ -407,17 +407,26 @@ def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked
 
 # ---- rows --------------------------------------------------------------------------------
 def _hits(app: App, ranked: list[_Ranked], words: list[str],
-          times: StageTimes | None = None) -> list[SearchHit]:
+          times: StageTimes | None = None, handle: CorpusHandle | None = None
+          ) -> list[SearchHit]:
     """Ranked documents → SearchHits with their rows, passage spans and snippets."""
     times = times if times is not None else StageTimes()
     with times.stage("rows"), app.db.reader() as conn:
         docs = repo.documents_by_id(conn, [r.doc for r in ranked])
         with_passage = [r.doc for r in ranked if r.passage is not None]
-        spans = repo.passage_spans(conn, with_passage) if with_passage else {}
+        spans = _spans(conn, handle, with_passage) if with_passage else {}
         files = [i for i, d in docs.items() if "sha256" in d.meta and "path" in d.meta]
         layouts = repo.layouts_by_id(conn, files) if files else {}
     with times.stage("snippets"):
         return _make_hits(ranked, docs, spans, layouts, words)
+
+
+def _spans(conn, handle: CorpusHandle | None, docs: list[int]) -> dict[int, np.ndarray]:
+    """The passages' spans of ``docs``: the passage index keeps those of recent hits."""
+    if handle is None or handle.passages is None:
+        return repo.passage_spans(conn, docs)
+    return handle.passages.spans_of(
+        docs, lambda missing: repo.passage_spans(conn, missing, handle.model.id))
 
 
 def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
@@ -451,7 +460,7 @@ def search_vector(app: App, handle: CorpusHandle, vector: np.ndarray, k: int = 1
               for i, c in enumerate(_nearest_documents(handle, vector, k), start=1)]
     if min_score is not None:
         ranked = [r for r in ranked if r.score >= min_score]
-    return _hits(app, ranked, [])
+    return _hits(app, ranked, [], handle=handle)
 
 
 def hits_for(app: App, labels, scores, min_score: float | None = None) -> list[SearchHit]:

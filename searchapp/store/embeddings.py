@@ -105,14 +105,20 @@ def embedded_ids(s: Session, corpus_id: int, model_id: int) -> np.ndarray:
     return np.asarray(ids, dtype=np.int64)
 
 
-def passage_spans(s, doc_ids) -> dict[int, np.ndarray]:
-    """{document id: spans (p, 2) int32} for those of ``doc_ids`` stored as passages (any model).
+def passage_spans(s, doc_ids, model_id: int | None = None) -> dict[int, np.ndarray]:
+    """{document id: spans (p, 2) int32} for those of ``doc_ids`` stored as passages (by
+    ``model_id``'s split, or any model's).
 
-    Takes a Session or a Connection; reads only the given rows (a hit's snippet).
+    Takes a Session or a Connection; reads only the given rows (a hit's snippet). On
+    SQLite a row's spans lie behind its passages' vectors (tens of kilobytes a page),
+    so each is a walk along the row's overflow pages: the passage index keeps those
+    of recent hits (``PassageIndex.spans_of``).
     """
     out: dict[int, np.ndarray] = {}
+    same_model = () if model_id is None else (Embedding.model_id == int(model_id),)
     for part in chunks([int(i) for i in doc_ids], IN_LIMIT):
         rows = s.execute(select(Embedding.document_id, Embedding.passage_spans).where(
-            Embedding.document_id.in_(part), Embedding.passage_spans.is_not(None))).all()
+            Embedding.document_id.in_(part), Embedding.passage_spans.is_not(None),
+            *same_model)).all()
         out.update({i: np.frombuffer(b, dtype=np.int32).reshape(-1, 2) for i, b in rows})
     return out

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -45,10 +45,12 @@ from searchapp.vectors.index_cache import IndexCache, IndexKey, _Entry
 
 STRIDE = MAX_PASSAGES
 PASSAGE_CACHE_BYTES = 64 * 2**20  # passage vectors of recent hits kept per index
+SPANS_CACHE_BYTES = 4 * 2**20  # and their character spans (8 bytes a passage)
 
 
 class _PassageMatrices:
-    """An LRU of document → its passages' vectors (p, dim), bounded in bytes; thread-safe."""
+    """An LRU of document → an array of its passages (their vectors (p, dim), or their
+    spans (p, 2)), bounded in bytes; thread-safe."""
 
     def __init__(self, budget: int = PASSAGE_CACHE_BYTES):
         self.budget, self.used = budget, 0
@@ -93,6 +95,7 @@ class PassageIndex(VectorIndex):
         super().__init__(dim, *args, **kwargs)
         self.passage_counts: dict[int, int] = {}
         self._matrices = _PassageMatrices()
+        self._spans = _PassageMatrices(SPANS_CACHE_BYTES)
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
@@ -109,6 +112,7 @@ class PassageIndex(VectorIndex):
         super().add(labels, vectors)
         self.passage_counts.update(new_counts)
         self._matrices.forget(new_counts)
+        self._spans.forget(new_counts)
 
     def delete(self, labels: np.ndarray) -> None:
         """Delete by *document* ids (the tombstones' ids): all of their passages."""
@@ -119,6 +123,7 @@ class PassageIndex(VectorIndex):
         labels = [d * STRIDE + p for d in doc_ids for p in range(self.passage_counts.pop(d, 0))]
         super().delete(np.asarray(labels, dtype=np.int64))
         self._matrices.forget(doc_ids)
+        self._spans.forget(doc_ids)
 
     def passages_of(self, doc_id: int) -> np.ndarray:
         return doc_id * STRIDE + np.arange(self.passage_counts.get(doc_id, 0), dtype=np.int64)
@@ -136,6 +141,38 @@ class PassageIndex(VectorIndex):
             best = int(np.argmax(scores))
             out[doc] = (best, float(scores[best]))
         return out
+
+    def spans_of(self, doc_ids: Iterable[int],
+                 read: Callable[[list[int]], dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
+        """{document: its passages' (start, end) character spans (p, 2)} for the split
+        documents among ``doc_ids``: those of recent hits from memory, the others from
+        ``read(documents)`` (the database), kept when they count the passages the index
+        holds (a document embedded again since is read again).
+
+        Example:
+            >>> idx = PassageIndex(dim=2)
+            >>> idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+            >>> read = lambda docs: {7: np.array([[0, 90], [80, 160]], np.int32)}
+            >>> idx.spans_of([7, 8], read)[7].tolist()
+            [[0, 90], [80, 160]]
+            >>> idx.spans_of([7], lambda docs: {})[7].tolist()  # kept: not read again
+            [[0, 90], [80, 160]]
+        """
+        found: dict[int, np.ndarray] = {}
+        missing = []
+        for doc in (int(d) for d in doc_ids):
+            spans = self._spans.get(doc)
+            if spans is not None:
+                found[doc] = spans
+            elif self.passage_counts.get(doc, 0):
+                missing.append(doc)
+        if missing:
+            version = self._spans.version
+            for doc, spans in read(missing).items():
+                found[doc] = spans
+                if len(spans) == self.passage_counts.get(doc):
+                    self._spans.put(doc, spans, version)
+        return found
 
     def _passage_vectors(self, docs: list[int]) -> dict[int, np.ndarray]:
         """{document: its passages' vectors (p, dim)} for the split documents among docs."""
