@@ -26,7 +26,11 @@ Three parts, each printing ours, the peer and their ratio:
 3. **synthetic**: ``--synthetic-docs`` real texts with synthetic clustered vectors (as
    ``hybrid_latency.py``; ``--synthetic-docs 1000000`` is the 1M corpus of ``scale.py``:
    past the 100,000 real texts, each text joins two of them), our three modes with
-   stages (no txtai: it would have to encode every text).
+   stages. With ``--synthetic-peer``, txtai beside them: its hybrid index (BM25 terms,
+   stored texts, its default dense backend: Faiss) over the same texts holding the same
+   vectors (txtai's ``external`` method: a transform that hands it the stored vector of
+   each text, since encoding a million texts would take hours here), and each query
+   encoded by sentence-transformers with the model, as txtai does it.
 
 Stored corpora are kept in ``--work`` (default ``benchmarks/.cache/query-latency``) and
 reused by the next run; ``--quick`` runs small sizes for a check in a few minutes.
@@ -300,9 +304,52 @@ def synthetic_part(args, queries: list[str]) -> dict:
     store(app, name, texts, clustered_vectors(args.synthetic_docs))
     handle = open_corpus(app, name)
     log(f"synthetic: {handle.index.count:,} documents")
+    peer, peer_s = None, None
+    if args.synthetic_peer:
+        peer_index, peer_s = txtai_external_index(
+            texts, clustered_vectors(args.synthetic_docs), args.work / f"txtai-{name}")
+        log(f"txtai: indexed in {peer_s:.1f} s (0: stored before)")
     ours = measure_ours(app, handle, queries)
-    show("synthetic", ours, None)
-    return {"documents": args.synthetic_docs, "texts": origin, "ours": ours}
+    if args.synthetic_peer:
+        peer = measure_txtai(peer_index, queries)
+    ratios = show("synthetic", ours, peer)
+    return {"documents": args.synthetic_docs, "texts": origin, "ours": ours,
+            **({"txtai": peer, "index_seconds_txtai": round(peer_s, 1),
+                "ours_over_txtai_p50": ratios} if peer else {})}
+
+
+def txtai_external_index(texts: list[str], vectors, folder: Path):
+    """txtai's hybrid index of ``texts`` holding ``vectors`` (row i for text i), saved in
+    ``folder`` and reused; queries are encoded by sentence-transformers. (index, seconds)"""
+    from sentence_transformers import SentenceTransformer
+    from txtai import Embeddings
+
+    from searchapp.embedding.models import BUNDLED
+
+    model = SentenceTransformer(str(BUNDLED[MODEL]()), device="cpu")
+    row_of = {t: i for i, t in enumerate(texts)}
+    indexing = {"now": False}
+
+    def transform(batch):  # while indexing: the texts' vectors; after: queries, encoded
+        if indexing["now"]:
+            return vectors[[row_of[t] for t in batch]]
+        return model.encode(list(batch), normalize_embeddings=True)
+
+    config = {"method": "external", "transform": transform, "content": True,
+              "hybrid": True}
+    embeddings = Embeddings(config)
+    marker = folder / "count.json"
+    if marker.is_file() and json.loads(marker.read_text()) == len(texts):
+        embeddings.load(str(folder), config=config)
+        log("txtai: index loaded")
+        return embeddings, 0.0
+    started, indexing["now"] = time.perf_counter(), True
+    embeddings.index((i, text, None) for i, text in enumerate(texts))
+    seconds, indexing["now"] = time.perf_counter() - started, False
+    shutil.rmtree(folder, ignore_errors=True)
+    embeddings.save(str(folder))
+    marker.write_text(json.dumps(len(texts)))
+    return embeddings, seconds
 
 
 def main() -> None:
@@ -311,6 +358,8 @@ def main() -> None:
                         help="small sizes: 40 pages, 10,000 synthetic documents, 40 queries")
     parser.add_argument("--docs", type=int, default=300, help="manual pages (passages part)")
     parser.add_argument("--synthetic-docs", type=int, default=100_000)
+    parser.add_argument("--synthetic-peer", action="store_true",
+                        help="txtai beside ours on the synthetic corpus (same vectors)")
     parser.add_argument("--queries", type=int, default=150)
     parser.add_argument("--parts", default="encode,passages,synthetic")
     parser.add_argument("--out", help="result file name in benchmarks/results/")
