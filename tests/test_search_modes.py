@@ -6,6 +6,8 @@ import json
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from sqlalchemy import select, text, update
 
 from searchapp.corpora import service as corpora
@@ -183,6 +185,38 @@ def test_common_words_rank_what_rare_words_find(app, monkeypatch):
     # found by "beach" only (the 30 dog-only documents are no candidates), ranked by both
     # words: without "dog", the shorter "short" would come first
     assert [h.id for h in hits] == ["both", "short", "far"]
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(picked=st.lists(st.integers(1, 12), min_size=2, max_size=5, unique=True),
+       cap=st.integers(1, 11))
+def test_informative_phrases_by_capped_counts_are_those_by_full_counts(store_of_words,
+                                                                       picked, cap):
+    """Counting each phrase's documents only up to the cap decides common and informative
+    as counting them all does, and keeps the rarest when every phrase is common."""
+    from searchapp.store import fulltext
+
+    conn, corpus_id = store_of_words
+    chunks = [f'"w{k}"' for k in picked]  # word w{k} is in k of the documents
+    rarest = f'"w{min(picked)}"'
+    expected = [c for c, k in zip(chunks, picked, strict=True) if k <= cap] or [rarest]
+    fulltext.COMMON_MIN_DOCS, before = cap, fulltext.COMMON_MIN_DOCS
+    try:
+        assert fulltext.informative_chunks(conn, corpus_id, chunks, 12) == expected
+    finally:
+        fulltext.COMMON_MIN_DOCS = before
+
+
+@pytest.fixture
+def store_of_words(app):
+    """A corpus where word ``w{k}`` is in k documents (k = 1..12); (connection, its id)."""
+    ingest(app, "words", [{"id": f"d{i}", "text": " ".join(
+        f"w{k}" for k in range(1, 13) if i < k) + f" filler {i}"} for i in range(12)])
+    with app.db.session() as s:
+        corpus_id = repo.corpus_state(s, "words").id
+    with app.db.reader() as conn:
+        yield conn, corpus_id
 
 
 def fts_name(app, corpus: str) -> str:
