@@ -158,16 +158,8 @@ class PassageIndex(VectorIndex):
             >>> idx.spans_of([7], lambda docs: {})[7].tolist()  # kept: not read again
             [[0, 90], [80, 160]]
         """
-        found: dict[int, np.ndarray] = {}
-        missing = []
-        for doc in (int(d) for d in doc_ids):
-            spans = self._spans.get(doc)
-            if spans is not None:
-                found[doc] = spans
-            elif self.passage_counts.get(doc, 0):
-                missing.append(doc)
+        found, missing, version = self._kept(self._spans, [int(d) for d in doc_ids])
         if missing:
-            version = self._spans.version
             for doc, spans in read(missing).items():
                 found[doc] = spans
                 if len(spans) == self.passage_counts.get(doc):
@@ -176,16 +168,8 @@ class PassageIndex(VectorIndex):
 
     def _passage_vectors(self, docs: list[int]) -> dict[int, np.ndarray]:
         """{document: its passages' vectors (p, dim)} for the split documents among docs."""
-        found: dict[int, np.ndarray] = {}
-        missing = []
-        for doc in docs:
-            matrix = self._matrices.get(doc)
-            if matrix is not None:
-                found[doc] = matrix
-            elif self.passage_counts.get(doc, 0):
-                missing.append(doc)
+        found, missing, version = self._kept(self._matrices, docs)
         if missing:
-            version = self._matrices.version
             labels = [self.passages_of(doc) for doc in missing]
             vectors = self.vectors(np.concatenate(labels))
             start = 0
@@ -194,6 +178,21 @@ class PassageIndex(VectorIndex):
                 start += len(own)
                 self._matrices.put(doc, found[doc], version)
         return found
+
+    def _kept(self, cache: _PassageMatrices, docs: list[int]
+              ) -> tuple[dict[int, np.ndarray], list[int], int]:
+        """(what ``cache`` keeps of ``docs``, the split documents among them it does not
+        keep, its version before they are read: what is read is kept only if unchanged)."""
+        version = cache.version
+        found: dict[int, np.ndarray] = {}
+        missing = []
+        for doc in docs:
+            kept = cache.get(doc)
+            if kept is not None:
+                found[doc] = kept
+            elif self.passage_counts.get(doc, 0):
+                missing.append(doc)
+        return found, missing, version
 
     @classmethod
     def load(cls, path: Path, expect: dict) -> PassageIndex:
