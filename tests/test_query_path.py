@@ -95,8 +95,11 @@ def test_a_repeated_query_comes_from_the_cache_and_cannot_be_changed(bundled_enc
     assert again is first and "encode" not in times.ms() and "query-cache" in times.ms()
     with pytest.raises(ValueError):
         again[0] = 1.0
+    # Not from the cache, and the same vector up to the path: the runtime may re-time
+    # another path between two queries (EXPLORE), and the paths agree within EXACT
+    # (float32 ONNX against bf16 torch on a CPU with avx512_bf16: cosine 0.99999).
     fresh = bundled_encoder.encode_query("a cached query", use_cache=False)
-    assert fresh is not first and np.allclose(fresh, first)
+    assert fresh is not first and float(fresh @ first) >= EXACT
 
 
 def test_the_first_query_goes_through_torch_and_the_second_builds_the_fast_path(tiny_bert):
