@@ -16,6 +16,7 @@ import pytest
 from tests.browser import (
     ARTIFACTS,
     chromium,
+    pick_files,
     playwright_or_skip,
     read_worker_pid,
     served_app,
@@ -75,7 +76,7 @@ def search_and_calibrate(page, url: str, csv_path: Path, pairs_path: Path) -> No
     try:
         page.goto(url)
         page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
-        page.locator("input[type=file]").set_input_files(str(csv_path))
+        pick_files(page, str(csv_path), "Upload and embed")
         page.get_by_role("button", name="Upload and embed").click()
         page.get_by_text("Corpus 'sentences': 12 added.").wait_for(timeout=30_000)
         # The worker starts (importing torch, loading the model) and embeds.
@@ -93,11 +94,15 @@ def search_and_calibrate(page, url: str, csv_path: Path, pairs_path: Path) -> No
         raise
 
 
+def open_tab(page) -> None:
+    page.get_by_role("tab", name="Threshold calibration").click()
+
+
 def calibrate_in_browser(page, pairs_path: Path) -> None:
     """Duplicates page: upload labelled pairs, let the worker score them, adopt the threshold."""
     page.get_by_role("link", name="Duplicates").click()
-    page.get_by_role("tab", name="Threshold calibration").click()
-    page.locator("input[type=file]").set_input_files(str(pairs_path))
+    open_tab(page)
+    pick_files(page, str(pairs_path), "Compute AP and threshold", reopen=open_tab)
     page.get_by_role("button", name="Compute AP and threshold").click()
     page.get_by_text(f"On {len(LABELLED_PAIRS)} pairs").wait_for(timeout=60_000)
     use = page.get_by_role("button", name="as the threshold of all-MiniLM-L6-v2")

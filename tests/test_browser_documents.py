@@ -10,7 +10,14 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.browser import ARTIFACTS, browser_page, chromium, playwright_or_skip, served_app
+from tests.browser import (
+    ARTIFACTS,
+    browser_page,
+    chromium,
+    pick_files,
+    playwright_or_skip,
+    served_app,
+)
 from tests.document_files import make_pdf
 
 pytestmark = pytest.mark.browser
@@ -55,7 +62,7 @@ def upload_search_and_open(page, url: str, tmp: Path) -> None:
     """Upload, wait for both jobs, search, and open the first hit's original at its page."""
     page.goto(url)
     page.get_by_role("heading", name="Upload").wait_for(timeout=30_000)
-    page.locator("input[type=file]").set_input_files([str(p) for p in upload_files(tmp)])
+    pick_files(page, [str(p) for p in upload_files(tmp)], "Add and embed")
     page.get_by_label("New corpus name").fill("handbook")
     page.get_by_role("button", name="Add and embed").click()
     page.get_by_text("3 files added, 0 changed").wait_for(timeout=120_000)

@@ -22,6 +22,7 @@ from tests.browser import (
     ARTIFACTS,
     browser_page,
     chromium,
+    pick_files,
     playwright_or_skip,
     served_app,
 )
@@ -87,7 +88,7 @@ def test_document_text_is_shown_literally(served, page, tmp_path: Path):
     csv_path = tmp_path / "tricky.csv"
     csv_path.write_text("text\n" + "".join(f'"{t.replace(chr(34), chr(34) * 2)}"\n'
                                            for t in TEXTS), encoding="utf-8")
-    page.locator("input[type=file]").set_input_files(str(csv_path))
+    pick_files(page, str(csv_path), "Upload and embed")
     page.get_by_role("button", name="Upload and embed").click()
     page.get_by_text(f"Corpus 'tricky': {len(TEXTS)} added.").wait_for(timeout=30_000)
     page.get_by_text("Embedding 'tricky': done").wait_for(timeout=240_000)
