@@ -92,9 +92,9 @@ def pick_files(page, files: str | list[str], button: str, reopen=None,
     page, the uploader shows no file, and a second pick on it does nothing either; a reload
     mends it. Seen right after the Duplicates page's tab click (CI of stop 41; here 0 of
     150 to 1 of 12 picks under a load of 3 on 2 cores, and where a reload was tried, the
-    pick after it took the file). So the test picks once more only then, after ``page.reload()`` and
-    ``reopen(page)`` (what brings the uploader back, e.g. a tab click); a file the
-    uploader holds that brings no button fails at once.
+    pick after it took the file). So the test picks once more only then, after
+    ``page.reload()`` and ``reopen(page)`` (what brings the uploader back, e.g. a tab
+    click); a file the uploader holds that brings no button fails at once.
     """
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 

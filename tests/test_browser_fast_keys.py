@@ -17,7 +17,7 @@ from searchapp.context import App
 from searchapp.duplicates import review
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service
-from tests.browser import browser_page, chromium, playwright_or_skip, served_app
+from tests.browser import IDLE, browser_page, chromium, playwright_or_skip, served_app
 from tests.label_driver import SETTLED
 from tests.test_duplicates import FAQ, make_corpus
 
@@ -44,8 +44,7 @@ def settled_on_count(page, app) -> None:
     the number stored (every press answered, none still on its way)."""
     deadline = time.monotonic() + WAIT / 1000
     while True:
-        page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                               timeout=WAIT)
+        page.wait_for_selector(IDLE, timeout=WAIT)
         page.wait_for_function(SETTLED, timeout=WAIT, polling="raf")
         said = re.search(r"This session: (\d+) duplicate", page.inner_text("body"))
         if said and int(said.group(1)) == len(service.list_judgements(app, "faq")):

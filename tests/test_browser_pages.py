@@ -21,7 +21,7 @@ from searchapp.corpora.service import upload
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
-from tests.browser import browser_page, served_without_worker
+from tests.browser import IDLE, browser_page, served_without_worker
 from tests.test_browser_ux import NOTES
 from tests.test_duplicates import make_corpus as embedded_corpus
 
@@ -68,8 +68,7 @@ def page(served, request):
 
 def idle(page) -> None:
     """Wait until no script runs (the app's own state attribute)."""
-    page.wait_for_selector('[data-testid="stApp"][data-test-script-state="notRunning"]',
-                           timeout=WAIT)
+    page.wait_for_selector(IDLE, timeout=WAIT)
 
 
 def search_for(page, query: str) -> str:
