@@ -88,7 +88,7 @@ def test_no_passage_spans_two_pages(app, tmp_path, capsys):
     ingest(str(docs), capsys=capsys)
     with app.db.session() as s:
         corpus = repo.corpus_state(s, "docs")
-        [(doc_id, _)] = repo.stored_files(s, corpus.id).values()
+        [doc_id] = [f.id for f in repo.stored_files(s, corpus.id).values()]
         layout = repo.layouts_by_id(s, [doc_id])[doc_id]
         spans = repo.passage_spans(s.connection(), [doc_id])[doc_id]
     pages = [(a, b) for a, b, _page, _section in layout]
@@ -135,7 +135,7 @@ def _rows(app) -> dict[str, tuple[int, str]]:
     """external id → (row id, meta path) of the corpus' file documents."""
     with app.db.session() as s:
         stored = repo.stored_files(s, repo.corpus_state(s, "docs").id)
-    return {e: (i, meta["path"]) for e, (i, meta) in stored.items()}
+    return {e: (f.id, f.meta["path"]) for e, f in stored.items()}
 
 
 def test_a_moved_file_keeps_its_document_and_vectors_and_is_not_read_again(app, tmp_path,
@@ -206,7 +206,7 @@ def test_the_original_is_kept_once_per_content(app, tmp_path, capsys):
     stored = sorted(p.name for p in app.settings.originals_dir.rglob("*") if p.is_file())
     assert len(stored) == 3  # notes.md and guide/copy.md share one original
     with app.db.session() as s:
-        metas = {e: m for e, (_, m) in repo.stored_files(s, repo.corpus_state(s, "docs").id
+        metas = {e: f.meta for e, f in repo.stored_files(s, repo.corpus_state(s, "docs").id
                                                          ).items()}
     assert metas["notes.md"]["sha256"] == metas["guide/copy.md"]["sha256"]
 
@@ -284,7 +284,7 @@ def test_an_ingest_killed_mid_way_resumes_with_nothing_lost_or_doubled(app, tmp_
     with app.db.session() as s:
         corpus = repo.corpus_state(s, "docs")
         stored = repo.stored_files(s, corpus.id)
-        layouts = repo.layouts_by_id(s, [i for i, _ in stored.values()])
+        layouts = repo.layouts_by_id(s, [f.id for f in stored.values()])
         assert corpus.documents == len(stored) == n == len(layouts)
 
 

@@ -12,8 +12,8 @@ from searchapp.store.schema import SCHEMA_VERSION, Base
 
 
 def _as_version_4(url: str) -> None:
-    """A database exactly as version 4 left it: v5 adds two tables and v9 a column of
-    corpora, so they go."""
+    """A database exactly as version 4 left it: v5 adds two tables, v9 a column of
+    corpora and v10 two columns of documents, so they go."""
     db = Database(url)
     with db.session() as s:
         c = repo.get_or_create_corpus(s, "faq", "m")
@@ -22,6 +22,9 @@ def _as_version_4(url: str) -> None:
         conn.execute(text("DROP TABLE evaluation_runs"))
         conn.execute(text("DROP TABLE judgements"))
         conn.execute(text("ALTER TABLE corpora DROP COLUMN reranker"))
+        conn.execute(text("DROP INDEX ix_documents_source"))
+        conn.execute(text("ALTER TABLE documents DROP COLUMN source"))
+        conn.execute(text("ALTER TABLE documents DROP COLUMN original"))
         conn.execute(text("UPDATE schema_info SET version = 4"))
     db.dispose()
 

@@ -40,7 +40,7 @@ def stored(app, corpus: str) -> tuple[dict[str, int], dict[str, str]]:
     """(external id → row id, external id → text) of the corpus' file documents."""
     with app.db.session() as s:
         corpus_id = repo.find_corpus(s, corpus).id
-        rows = {e: i for e, (i, _) in repo.stored_files(s, corpus_id).items()}
+        rows = {e: f.id for e, f in repo.stored_files(s, corpus_id).items()}
         return rows, texts_by_external_id(s, corpus_id, list(rows))
 
 

@@ -81,7 +81,7 @@ def docs(app, corpus: str = "notes") -> dict[str, str]:
 def row_ids(app, corpus: str = "notes") -> dict[str, int]:
     """external id → the document's row id (kept by a rename: vectors, clusters)."""
     with app.db.session() as s:
-        return {e: i for e, (i, _) in repo.stored_files(
+        return {e: f.id for e, f in repo.stored_files(
             s, repo.find_corpus(s, corpus).id).items()}
 
 

@@ -27,7 +27,6 @@ from searchapp.api.problems import ProblemRoute
 from searchapp.config import max_upload_bytes
 from searchapp.corpora import documents as docs
 from searchapp.corpora.files_job import request_ingest
-from searchapp.corpora.originals import OriginalNotFoundError, original_path
 from searchapp.corpora.staging import stage_uploads
 from searchapp.jobs import queue
 from searchapp.web.originals import original_response
@@ -55,9 +54,5 @@ def add_files(request: Request, name: Name, app: AppDep,
 @router.get("/corpora/{name}/originals/{doc_id:path}", summary="A document's original file",
             response_class=Response)
 def get_original(name: Name, doc_id: DocPathId, app: AppDep) -> Response:
-    doc = docs.get(app, name, doc_id)
-    if "sha256" not in doc.meta:
-        raise OriginalNotFoundError(f"Document {doc_id!r} was not read from a file: it has "
-                                    "no original.")
-    return original_response(original_path(app.settings.originals_dir, doc.meta["sha256"]),
-                             doc.meta)
+    path, doc = docs.original_of(app, name, doc_id)
+    return original_response(path, doc.meta)

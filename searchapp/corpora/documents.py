@@ -32,13 +32,15 @@ import math
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlalchemy import select
 
 from searchapp.context import App
+from searchapp.corpora.originals import OriginalNotFoundError, original_path
 from searchapp.corpora.service import create_corpus, request_embed  # noqa: F401 - doctest
 from searchapp.errors import DocumentNotFoundError, InvalidParameterError
-from searchapp.store import repo
+from searchapp.store import repo, sources
 from searchapp.store.documents import IN_LIMIT, chunks
 from searchapp.store.schema import Document, Embedding
 
@@ -79,12 +81,16 @@ class UpsertSummary:
 
 @dataclass(frozen=True)
 class StoredDocument:
-    """One stored document: its id, text, metadata, and whether it has a vector yet."""
+    """One stored document: its id, text, metadata, whether it has a vector yet, and the
+    app's record of what brought it (``source``, in words: ``store/sources.py``) and of
+    the original file kept for it (``original``, its SHA-256; None for a row)."""
 
     id: str
     text: str
     meta: dict = field(default_factory=dict)
     embedded: bool = False
+    source: str = ""
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -229,7 +235,7 @@ def upsert(app: App, corpus: str, docs: Sequence[Doc]) -> UpsertSummary:
         c = repo.get_corpus(s, corpus)
         name = c.name
         metadata_updated = repo.replace_meta(s, c, checked)
-        result = repo.add_documents(s, c, checked)
+        result = repo.add_documents(s, c, checked, source=sources.API)
         s.flush()
         generation = repo.current_generation(s, c.id)
     changed_text = result.added + result.updated
@@ -253,7 +259,8 @@ def get_many(app: App, corpus: str, external_ids: Sequence[str]
         model = repo.find_model(s, c.model_name)
         found: dict[str, StoredDocument] = {}
         for part in chunks(wanted, IN_LIMIT):
-            q = select(Document.external_id, Document.text, Document.meta, Document.id).where(
+            q = select(Document.external_id, Document.text, Document.meta, Document.id,
+                       Document.source, Document.original).where(
                 Document.corpus_id == c.id, Document.external_id.in_(part))
             rows = s.execute(q).all()
             embedded: set[int] = set()
@@ -261,8 +268,9 @@ def get_many(app: App, corpus: str, external_ids: Sequence[str]
                 embedded = set(s.scalars(select(Embedding.document_id).where(
                     Embedding.model_id == model.id,
                     Embedding.document_id.in_([r[3] for r in rows]))))
-            for e, t, m, i in rows:
-                found[e] = StoredDocument(e, t, dict(m or {}), i in embedded)
+            for e, t, m, i, source, original in rows:
+                found[e] = StoredDocument(e, t, dict(m or {}), i in embedded,
+                                          sources.describe(source), original)
     return [found[e] for e in wanted if e in found], [e for e in wanted if e not in found]
 
 
@@ -297,3 +305,18 @@ def delete(app: App, corpus: str, external_ids: Sequence[str]) -> DeleteSummary:
         s.flush()
         generation = repo.current_generation(s, c.id)
     return DeleteSummary(name, len(deleted), missing, generation)
+
+
+def original_of(app: App, corpus: str, external_id: str) -> tuple[Path, StoredDocument]:
+    """The original file of a document of ``corpus`` and the document: the file the app
+    kept when it read this document (its own record, per corpus), never one a metadata
+    value names. OriginalNotFoundError for a document not read from a file.
+
+    Example:
+        >>> path, doc = original_of(app, "manuals", "guide.pdf")  # doctest: +SKIP
+    """
+    doc = get(app, corpus, external_id)
+    if not doc.original:
+        raise OriginalNotFoundError(f"Document {external_id!r} was not read from a file: it "
+                                    "has no original.")
+    return original_path(app.settings.originals_dir, doc.original), doc

@@ -79,9 +79,11 @@ def _add(result: FileResult, extracted: list[Extracted], doc_id: str, base: dict
                 f"{doc_id}: its text has {len(text):,} characters, more than the "
                 f"{limits.max_text_chars:,} one document may hold. Split the file into "
                 "smaller ones and add them again.")
-        meta = {**base, **{k: str(v) for k, v in one.meta.items() if v not in (None, "")}}
-        if not one.meta.get("modified") and "modified" in base:  # else the file's own date
-            meta["modified"] = base["modified"]
+        # the file's own metadata (front matter, properties) never names the app's keys:
+        # where a document came from and what its bytes are is the app's to say
+        meta = {**{k: str(v) for k, v in one.meta.items() if v not in (None, "")}, **base}
+        if one.meta.get("modified"):  # a document's own date is its date, not the file's
+            meta["modified"] = str(one.meta["modified"])
         if one.pages_without_text:
             meta["pages_without_text"] = ",".join(str(p) for p in one.pages_without_text)
         external_id = doc_id + one.suffix

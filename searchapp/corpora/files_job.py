@@ -32,6 +32,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import fnmatch
 import logging
 import os
@@ -55,15 +56,16 @@ from searchapp.corpora.inputs import (
     InputLimits,
     Skipped,
     is_archive,
-    iter_inputs,
+    iter_rooted,
 )
-from searchapp.corpora.originals import keep
+from searchapp.corpora.originals import OriginalChangedError, keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
 from searchapp.errors import ConfigError, IngestError, JobCancelled, ModelError
 from searchapp.jobs import queue
 from searchapp.jobs.tasks import fault_point
-from searchapp.store import repo
+from searchapp.store import repo, sources
+from searchapp.store.documents import StoredFile
 from searchapp.store.judgement_rows import move_judgements
 
 log = logging.getLogger(__name__)
@@ -237,8 +239,9 @@ def ingest_task(ctx, payload: dict) -> dict:
         corpus = repo.get_or_create_corpus(s, name, payload["model"])
         corpus_id = corpus.id
         stored = repo.stored_files(s, corpus_id)
-    run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")))
     paths = [Path(p) for p in payload["paths"]]
+    run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")),
+               sources=source_keys(paths, staged=bool(payload.get("staged"))))
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
@@ -250,7 +253,7 @@ def ingest_task(ctx, payload: dict) -> dict:
     try:
         same_device(paths, payload.get("device"))
         with _alongside(app, name, ctx, payload, run) as run.alongside:
-            run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
+            run.read(iter_rooted(paths, work, InputLimits.from_env(), wanted,
                                  settle=float(payload.get("settle") or 0)), total)
         run.report_read()
         if payload.get("sync"):
@@ -268,6 +271,21 @@ def ingest_task(ctx, payload: dict) -> dict:
     if payload.get("staged"):
         shutil.rmtree(payload["staged"], ignore_errors=True)
     return report.as_dict()
+
+
+def source_keys(paths: Sequence[Path], staged: bool = False) -> list[str]:
+    """The source of each given path (``store/sources.py``): everything uploaded is the
+    corpus' uploads; a folder is that folder (the command line's and a watch's alike); a
+    file or archive given on its own is that file.
+
+    Example:
+        >>> source_keys([Path("/tmp/x.zip")]), source_keys([Path("/tmp/x.zip")], staged=True)
+        (['path:/tmp/x.zip'], ['upload'])
+    """
+    if staged:
+        return [sources.UPLOAD] * len(paths)
+    return [sources.folder_source(str(p)) if p.is_dir() else sources.path_source(str(p))
+            for p in paths]
 
 
 def same_device(paths: Sequence[Path], device: str | None) -> None:
@@ -315,114 +333,162 @@ def _count_files(paths: Sequence[Path]) -> int:
 
 
 class _Run:
-    """One ingest's state: what the store held, what was seen, the batch being written."""
+    """One ingest's state: what the store held, what was seen, the batch being written.
+
+    Everything is kept per source (``sources``: one key per given path): a file is
+    compared with the documents its own source brought, a sync removes only those, and
+    a document another source brought is never overwritten or removed (the file is
+    reported instead). Documents read from files before sources were recorded
+    (``sources.LEGACY_FILES``) are taken over by the first source that reads their path.
+    """
 
     def __init__(self, app: App, ctx, corpus_id: int, report: IngestReport,
-                 stored: dict[str, tuple[int, dict]], sync: bool = False):
+                 stored: dict[str, StoredFile], sync: bool = False,
+                 sources: Sequence[str] = ()):
         self.app, self.ctx, self.corpus_id, self.report = app, ctx, corpus_id, report
-        self.sync = sync
-        self.by_path: dict[str, list[str]] = {}
-        self.by_hash: dict[str, set[str]] = {}  # sha256 -> stored paths with those bytes
-        for external_id, (_, meta) in stored.items():
-            self.by_path.setdefault(meta["path"], []).append(external_id)
-            self.by_hash.setdefault(meta["sha256"], set()).add(meta["path"])
-        self.maybe_moved: list[tuple[InputFile, tuple]] = []  # new paths with stored bytes
+        self.sync, self.sources = sync, list(sources)
+        self.by_path: dict[tuple[str, str], list[str]] = {}  # (source, path) -> ids
+        self.by_hash: dict[tuple[str, str], set[str]] = {}  # (source, sha256) -> paths
+        self.legacy: dict[str, list[str]] = {}  # path -> ids no source has taken over yet
+        for external_id, row in stored.items():
+            path = row.meta.get("path", external_id)
+            if _claimable(row.source):
+                self.legacy.setdefault(path, []).append(external_id)
+                continue
+            self.by_path.setdefault((row.source, path), []).append(external_id)
+            self.by_hash.setdefault((row.source, row.original), set()).add(path)
+        self.maybe_moved: list[tuple[str, InputFile, tuple]] = []  # new paths, stored bytes
         self.stored = stored
-        self.seen: set[str] = set()  # paths found (read, unchanged or failed: not gone)
-        self.kept_under: list[str] = []  # folders not listed ("" the root): nothing below goes
+        self.seen: set[tuple[str, str]] = set()  # (source, path) found: not gone
+        self.kept_under: list[tuple[str, str]] = []  # folders not listed ("" the root)
         self.stopped = False  # the limit of files was reached: nothing is taken for gone
-        self.new_hashes: dict[str, str] = {}  # sha256 -> external id, of files added
+        self.new_hashes: dict[tuple[str, str], str] = {}  # (source, sha256) -> id, added
+        self.taken_over: dict[str, list[str]] = {}  # source -> ids it took over, unchanged
         self.batch: list = []
         self.stale: list[str] = []  # ids of changed files' documents that are no more
         self.done = self.total = 0
         self.alongside: EmbedAlongside | None = None
 
-    def unchanged(self, item: InputFile) -> bool:
-        ids = self.by_path.get(item.path, [])
-        return bool(ids) and all(self.stored[i][1].get("sha256") == item.sha256 for i in ids)
+    def own(self, source: str, path: str) -> list[str]:
+        """The ids of the documents ``source`` brought for the file at ``path`` (taking
+        over those read from it before sources were recorded)."""
+        ids = self.by_path.get((source, path))
+        if ids is None and path in self.legacy:
+            ids = self.by_path[(source, path)] = self.legacy.pop(path)
+            for external_id in ids:
+                self.by_hash.setdefault((source, self.stored[external_id].original),
+                                        set()).add(path)
+            self.taken_over.setdefault(source, []).extend(ids)
+        return ids or []
 
-    def todo(self, inputs: Iterator[InputFile | Skipped]) -> Iterator[tuple[InputFile, tuple]]:
+    def unchanged(self, source: str, item: InputFile) -> bool:
+        ids = self.own(source, item.path)
+        return bool(ids) and all(self.stored[i].original == item.sha256 for i in ids)
+
+    def todo(self, inputs: Iterator[tuple[int, InputFile | Skipped]]
+             ) -> Iterator[tuple[str, InputFile, tuple]]:
         limits = document_limits()
-        for item in inputs:
+        for number, item in inputs:
+            source = self.sources[number]
             if isinstance(item, Skipped):
-                self._skipped(item)
+                self._skipped(source, item)
                 self._tick()
                 continue
-            self.seen.add(item.path)
-            if self.unchanged(item):
+            self.seen.add((source, item.path))
+            if self.unchanged(source, item):
                 self.report.unchanged += 1
                 item.discard()
                 self._tick()
                 continue
             args = (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
-            if self._may_have_moved(item):
-                self.maybe_moved.append((item, args))  # decided once every file is seen
+            if self._may_have_moved(source, item):
+                self.maybe_moved.append((source, item, args))  # decided once all are seen
                 continue
-            yield item, args
+            kept = self._keep(item, args)
+            if kept is not None:
+                yield source, item, kept
 
-    def _may_have_moved(self, item: InputFile) -> bool:
+    def _keep(self, item: InputFile, args: tuple) -> tuple | None:
+        """Keep the file's original first, verified against its hash, and read the text
+        from that copy: the hash, the text and the original are of the same bytes. A file
+        replaced or rewritten since it was hashed is left for the next ingest (its
+        documents stay as they were)."""
+        try:
+            kept = keep(self.app.settings.originals_dir, item.local, item.sha256)
+        except OriginalChangedError as exc:
+            item.discard()
+            self.report.waiting += 1
+            self.report.problems.append({"path": item.path, "reason": str(exc),
+                                         "kind": WAITING})
+            self._tick()
+            return None
+        return (str(kept), *args[1:])
+
+    def _may_have_moved(self, source: str, item: InputFile) -> bool:
         """A new path holding bytes stored under another path: a rename or move when that
         path turns out gone (known only at the end of the walk), else a copy to read."""
-        return (self.sync and not item.temporary and item.path not in self.by_path
-                and bool(self.by_hash.get(item.sha256)))
+        return (self.sync and not item.temporary and not self.own(source, item.path)
+                and bool(self.by_hash.get((source, item.sha256))))
 
-    def moved_files(self) -> list[tuple[InputFile, tuple]]:
+    def moved_files(self) -> list[tuple[str, InputFile, tuple]]:
         """Once every file is seen: the new paths whose bytes' old path is gone keep that
         path's documents, renamed (no reading, no embedding; judgements follow); the
         others (copies) are returned to be read."""
         to_read, renames, moves = [], [], {}
-        for item, args in self.maybe_moved:
-            old = next((p for p in sorted(self.by_hash[item.sha256])
-                        if self._gone(p) and _same_reader(p, item.path)), None)
-            plan = None if old is None else self._renamed(old, item)
+        for source, item, args in self.maybe_moved:
+            old = next((p for p in sorted(self.by_hash[(source, item.sha256)])
+                        if self._gone(source, p) and _same_reader(p, item.path)), None)
+            plan = None if old is None else self._renamed(source, old, item)
             if plan is None:
-                to_read.append((item, args))
+                kept = self._keep(item, args)
+                if kept is not None:
+                    to_read.append((source, item, kept))
                 continue
-            self.by_hash[item.sha256].discard(old)
+            self.by_hash[(source, item.sha256)].discard(old)
             renames += plan
             moves.update({before: after for before, after, _ in plan})
-            self.by_path[item.path] = [after for _, after, _ in plan]
-            del self.by_path[old]
+            self.by_path[(source, item.path)] = [after for _, after, _ in plan]
+            del self.by_path[(source, old)]
+            self.report.moved += 1
+            self._tick()
         if renames:
             with self.app.db.session() as s:
                 corpus = _corpus(s, self.corpus_id)
                 repo.rename_documents(s, corpus, renames)
                 self.report.moved_judgements += move_judgements(s, self.corpus_id, moves)
-            self.report.moved += len(self.maybe_moved) - len(to_read)
-            for item, _ in self.maybe_moved:
-                if item.path in self.by_path:
-                    self._tick()
         self.maybe_moved = []
         return to_read
 
-    def _gone(self, path: str) -> bool:
-        return (path in self.by_path and path not in self.seen and not self._kept(path)
-                and not self.stopped)
+    def _gone(self, source: str, path: str) -> bool:
+        return ((source, path) in self.by_path and (source, path) not in self.seen
+                and not self._kept(source, path) and not self.stopped)
 
-    def _renamed(self, old: str, item: InputFile) -> list[tuple[str, str, dict]] | None:
+    def _renamed(self, source: str, old: str, item: InputFile
+                 ) -> list[tuple[str, str, dict]] | None:
         """(old id, new id, new metadata) for each document of the file at ``old`` now at
-        ``item.path``; None when an id does not derive from the path (read it instead)."""
+        ``item.path``; None when an id does not derive from the path or the new id is
+        taken (read it instead)."""
         plan = []
-        for external_id in self.by_path[old]:
+        for external_id in self.by_path[(source, old)]:
             if not external_id.startswith(old):
                 return None
-            new_id = item.path + external_id[len(old):]
-            if new_id in self.stored:
-                return None
-            meta = self.stored[external_id][1]
+            meta = self.stored[external_id].meta
             fresh = file_meta(item.path, meta.get("type", ""), item.size, item.mtime,
                               item.sha256)
-            plan.append((external_id, new_id, {**meta, **{k: fresh[k] for k in _PATH_KEYS
-                                                          if k in fresh}}))
+            plan.append((external_id, item.path + external_id[len(old):],
+                         {**meta, **{k: fresh[k] for k in _PATH_KEYS if k in fresh}}))
+        with self.app.db.session() as s:
+            if repo.owners(s, self.corpus_id, [new for _, new, _ in plan]):
+                return None
         return plan
 
-    def _skipped(self, item: Skipped) -> None:
+    def _skipped(self, source: str, item: Skipped) -> None:
         """Count a file left out; one that is there but not readable now keeps its documents."""
         problem = {"path": item.path, "reason": item.reason, "kind": item.keep or "skipped"}
         if item.keep:
-            self.seen.add(item.path)
+            self.seen.add((source, item.path))
         if item.under is not None:
-            self.kept_under.append(item.under)
+            self.kept_under.append((source, item.under))
         if item.keep == WAITING:
             self.report.waiting += 1
         elif item.keep == UNREADABLE:
@@ -432,55 +498,78 @@ class _Run:
             self.report.skipped += 1
         self.report.problems.append(problem)
 
-    def _kept(self, path: str) -> bool:
+    def _kept(self, source: str, path: str) -> bool:
         """Whether a stored path lies in a folder that could not be listed this time."""
-        return any(under == "" or path.startswith(under + "/") for under in self.kept_under)
+        return any(src == source and (under == "" or path.startswith(under + "/"))
+                   for src, under in self.kept_under)
 
-    def read(self, inputs: Iterator[InputFile | Skipped], total: int) -> None:
+    def read(self, inputs: Iterator[tuple[int, InputFile | Skipped]], total: int) -> None:
         self.total = total
         with ExtractionPool(on_progress=self._reading) as pool:
             self._extract(pool, self.todo(inputs))
             self._extract(pool, iter(self.moved_files()))  # copies: read after all
             self._flush()
 
-    def _extract(self, pool: ExtractionPool, todo: Iterator[tuple[InputFile, tuple]]) -> None:
+    def _extract(self, pool: ExtractionPool,
+                 todo: Iterator[tuple[str, InputFile, tuple]]) -> None:
         pending = {}
 
         def tasks():
-            for item, args in todo:
-                pending[item.path] = item
-                yield item.path, args
+            for source, item, args in todo:
+                pending[(source, item.path)] = (source, item)
+                yield (source, item.path), args
 
-        for path, result in pool.map_unordered(extract_file, tasks()):
-            item = pending.pop(path)
+        for key, result in pool.map_unordered(extract_file, tasks()):
+            source, item = pending.pop(key)
             if isinstance(result, Exception):
                 self.report.failed += 1
-                self.report.problems.append({"path": path, "reason": _reason(result),
+                self.report.problems.append({"path": item.path, "reason": _reason(result),
                                              "kind": "failed"})
             else:
-                self._take(item, result)
+                self._take(source, item, result)
             item.discard()
             self._tick()
 
-    def _take(self, item: InputFile, result: FileResult) -> None:
-        keep(self.app.settings.originals_dir, item.local, item.sha256)
-        old_ids = set(self.by_path.get(item.path, []))
+    def _take(self, source: str, item: InputFile, result: FileResult) -> None:
+        old_ids = set(self.own(source, item.path))
+        new_ids = {d.external_id for d in result.documents}
+        taken = self._taken_by_others(source, sorted(new_ids - old_ids))
+        if taken:
+            self.report.failed += 1
+            self.report.problems.append({"path": item.path, "kind": "failed", "reason": (
+                f"{item.path}: the id {taken[0]!r} is already in this corpus, brought by "
+                f"{sources.describe(taken[1])}; nothing of it was changed. Rename the file, "
+                "or add it to another corpus.")})
+            return
         if old_ids:
             self.report.changed += 1
         else:
             self.report.added += 1
-            self.new_hashes.setdefault(item.sha256, item.path)
-        new_ids = {d.external_id for d in result.documents}
+            self.new_hashes.setdefault((source, item.sha256), item.path)
+        self.by_path[(source, item.path)] = sorted(new_ids)
         self.stale += sorted(old_ids - new_ids)
-        self.batch += result.documents
+        self.batch += [dataclasses.replace(d, source=source, original=item.sha256)
+                       for d in result.documents]
         self.report.notes += result.notes
         if len(self.batch) >= BATCH_DOCUMENTS or \
                 sum(len(d.text) for d in self.batch) >= BATCH_CHARS:
             self._flush()
 
+    def _taken_by_others(self, source: str, ids: list[str]) -> tuple[str, str] | None:
+        """(id, its source) of the first of ``ids`` that another source brought, or None
+        (documents read before sources were recorded are free to take over)."""
+        if not ids:
+            return None
+        with self.app.db.session() as s:
+            found = repo.owners(s, self.corpus_id, ids)
+        batch = {d.external_id: d.source for d in self.batch}
+        found.update({i: batch[i] for i in ids if i in batch})
+        return next(((i, found[i]) for i in ids
+                     if i in found and found[i] != source and not _claimable(found[i])), None)
+
     def _flush(self) -> None:
-        stale = self.stale
-        if not self.batch and not stale:
+        stale, taken_over = self.stale, self.taken_over
+        if not self.batch and not stale and not taken_over:
             return
         with self.app.db.session() as s:
             corpus = _corpus(s, self.corpus_id)
@@ -489,31 +578,37 @@ class _Run:
             writer.finish()
             if stale:
                 repo.delete_by_external_id(s, corpus, stale)
+            for source, ids in taken_over.items():
+                repo.take_over(s, self.corpus_id, ids, source)
         fault_point("ingest batch committed")
         self.report.documents += len(self.batch)
-        self.batch, self.stale = [], []
+        self.batch, self.stale, self.taken_over = [], [], {}
         if self.alongside is not None:
             self.alongside.stored()
 
     def remove_gone(self) -> None:
-        """``sync``: the documents whose files were not found this time go; judgements on a
-        removed file whose content came back under another path follow it."""
+        """``sync``: the documents of this ingest's sources whose files were not found this
+        time go (never another source's); judgements on a removed file whose content came
+        back under another path follow it."""
         if self.stopped:
             self.report.notes.append("Nothing was removed: the ingest stopped at its limit of "
                                      "files, so files it did not reach are not gone.")
             return
-        gone = [p for p in self.by_path if p not in self.seen and not self._kept(p)]
+        mine = set(self.sources)
+        gone = [key for key in self.by_path if key[0] in mine and key not in self.seen
+                and not self._kept(*key)]
         if not gone:
             return
         moves = {}
-        for path in gone:
-            for external_id in self.by_path[path]:
-                digest = self.stored[external_id][1].get("sha256")
-                if digest in self.new_hashes and external_id == path:
-                    moves[external_id] = self.new_hashes[digest]
+        for source, path in gone:
+            for external_id in self.by_path[(source, path)]:
+                row = self.stored.get(external_id)
+                added = self.new_hashes.get((source, row.original)) if row else None
+                if added and external_id == path:
+                    moves[external_id] = added
         with self.app.db.session() as s:
             corpus = _corpus(s, self.corpus_id)
-            repo.delete_by_external_id(s, corpus, [i for p in gone for i in self.by_path[p]])
+            repo.delete_by_external_id(s, corpus, [i for key in gone for i in self.by_path[key]])
             self.report.moved_judgements = move_judgements(s, self.corpus_id, moves)
         self.report.removed = len(gone)
 
@@ -529,8 +624,9 @@ class _Run:
         """Every file is read; the batches stored last are being embedded."""
         self._report(" · embedding the last documents read", force=True)
 
-    def _reading(self, path: str, done: int, total: int) -> None:
+    def _reading(self, key: tuple[str, str], done: int, total: int) -> None:
         """A file's reader is in a long step (OCR): say which file and how far it is."""
+        path = key[1]
         self._report(f" · OCR of {path}: page {done:,} of {total:,}")
 
     def _report(self, detail: str = "", force: bool = False) -> None:
@@ -542,6 +638,10 @@ class _Run:
                           + (f" · {self.alongside.embedded:,} documents embedded"
                              if self.alongside and self.alongside.embedded else "")
                           + detail)
+
+
+def _claimable(source: str | None) -> bool:
+    return sources.claimable(source)
 
 
 def _corpus(s, corpus_id: int):

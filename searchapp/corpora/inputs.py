@@ -257,14 +257,24 @@ def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
 
     ``settle``: a file changed less than this many seconds ago is ``WAITING``, not read
     (a watched folder's file being saved in pieces)."""
+    for _, item in iter_rooted(paths, work_dir, limits, accept, settle):
+        yield item
+
+
+def iter_rooted(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
+                accept: Callable[[str], bool], settle: float = 0.0
+                ) -> Iterator[tuple[int, InputFile | Skipped]]:
+    """``iter_inputs``, each item with the index in ``paths`` of the path it came from (the
+    source that brought it), under one set of limits for them all."""
     run = _Run(limits, accept, _private_folder(work_dir), settle=settle)
     for number, given in enumerate(paths):
         try:
-            yield from run.given(Path(given))
+            for item in run.given(Path(given)):
+                yield number, item
         except _Full as full:
-            yield Skipped(full.path, full.reason, STOPPED, under="")
-            for rest in paths[number + 1:]:
-                yield Skipped(_shown(Path(rest).name), full.reason, STOPPED, under="")
+            yield number, Skipped(full.path, full.reason, STOPPED, under="")
+            for later, rest in enumerate(paths[number + 1:], number + 1):
+                yield later, Skipped(_shown(Path(rest).name), full.reason, STOPPED, under="")
             return
 
 

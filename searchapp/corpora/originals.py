@@ -24,10 +24,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
-import shutil
 from pathlib import Path
 
-from searchapp.errors import NotFoundError
+from searchapp.errors import IngestError, NotFoundError
 
 CHUNK = 1 << 20
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -35,6 +34,10 @@ _HEX64 = re.compile(r"[0-9a-f]{64}")
 
 class OriginalNotFoundError(NotFoundError):
     """No stored original with that hash (never uploaded, or the data folder lost it)."""
+
+
+class OriginalChangedError(IngestError):
+    """A file's bytes changed between its hash and its copy: nothing was stored for it."""
 
 
 def sha256_of(path: Path) -> str:
@@ -53,20 +56,42 @@ def _address(root: Path, digest: str) -> Path:
 
 
 def keep(root: Path, source: Path, digest: str) -> Path:
-    """Store ``source`` (whose SHA-256 is ``digest``) under ``root`` unless it is there
-    already; returns its stored path."""
+    """Store the bytes of ``source`` under ``root`` as the original whose SHA-256 is
+    ``digest``; returns its stored path.
+
+    The bytes are hashed as they are copied, and stored only if they are the bytes
+    ``digest`` names: a file replaced or rewritten since it was hashed raises
+    ``OriginalChangedError`` and stores nothing, so an original can never hold other
+    bytes than its name says. What was there under that name is replaced by the
+    verified copy (renamed into place: a reader of the old file keeps reading it), so a
+    planted or damaged original heals the next time the genuine file is read.
+    """
     target = _address(root, digest)
-    if target.exists():
-        return target
     target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     temp = target.with_name(f".{digest}.{os.getpid()}.part")
     fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
-        shutil.copyfileobj(src, out, CHUNK)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, target)
+    try:
+        hashed = hashlib.sha256()
+        with os.fdopen(fd, "wb") as out, open(source, "rb") as src:
+            while chunk := src.read(CHUNK):
+                hashed.update(chunk)
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+        if hashed.hexdigest() != digest:
+            raise OriginalChangedError(
+                f"{source.name} changed while it was read (its bytes are no longer those "
+                "hashed); it is read again once it is left alone.")
+        os.replace(temp, target)
+    finally:
+        temp.unlink(missing_ok=True)
     return target
+
+
+def read_bytes_head(path: Path, size: int = 8) -> bytes:
+    """The first ``size`` bytes of a stored original (to tell its type by its bytes)."""
+    with open(path, "rb") as f:
+        return f.read(size)
 
 
 def original_path(root: Path, digest: str) -> Path:

@@ -32,7 +32,7 @@ from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
 from searchapp.jobs import queue
 from searchapp.jobs.tasks import TASKS
-from searchapp.store import repo
+from searchapp.store import repo, sources
 
 NAME_MAX = 200
 NAME_PUNCTUATION = " ._-()+"  # besides letters and digits
@@ -137,7 +137,7 @@ def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | N
         model_name = existing.model_name if existing else (model or app.settings.model)
         model_path(model_name, app.settings)  # fail before storing if the model is unknown
         c = repo.get_or_create_corpus(s, corpus, model_name)
-        writer = repo.DocumentWriter(s, c)
+        writer = repo.DocumentWriter(s, c, sources.table_source(table.filename))
         for batch in document_batches(table, plan, counts):
             writer.add(batch)
         result = writer.finish()

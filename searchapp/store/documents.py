@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from sqlalchemy import Connection, bindparam, delete, exists, func, insert, select
 from sqlalchemy.orm import Session
 
-from searchapp.store import fulltext
+from searchapp.store import fulltext, sources
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
 from searchapp.store.changes import LazyGeneration, next_generation, record_removed
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
@@ -54,6 +54,10 @@ class NewDocument:
     meta: dict = field(default_factory=dict)
     # a document read from a file: [[start, end, page, section], ...] per part of ``text``
     layout: list | None = None
+    # what brought it (``store/sources.py``; None: the writer's source) and, read from a
+    # file, the SHA-256 of the original kept for it
+    source: str | None = None
+    original: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,23 +85,27 @@ def chunks(items: Sequence, size: int) -> Iterator[Sequence]:
 
 
 def _stored(s: Session, corpus_id: int, external_ids: list[str]
-            ) -> dict[str, tuple[int, str, dict]]:
-    """{external_id: (id, content_hash, meta)} for those of ``external_ids`` already stored."""
-    out: dict[str, tuple[int, str, dict]] = {}
+            ) -> dict[str, tuple[int, str, dict, str | None, str | None]]:
+    """{external_id: (id, content_hash, meta, source, original)} for those of
+    ``external_ids`` already stored."""
+    out: dict[str, tuple[int, str, dict, str | None, str | None]] = {}
     for part in chunks(external_ids, IN_LIMIT):
-        q = select(Document.external_id, Document.id, Document.content_hash, Document.meta).where(
+        q = select(Document.external_id, Document.id, Document.content_hash, Document.meta,
+                   Document.source, Document.original).where(
             Document.corpus_id == corpus_id, Document.external_id.in_(part))
-        out.update({e: (i, h, m or {}) for e, i, h, m in s.execute(q).all()})
+        out.update({e: (i, h, m or {}, src, o) for e, i, h, m, src, o in s.execute(q).all()})
     return out
 
 
-def _row(corpus_id: int, doc: NewDocument, digest: str) -> dict:
+def _row(corpus_id: int, doc: NewDocument, digest: str, source: str) -> dict:
     return {"corpus_id": corpus_id, "external_id": doc.external_id, "text": doc.text,
-            "meta": doc.meta, "content_hash": digest, "created_at": utcnow()}
+            "meta": doc.meta, "content_hash": digest, "created_at": utcnow(),
+            "source": doc.source or source, "original": doc.original}
 
 
 _SET_META = Document.__table__.update().where(Document.id == bindparam("doc_id")).values(
-    meta=bindparam("new_meta", type_=Document.__table__.c.meta.type))
+    meta=bindparam("new_meta", type_=Document.__table__.c.meta.type),
+    source=bindparam("new_source"), original=bindparam("new_original"))
 
 
 class DocumentWriter:
@@ -122,8 +130,8 @@ class DocumentWriter:
         (1, ['topic'])
     """
 
-    def __init__(self, s: Session, corpus: Corpus):
-        self.s, self.corpus = s, corpus
+    def __init__(self, s: Session, corpus: Corpus, source: str = sources.LEGACY_ROWS):
+        self.s, self.corpus, self.source = s, corpus, source
         self.generation = LazyGeneration(s, corpus.id)
         self.empty = corpus.document_count == 0  # nothing to compare against: no lookups
         self.added = self.updated = self.meta_updated = self.seen = 0
@@ -171,11 +179,17 @@ class DocumentWriter:
         for doc, digest in zip(docs, digests, strict=True):
             old = stored.get(doc.external_id)
             if old is None or old[1] != digest:
-                rows.append(_row(corpus_id, doc, digest))
+                rows.append(_row(corpus_id, doc, digest, self.source))
                 if old is not None:
                     replaced.append(old[0])
-            elif old[2] != doc.meta:
-                relabelled.append({"doc_id": old[0], "new_meta": doc.meta})
+                continue
+            # the same text: a file read again records its source and original; any other
+            # writer changes the metadata only, and the row keeps what brought it
+            source, original = ((doc.source or self.source, doc.original) if doc.original
+                                else (old[3], old[4]))
+            if (old[2], old[3], old[4]) != (doc.meta, source, original):
+                relabelled.append({"doc_id": old[0], "new_meta": doc.meta,
+                                   "new_source": source, "new_original": original})
         return rows, replaced, relabelled
 
     def finish(self) -> AddResult:
@@ -233,14 +247,14 @@ def _has_documents(s: Session, corpus_id: int) -> bool:
 
 
 def add_documents(s: Session, corpus: Corpus, docs: list[NewDocument],
-                  batch: int = BATCH) -> AddResult:
+                  batch: int = BATCH, source: str = sources.LEGACY_ROWS) -> AddResult:
     """Insert new documents; an existing id with new text is replaced (and re-embedded), one
     with new metadata only gets the new metadata (``DocumentWriter``).
 
     Same id, text and metadata: nothing happens, so uploading a file twice adds
     nothing and does not even bump the generation.
     """
-    writer = DocumentWriter(s, corpus)
+    writer = DocumentWriter(s, corpus, source)
     for part in chunks(docs, batch):
         writer.add(part)
     return writer.finish()
@@ -275,7 +289,8 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
     how many were renewed.
     """
     rows = s.execute(select(Document.id, Document.external_id, Document.text, Document.meta,
-                            Document.content_hash, Document.created_at).where(
+                            Document.content_hash, Document.created_at, Document.source,
+                            Document.original).where(
         Document.corpus_id == corpus_id, Document.id.in_([int(i) for i in doc_ids]))).all()
     if not rows:
         return 0
@@ -285,7 +300,8 @@ def renew_documents(s: Session, corpus_id: int, doc_ids: Sequence[int]) -> int:
     after = fulltext.last_document_id(s.connection())
     s.execute(insert(Document), [
         {"corpus_id": corpus_id, "external_id": r.external_id, "text": r.text, "meta": r.meta,
-         "content_hash": r.content_hash, "created_at": r.created_at} for r in rows])
+         "content_hash": r.content_hash, "created_at": r.created_at, "source": r.source,
+         "original": r.original} for r in rows])
     fulltext.index_new(s.connection(), corpus_id, after)
     _save_layouts(s, corpus_id, [NewDocument(r.external_id, r.text, {}, layouts[r.id])
                                  for r in rows if r.id in layouts])
@@ -353,26 +369,56 @@ def document_texts(s: Session, corpus_id: int, ids: Iterable[int] | None = None
     return out
 
 
-def stored_files(s: Session, corpus_id: int) -> dict[str, tuple[int, dict]]:
-    """{external id: (id, metadata)} of a corpus' documents read from files (their
-    metadata names a ``path``): what an ingest of files compares against.
+@dataclass(frozen=True)
+class StoredFile:
+    """A stored document read from a file, as an ingest of files compares against it:
+    ``source`` and ``original`` are the app's record (``store/sources.py``)."""
+
+    id: int
+    meta: dict
+    source: str
+    original: str
+
+
+def stored_files(s: Session, corpus_id: int) -> dict[str, StoredFile]:
+    """{external id: StoredFile} of a corpus' documents read from files (those the app
+    kept an original for): what an ingest of files compares against. A row whose
+    metadata merely names a ``path`` and a ``sha256`` (a table of files) is not one.
 
     Example:
         >>> with Database("sqlite://").session() as s:
         ...     c = get_or_create_corpus(s, "docs", "m")
-        ...     file = NewDocument("a.md", "Hi", {"path": "a.md", "sha256": "9f"})
-        ...     _ = add_documents(s, c, [file, NewDocument("row1", "Hello")])
-        ...     stored_files(s, c.id)
-        {'a.md': (1, {'path': 'a.md', 'sha256': '9f'})}
+        ...     file = NewDocument("a.md", "Hi", {"path": "a.md"}, source="upload",
+        ...                        original="9f" * 32)
+        ...     row = NewDocument("row1", "Hello", {"path": "a.md", "sha256": "9f" * 32})
+        ...     _ = add_documents(s, c, [file, row])
+        ...     [(e, f.source) for e, f in stored_files(s, c.id).items()]
+        [('a.md', 'upload')]
     """
-    q = (select(Document.external_id, Document.id, Document.meta)
-         .where(Document.corpus_id == corpus_id).execution_options(yield_per=5_000))
-    out = {}
-    for external_id, doc_id, meta in s.execute(q):
-        meta = _json(meta)
-        if "path" in meta and "sha256" in meta:
-            out[external_id] = (int(doc_id), meta)
-    return out
+    q = (select(Document.external_id, Document.id, Document.meta, Document.source,
+                Document.original)
+         .where(Document.corpus_id == corpus_id, Document.original.is_not(None))
+         .execution_options(yield_per=5_000))
+    return {external_id: StoredFile(int(doc_id), _json(meta), source or sources.LEGACY_FILES,
+                                    original)
+            for external_id, doc_id, meta, source, original in s.execute(q)}
+
+
+def owners(s: Session, corpus_id: int, external_ids: Sequence[str]) -> dict[str, str]:
+    """{external id: source} for those of ``external_ids`` stored in the corpus."""
+    return {e: row[3] or sources.LEGACY_ROWS
+            for e, row in _stored(s, corpus_id, list(external_ids)).items()}
+
+
+def take_over(s: Session, corpus_id: int, external_ids: Sequence[str], source: str) -> int:
+    """Record ``source`` as the source of these documents (a folder or upload that read
+    again files stored before sources were recorded); how many rows changed."""
+    changed = 0
+    for part in chunks(list(external_ids), IN_LIMIT):
+        changed += s.execute(Document.__table__.update().where(
+            Document.corpus_id == corpus_id, Document.external_id.in_(part)
+        ).values(source=source)).rowcount
+    return changed
 
 
 def external_ids(s: Session, corpus_id: int) -> dict[int, str]:

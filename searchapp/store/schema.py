@@ -48,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -105,6 +105,7 @@ class Document(Base):
     __table_args__ = (
         UniqueConstraint("corpus_id", "external_id", name="uq_document_external"),
         Index("ix_documents_corpus_id_id", "corpus_id", "id"),  # keyset pages of a corpus
+        Index("ix_documents_source", "corpus_id", "source"),  # one source's documents
         NEVER_REUSE_IDS,
     )
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
@@ -115,6 +116,11 @@ class Document(Base):
     meta: Mapped[dict] = mapped_column(JSON, default=dict)
     content_hash: Mapped[str] = mapped_column(String(64), nullable=False)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow)
+    # the app's record of what brought the document (``store/sources.py``), never its
+    # metadata: a sync changes or removes only its own source's documents
+    source: Mapped[str | None] = mapped_column(String(600))
+    # SHA-256 of the original file kept for a document read from a file; NULL otherwise
+    original: Mapped[str | None] = mapped_column(String(64))
 
 
 class DocumentLayout(Base):

@@ -44,6 +44,12 @@ existing changes.
 
 Version 9 (rerankers): ``corpora.reranker``, the name of the reranker attached to the
 corpus (NULL for every existing corpus: none has one until one is trained and wins).
+
+Version 10 (sources own their documents): ``documents.source``, the app's record of
+what brought each document, and ``documents.original``, the SHA-256 of the file kept
+for it (``store/sources.py``). Existing documents read from files (those with a layout)
+become ``files`` with the hash their metadata held, taken over by the first folder or
+upload that reads them again; every other existing row becomes ``rows``.
 """
 
 from __future__ import annotations
@@ -332,6 +338,30 @@ _V8_WATCHED_POSTGRESQL = _watched_folders("id SERIAL PRIMARY KEY", "TIMESTAMP WI
 
 _V9_RERANKER = ["ALTER TABLE corpora ADD COLUMN reranker VARCHAR(200)"]
 
+_V10_SOURCES_SQLITE = [
+    "ALTER TABLE documents ADD COLUMN source VARCHAR(600)",
+    "ALTER TABLE documents ADD COLUMN original VARCHAR(64)",
+    """UPDATE documents SET source = 'files', original = json_extract(meta, '$.sha256')
+        WHERE id IN (SELECT document_id FROM document_layouts) AND json_valid(meta)
+        AND typeof(json_extract(meta, '$.sha256')) = 'text'
+        AND length(json_extract(meta, '$.sha256')) = 64""",
+    "UPDATE documents SET source = 'files' WHERE source IS NULL "
+    "AND id IN (SELECT document_id FROM document_layouts)",
+    "UPDATE documents SET source = 'rows' WHERE source IS NULL",
+    "CREATE INDEX IF NOT EXISTS ix_documents_source ON documents (corpus_id, source)",
+]
+_V10_SOURCES_POSTGRESQL = [
+    "ALTER TABLE documents ADD COLUMN IF NOT EXISTS source VARCHAR(600)",
+    "ALTER TABLE documents ADD COLUMN IF NOT EXISTS original VARCHAR(64)",
+    """UPDATE documents SET source = 'files', original = meta->>'sha256'
+        WHERE id IN (SELECT document_id FROM document_layouts)
+        AND length(meta->>'sha256') = 64""",
+    "UPDATE documents SET source = 'files' WHERE source IS NULL "
+    "AND id IN (SELECT document_id FROM document_layouts)",
+    "UPDATE documents SET source = 'rows' WHERE source IS NULL",
+    "CREATE INDEX IF NOT EXISTS ix_documents_source ON documents (corpus_id, source)",
+]
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -341,4 +371,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     7: {"sqlite": _V7_LAYOUTS, "postgresql": _V7_LAYOUTS},
     8: {"sqlite": _V8_WATCHED_SQLITE, "postgresql": _V8_WATCHED_POSTGRESQL},
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
+    10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
 }

@@ -286,12 +286,19 @@ def in_place(hit: SearchHit, corpus: str) -> None:
     """The "Open the file" button, only for a server on loopback and a file still on disk."""
     from streamlit import config
 
+    from searchapp.corpora import documents
+    from searchapp.errors import SearchAppError
     from searchapp.ui.resources import get_app
     from searchapp.watching.in_place import local_file, on_this_machine, open_in_place
 
     if not on_this_machine(config.get_option("server.address")):
         return
-    path = local_file(get_app(), corpus, hit.id, (hit.meta or {}).get("sha256"))
+    app = get_app()
+    try:  # the bytes the app kept for this document (its own record), never a metadata value
+        original = documents.get(app, corpus, hit.id).original
+    except SearchAppError:  # deleted since the search: no button
+        return
+    path = local_file(app, corpus, hit.id, original)
     if path is None:
         return
 

@@ -4,12 +4,14 @@
 ingested (``corpora/originals``): a PDF inline, so the browser's own viewer
 opens it (the results list links to ``...#page=4``); plain text, Markdown,
 reStructuredText and e-mail inline as ``text/plain``; everything else (HTML,
-SVG inside an archive, Word, slides) as a download. No original can run script
-in the app's origin: every answer carries ``X-Content-Type-Options: nosniff``
-(the browser keeps the type we send) and, but for the PDF viewer, a
-``Content-Security-Policy: sandbox`` that gives the response an opaque origin
-with scripts off, so even an HTML file opened directly reaches neither the
-app's cookies nor its API.
+SVG inside an archive, Word, slides) as a download. The type comes from the
+stored bytes (a file is served as a PDF only if it is one), the file from the
+app's own record of the document (``documents.original_of``), never from its
+metadata. No original can run script in the app's origin: every answer, the
+PDF viewer's too, carries ``X-Content-Type-Options: nosniff`` (the browser keeps
+the type we send) and a ``Content-Security-Policy: sandbox`` that gives the
+response an opaque origin with scripts off, so even an HTML file opened
+directly reaches neither the app's cookies nor its API.
 
 The route sits with the pages, so the door admits it as it admits them: the
 login cookie where a password is set, anyone on the open local server.
@@ -31,7 +33,7 @@ from starlette.routing import Route
 from searchapp.errors import SearchAppError
 
 ORIGINALS_PATH = "/originals"
-INLINE_TYPES = {"pdf": "application/pdf"}
+SNIFF_BYTES = 8192
 TEXT_TYPES = {"txt", "md", "rst", "eml"}
 SANDBOX = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
 _UNSAFE_NAME = re.compile(r'[^A-Za-z0-9 ._()+-]')
@@ -43,37 +45,47 @@ def disposition(kind: str, filename: str) -> str:
     return f'{kind}; filename="{fallback}"; filename*=UTF-8\'\'{quote(filename, safe="")}'
 
 
+def served_type(path, kind: str) -> tuple[str, str]:
+    """(media type, disposition) for a stored original, from its own bytes: a PDF only
+    when the bytes are one (``%PDF-``), plain text only for a text format whose bytes hold
+    no NUL; anything else is a download. A name or a metadata value never makes a file
+    a PDF.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> page = pathlib.Path(tempfile.mkdtemp()) / "x"
+        >>> _ = page.write_bytes(b"<html><script>alert(1)</script>")
+        >>> served_type(page, "pdf")
+        ('application/octet-stream', 'attachment')
+    """
+    with open(path, "rb") as f:
+        head = f.read(SNIFF_BYTES)
+    if head.startswith(b"%PDF-"):
+        return "application/pdf", "inline"
+    if kind in TEXT_TYPES and b"\0" not in head:
+        return "text/plain; charset=utf-8", "inline"
+    return "application/octet-stream", "attachment"
+
+
 def original_response(path, meta: dict) -> Response:
-    """The stored file ``path`` answered with the headers its type needs (see above)."""
-    kind, name = meta.get("type", ""), meta.get("file") or "original"
+    """The stored file ``path`` answered with the type its bytes show (``served_type``),
+    always in the sandbox and with ``nosniff``."""
+    media_type, kind = served_type(path, meta.get("type", ""))
     headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=300",
-               "Referrer-Policy": "no-referrer"}
-    if kind in INLINE_TYPES:
-        headers["Content-Disposition"] = disposition("inline", name)
-        return FileResponse(path, media_type=INLINE_TYPES[kind], headers=headers)
-    headers["Content-Security-Policy"] = SANDBOX
-    if kind in TEXT_TYPES:
-        headers["Content-Disposition"] = disposition("inline", name)
-        return FileResponse(path, media_type="text/plain; charset=utf-8", headers=headers)
-    headers["Content-Disposition"] = disposition("attachment", name)
-    return FileResponse(path, media_type="application/octet-stream", headers=headers)
+               "Referrer-Policy": "no-referrer", "Content-Security-Policy": SANDBOX,
+               "Content-Disposition": disposition(kind, meta.get("file") or "original")}
+    return FileResponse(path, media_type=media_type, headers=headers)
 
 
 def original_routes() -> list[Route]:
     """The route serving originals (the door in front of it checks who asks)."""
     from searchapp.corpora import documents
-    from searchapp.corpora.originals import original_path
     from searchapp.web import shared
 
     async def original(request: Request) -> Response:
         corpus, doc_id = request.path_params["corpus"], request.path_params["doc_id"]
         try:
-            app = shared.app()
-            doc = documents.get(app, corpus, doc_id)
-            if "sha256" not in doc.meta:
-                return PlainTextResponse(
-                    f"Document {doc_id!r} was not read from a file: it has no original.", 404)
-            path = original_path(app.settings.originals_dir, doc.meta["sha256"])
+            path, doc = documents.original_of(shared.app(), corpus, doc_id)
         except SearchAppError as exc:
             return PlainTextResponse(str(exc), 404)
         return original_response(path, doc.meta)
