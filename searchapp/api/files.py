@@ -29,7 +29,7 @@ from searchapp.corpora import documents as docs
 from searchapp.corpora.files_job import request_ingest
 from searchapp.corpora.staging import stage_uploads
 from searchapp.jobs import queue
-from searchapp.web.originals import original_response
+from searchapp.web.originals import download_name, original_response
 
 router = APIRouter(tags=["files"], route_class=ProblemRoute, dependencies=[Depends(principal)])
 
@@ -55,4 +55,4 @@ def add_files(request: Request, name: Name, app: AppDep,
             response_class=Response)
 def get_original(name: Name, doc_id: DocPathId, app: AppDep) -> Response:
     path, doc = docs.original_of(app, name, doc_id)
-    return original_response(path, doc.meta)
+    return original_response(path, download_name(doc.id))

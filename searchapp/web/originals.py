@@ -34,7 +34,6 @@ from searchapp.errors import SearchAppError
 
 ORIGINALS_PATH = "/originals"
 SNIFF_BYTES = 8192
-TEXT_TYPES = {"txt", "md", "rst", "eml"}
 SANDBOX = "sandbox; default-src 'none'; img-src 'self' data:; style-src 'unsafe-inline'"
 _UNSAFE_NAME = re.compile(r'[^A-Za-z0-9 ._()+-]')
 
@@ -45,36 +44,59 @@ def disposition(kind: str, filename: str) -> str:
     return f'{kind}; filename="{fallback}"; filename*=UTF-8\'\'{quote(filename, safe="")}'
 
 
-def served_type(path, kind: str) -> tuple[str, str]:
-    """(media type, disposition) for a stored original, from its own bytes: a PDF only
-    when the bytes are one (``%PDF-``), plain text only for a text format whose bytes hold
-    no NUL; anything else is a download. A name or a metadata value never makes a file
-    a PDF.
+def served_type(path) -> tuple[str, str]:
+    """(media type, disposition) for a stored original, from its own bytes alone: a PDF
+    only when the bytes are one (``%PDF-``), plain text only when they are UTF-8 text that
+    is not markup (HTML, SVG, XML: a download); anything else is a download. No name and
+    no metadata value makes a file a PDF or text.
 
     Example:
         >>> import tempfile, pathlib
         >>> page = pathlib.Path(tempfile.mkdtemp()) / "x"
         >>> _ = page.write_bytes(b"<html><script>alert(1)</script>")
-        >>> served_type(page, "pdf")
+        >>> served_type(page)
         ('application/octet-stream', 'attachment')
     """
     with open(path, "rb") as f:
         head = f.read(SNIFF_BYTES)
     if head.startswith(b"%PDF-"):
         return "application/pdf", "inline"
-    if kind in TEXT_TYPES and b"\0" not in head:
+    if _plain_text(head):
         return "text/plain; charset=utf-8", "inline"
     return "application/octet-stream", "attachment"
 
 
-def original_response(path, meta: dict) -> Response:
+def _plain_text(head: bytes) -> bool:
+    """Whether a file's first bytes are UTF-8 text (a cut character at the end allowed)
+    that does not start as markup."""
+    if b"\0" in head or head.lstrip().startswith(b"<"):
+        return False
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start >= len(head) - 3 and len(head) == SNIFF_BYTES
+    return True
+
+
+def original_response(path, filename: str) -> Response:
     """The stored file ``path`` answered with the type its bytes show (``served_type``),
-    always in the sandbox and with ``nosniff``."""
-    media_type, kind = served_type(path, meta.get("type", ""))
+    always in the sandbox and with ``nosniff``; ``filename`` names the download."""
+    media_type, kind = served_type(path)
     headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "private, max-age=300",
                "Referrer-Policy": "no-referrer", "Content-Security-Policy": SANDBOX,
-               "Content-Disposition": disposition(kind, meta.get("file") or "original")}
+               "Content-Disposition": disposition(kind, filename or "original")}
     return FileResponse(path, media_type=media_type, headers=headers)
+
+
+def download_name(doc_id: str) -> str:
+    """The name a document's original is saved under: the last part of its id (the file's
+    path, as the app recorded it).
+
+    Example:
+        >>> download_name("guide/intro.md")
+        'intro.md'
+    """
+    return doc_id.rsplit("/", 1)[-1]
 
 
 def original_routes() -> list[Route]:
@@ -88,7 +110,7 @@ def original_routes() -> list[Route]:
             path, doc = documents.original_of(shared.app(), corpus, doc_id)
         except SearchAppError as exc:
             return PlainTextResponse(str(exc), 404)
-        return original_response(path, doc.meta)
+        return original_response(path, download_name(doc.id))
 
     return [Route(ORIGINALS_PATH + "/{corpus}/{doc_id:path}", original, methods=["GET"])]
 

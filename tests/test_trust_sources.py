@@ -1,0 +1,137 @@
+"""Sources own their documents: an upload, a folder (the command line's or a watch's), a
+table and the API each change or remove only what they brought into a corpus, whatever
+the documents' metadata says; a collision between two sources is reported, never a
+silent overwrite. Real folders, archives, the API through the door, the real ingest job,
+the bundled encoder and SQLite throughout."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+from searchapp.cli.main import main
+from searchapp.jobs import queue
+from searchapp.jobs.worker import work
+from searchapp.store import repo
+from searchapp.store import watched_folders as folder_rows
+from searchapp.watching.folders import add_watch
+from searchapp.watching.sync import queue_sync
+from tests.test_api import stack  # noqa: F401 - the fixture
+
+
+def ingest(path: Path, capsys, *flags: str, corpus: str = "MyDocs") -> dict:
+    capsys.readouterr()
+    assert main(["ingest", str(path), "--corpus", corpus, "--wait", "--json", *flags]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def documents(app, corpus: str = "MyDocs") -> dict[str, str]:
+    """external id → source of every document of the corpus."""
+    with app.db.session() as s:
+        c = repo.find_corpus(s, corpus)
+        return {} if c is None else repo.owners(s, c.id, list(repo.external_ids(s, c.id)
+                                                              .values()))
+
+
+def notes(folder: Path, *names: str, text: str = "Notes") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        (folder / name).write_text(f"# {name}\n{text} about {name} and the week ahead.\n",
+                                   encoding="utf-8")
+    return folder
+
+
+def upload_zip(client, corpus: str, names: list[str]) -> dict:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as z:
+        for name in names:
+            z.writestr(name, f"# {name}\nUploaded {name}: minutes of the planning meeting.\n")
+    answer = client.post(f"/api/v1/corpora/{corpus}/files",
+                         files=[("files", ("pile.zip", archive.getvalue(), "application/zip"))])
+    assert answer.status_code == 202, answer.text
+    return answer.json()
+
+
+def sync_watch(app, folder_id: int) -> dict:
+    """Queue the watched folder's sync as the keeper does and run it; its report."""
+    with app.db.session() as s:
+        row = next(f for f in folder_rows.list_folders(s) if f.id == folder_id)
+    job_id = queue_sync(app, row, settle=0)
+    assert job_id is not None
+    work(app, stop_when_idle=True, poll_seconds=0.05)
+    job = queue.get(app.db, job_id)
+    assert job.status == "succeeded", job.error
+    return job.result
+
+
+def test_an_empty_folder_watched_into_a_corpus_removes_nothing_it_did_not_bring(
+        stack, app, tmp_path):  # noqa: F811
+    make, _ = stack
+    client, _ = make()
+    names = [f"minutes/{i:03}.md" for i in range(12)]
+    upload_zip(client, "MyDocs", names)
+    work(app, stop_when_idle=True, poll_seconds=0.05)
+    assert set(documents(app)) == set(names)
+    inbox = tmp_path / "Inbox"
+    inbox.mkdir()
+    watch = add_watch(app, inbox, "MyDocs")
+    report = sync_watch(app, watch["id"])
+    assert report["removed"] == 0
+    assert set(documents(app)) == set(names)  # the upload's documents are the upload's
+    notes(inbox, "todo.md")
+    assert sync_watch(app, watch["id"])["added"] == 1
+    assert documents(app)["todo.md"] == f"folder:{inbox.resolve()}"
+    (inbox / "todo.md").unlink()
+    report = sync_watch(app, watch["id"])
+    assert report["removed"] == 1  # its own document goes ...
+    assert set(documents(app)) == set(names)  # ... and nothing else
+
+
+def test_two_folders_into_one_corpus_keep_each_others_documents(app, tmp_path, capsys):
+    first = notes(tmp_path / "first", "a.md", "shared.md", text="First team")
+    second = notes(tmp_path / "second", "b.md", "shared.md", text="Second team")
+    assert ingest(first, capsys, "--sync")["added"] == 2
+    report = ingest(second, capsys, "--sync")
+    assert (report["added"], report["removed"], report["failed"]) == (1, 0, 1)
+    [collision] = [p for p in report["problems"] if p["path"] == "shared.md"]
+    assert "already in this corpus" in collision["reason"] and str(first) in collision["reason"]
+    owners = documents(app)
+    assert owners == {"a.md": f"folder:{first}", "shared.md": f"folder:{first}",
+                      "b.md": f"folder:{second}"}
+    for _ in range(2):  # each sync leaves the other's documents as they are: no flipping
+        assert ingest(first, capsys, "--sync")["removed"] == 0
+        assert ingest(second, capsys, "--sync")["removed"] == 0
+    assert documents(app) == owners
+    (second / "b.md").unlink()
+    assert ingest(second, capsys, "--sync")["removed"] == 1
+    assert set(documents(app)) == {"a.md", "shared.md"}
+
+
+def test_a_table_of_files_is_not_taken_for_a_folders_documents(app, tmp_path, capsys):
+    folder = notes(tmp_path / "docs", "kept.md")
+    digest = "ab" * 32
+    inventory = tmp_path / "inventory.csv"
+    inventory.write_text("id,path,sha256,text\n"
+                         f"row1,gone.md,{digest},A file that is listed but not in the folder\n"
+                         f"row2,kept.md,{digest},Another row of the inventory of files\n",
+                         encoding="utf-8")
+    capsys.readouterr()
+    assert main(["ingest", str(inventory), "--corpus", "MyDocs", "--text-column", "text",
+                 "--id-column", "id", "--wait"]) == 0
+    assert ingest(folder, capsys, "--sync")["removed"] == 0
+    owners = documents(app)
+    assert owners["row1"] == owners["row2"] == "table:inventory.csv"
+    assert owners["kept.md"] == f"folder:{folder}"
+
+
+def test_documents_stored_before_sources_were_recorded_are_taken_over_not_lost(
+        app, tmp_path, capsys):
+    folder = notes(tmp_path / "docs", "one.md", "two.md")
+    assert ingest(folder, capsys)["added"] == 2
+    with app.db.engine.begin() as conn:  # as the schema-10 upgrade leaves them
+        conn.exec_driver_sql("UPDATE documents SET source = 'files'")
+    report = ingest(folder, capsys, "--sync")
+    assert (report["unchanged"], report["added"], report["removed"]) == (2, 0, 0)
+    assert set(documents(app).values()) == {f"folder:{folder}"}  # taken over, not read again
