@@ -135,3 +135,61 @@ def test_documents_stored_before_sources_were_recorded_are_taken_over_not_lost(
     report = ingest(folder, capsys, "--sync")
     assert (report["unchanged"], report["added"], report["removed"]) == (2, 0, 0)
     assert set(documents(app).values()) == {f"folder:{folder}"}  # taken over, not read again
+
+
+def _as_version_9(url: str) -> None:
+    """A database as version 9 left it: a document read from a file (it has a layout and a
+    ``sha256`` in its metadata) and a row of a table whose metadata says the same."""
+    from sqlalchemy import text
+
+    from searchapp.store.db import Database
+
+    db = Database(url)
+    with db.session() as s:
+        c = repo.get_or_create_corpus(s, "faq", "m")
+        meta = {"path": "a.md", "sha256": "ab" * 32}
+        repo.add_documents(s, c, [repo.NewDocument("a.md", "one", meta, [[0, 3, None, None]]),
+                                  repo.NewDocument("row", "two", meta)])
+    with db.engine.begin() as conn:
+        conn.execute(text("DROP INDEX ix_documents_source"))
+        conn.execute(text("ALTER TABLE documents DROP COLUMN source"))
+        conn.execute(text("ALTER TABLE documents DROP COLUMN original"))
+        conn.execute(text("UPDATE schema_info SET version = 9"))
+    db.dispose()
+
+
+def _sources_after_upgrade(url: str) -> dict:
+    from searchapp.store.db import Database
+
+    db = Database(url)
+    with db.session() as s:
+        c = repo.find_corpus(s, "faq")
+        files = {e: (f.source, f.original) for e, f in repo.stored_files(s, c.id).items()}
+        owners = repo.owners(s, c.id, ["a.md", "row"])
+    db.dispose()
+    return {"files": files, "owners": owners}
+
+
+def test_the_upgrade_records_files_by_their_layout_never_by_their_metadata(tmp_path):
+    url = f"sqlite:///{tmp_path / 'v9.db'}"
+    _as_version_9(url)
+    assert _sources_after_upgrade(url) == {"files": {"a.md": ("files", "ab" * 32)},
+                                           "owners": {"a.md": "files", "row": "rows"}}
+
+
+def test_the_upgrade_on_postgres_records_the_same(postgres_url):
+    _as_version_9(postgres_url)
+    assert _sources_after_upgrade(postgres_url) == {
+        "files": {"a.md": ("files", "ab" * 32)}, "owners": {"a.md": "files", "row": "rows"}}
+
+
+def test_overlapping_folders_each_keep_their_own_ids(app, tmp_path, capsys):
+    outer = notes(tmp_path / "outer", "top.md")
+    inner = notes(outer / "inner", "deep.md")
+    for _ in range(2):  # again and again: the same ids, nothing removed, nothing moved
+        assert ingest(outer, capsys, "--sync")["removed"] == 0
+        report = ingest(inner, capsys, "--sync")
+        assert (report["removed"], report["moved"]) == (0, 0)
+        assert documents(app) == {"top.md": f"folder:{outer}",
+                                  "inner/deep.md": f"folder:{outer}",
+                                  "deep.md": f"folder:{inner}"}
