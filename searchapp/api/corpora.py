@@ -82,7 +82,8 @@ def upsert_documents(request: Request, body: s.UpsertIn, name: Name,
 
 
 def _doc(d: docs.StoredDocument) -> s.DocumentOut:
-    return s.DocumentOut(id=d.id, text=d.text, meta=d.meta, embedded=d.embedded)
+    return s.DocumentOut(id=d.id, text=d.text, meta=d.meta, embedded=d.embedded,
+                         source=d.source)
 
 
 @router.post("/corpora/{name}/documents/get", response_model=s.DocumentsOut,

@@ -98,6 +98,8 @@ class DocumentOut(BaseModel):
     text: str
     meta: dict[str, Any]
     embedded: bool
+    source: str = Field("", description="what brought the document, in words (the app's "
+                        "own record: a folder, an upload, a table, the API)")
 
 
 class IdsIn(Strict):

@@ -60,7 +60,8 @@ def documents(args: argparse.Namespace) -> int:
             for d in found:
                 meta = "  ".join(f"{k}={v}" for k, v in d.meta.items())
                 state = "embedded" if d.embedded else "not embedded yet"
-                print(f"[{d.id}] ({state}){'  ' + meta if meta else ''}\n{d.text}")
+                print(f"[{d.id}] ({state}; from {d.source}){'  ' + meta if meta else ''}"
+                      f"\n{d.text}")
         if missing and not args.json:
             from searchapp.errors import DocumentNotFoundError
 
