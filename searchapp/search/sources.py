@@ -4,15 +4,16 @@ passage that matched.
 A document read from a file keeps its parts' spans (``layout``: [[start, end,
 page, section], ...]); the passage that matched (or, for a hit found by words
 alone, the first marked word of its snippet) falls in one part, whose page
-and section the hit names. Documents from tables (a CSV row) have no source.
+and section the hit names. Documents from tables (a CSV row) have no source, whatever
+their metadata says: only a document the app read from a file has a layout.
 
 Example:
     >>> meta = {"path": "guide/install.pdf", "type": "pdf", "sha256": "9f86d0"}
     >>> layout = [[0, 40, 1, None], [42, 90, 4, "2.1 Requirements"]]
     >>> hit_source(meta, layout, 50)
     {'path': 'guide/install.pdf', 'type': 'pdf', 'page': 4, 'section': '2.1 Requirements'}
-    >>> hit_source({"lang": "en"}, None, 0) is None
-    True
+    >>> hit_source({"lang": "en"}, None, 0) is None, hit_source(meta, None, 0) is None
+    (True, True)
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ def hit_source(meta: dict, layout: Sequence[Sequence] | None, offset: int) -> di
     start, or its snippet's first marked word).
     """
     path = meta.get("path")
-    if not path or not meta.get("type") or "sha256" not in meta:
+    if not layout or not path or not meta.get("type"):  # a layout: the app read it from a file
         return None
     part = part_at(layout or [], offset)
     page = part[2] if part is not None else None
