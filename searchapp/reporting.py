@@ -52,7 +52,8 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 _MD_ALWAYS = re.compile(r"([\\`*_\[\]<>~$|#&@])")
 _MD_COLON = re.compile(r":(?![ \t\n])")
 _MD_WWW = re.compile(r"(?i)(?<=www)\.")
-_MD_LINE_START = re.compile(r"^(\d{1,9}(?=[.)])|(?=[-+=]))", re.MULTILINE)
+_MD_LINE_START = re.compile(r"^( ?\d{1,9}(?=[.)])| ?(?=[-+=]))", re.MULTILINE)
+_MD_LAST_NUMBER = re.compile(r"(?:^|(?<=\n)) ?(\d)(?=\d{0,8}$)")  # "12" + a message's "."
 _UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
                                  "\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
@@ -85,9 +86,11 @@ def md_escape(text: object) -> str:
     (``st.markdown``, ``st.error``, a widget's label or help...). Markup characters get a
     backslash (CommonMark's escape of ASCII punctuation); a colon not followed by a space
     becomes ``&#58;``, because Streamlit reads colons in the raw text before the Markdown
-    parser does (icons, emoji); a line's leading blanks go (the page collapses them anyway,
-    and four would start a code block) and a newline becomes a line break, so no line of
-    the text starts a block. Ordinary punctuation stays, so messages read the same.
+    parser does (icons, emoji); a line's leading blanks go, or become one space on the first
+    line (the page collapses them anyway, and four would start a code block), and a newline
+    becomes a line break, so no line of the text starts a block (a number that ends a line
+    has its first digit as an entity: "12" + a message's "." is no list). Ordinary
+    punctuation stays, so messages read the same.
 
     Example:
         >>> md_escape("[login](http://evil.example) *now* $5")
@@ -96,10 +99,13 @@ def md_escape(text: object) -> str:
         'Nothing was stored: &#58;red\\\\[x\\\\]  \\n\\\\- item'
     """
     text = str(text).replace("\r\n", "\n").replace("\r", "\n")
-    text = "\n".join(line.lstrip(" \t") for line in text.split("\n"))
+    first, *rest = text.split("\n")
+    lead = " " if first[:1] in (" ", "\t") else ""  # one blank: it may separate two words
+    text = "\n".join([lead + first.lstrip(" \t"), *(line.lstrip(" \t") for line in rest)])
     text = _MD_ALWAYS.sub(r"\\\1", text)
     text = _MD_COLON.sub("&#58;", _MD_WWW.sub(r"\\.", text))
     text = _MD_LINE_START.sub(lambda m: m[1] + "\\" if m[1] else "\\", text)
+    text = _MD_LAST_NUMBER.sub(lambda m: m[0][:-1] + f"&#{ord(m[1])};", text)
     return text.replace("\n", "  \n")
 
 
