@@ -52,6 +52,10 @@ _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\
 _MD_ALWAYS = re.compile(r"([\\`*_\[\]<>~$|#&@])")
 _MD_COLON = re.compile(r":(?![ \t\n])")
 _MD_WWW = re.compile(r"(?i)(?<=www)\.")
+# Streamlit's front end also links URLs and e-mail addresses it finds in the text after
+# the Markdown is parsed, escapes undone: an invisible word joiner (U+2060) breaks them.
+_MD_LINKABLE = re.compile(r"(?i)(?:https?(?=:)|www(?=\.))|(?=@)")
+WORD_JOINER = "\u2060"
 _MD_LINE_START = re.compile(r"^( ?\d{1,9}(?=[.)])| ?(?=[-+=]))", re.MULTILINE)
 _MD_LAST_NUMBER = re.compile(r"(?:^|(?<=\n)) ?(\d)(?=\d{0,8}$)")  # "12" + a message's "."
 _UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
@@ -86,7 +90,9 @@ def md_escape(text: object) -> str:
     (``st.markdown``, ``st.error``, a widget's label or help...). Markup characters get a
     backslash (CommonMark's escape of ASCII punctuation); a colon not followed by a space
     becomes ``&#58;``, because Streamlit reads colons in the raw text before the Markdown
-    parser does (icons, emoji); a line's leading blanks go, or become one space on the first
+    parser does (icons, emoji); ``http``, ``https`` and ``www`` before ``:``/``.``, and
+    ``@``, get an invisible word joiner (U+2060), because it links URLs and addresses found
+    in the parsed text; a line's leading blanks go, or become one space on the first
     line (the page collapses them anyway, and four would start a code block), and a newline
     becomes a line break, so no line of the text starts a block (a number that ends a line
     has its first digit as an entity: "12" + a message's "." is no list). Ordinary
@@ -94,7 +100,7 @@ def md_escape(text: object) -> str:
 
     Example:
         >>> md_escape("[login](http://evil.example) *now* $5")
-        '\\\\[login\\\\](http&#58;//evil.example) \\\\*now\\\\* \\\\$5'
+        '\\\\[login\\\\](http\u2060&#58;//evil.example) \\\\*now\\\\* \\\\$5'
         >>> md_escape("Nothing was stored: :red[x]\\n- item")
         'Nothing was stored: &#58;red\\\\[x\\\\]  \\n\\\\- item'
     """
@@ -102,6 +108,7 @@ def md_escape(text: object) -> str:
     first, *rest = text.split("\n")
     lead = " " if first[:1] in (" ", "\t") else ""  # one blank: it may separate two words
     text = "\n".join([lead + first.lstrip(" \t"), *(line.lstrip(" \t") for line in rest)])
+    text = _MD_LINKABLE.sub(lambda m: m[0] + WORD_JOINER, text)
     text = _MD_ALWAYS.sub(r"\\\1", text)
     text = _MD_COLON.sub("&#58;", _MD_WWW.sub(r"\\.", text))
     text = _MD_LINE_START.sub(lambda m: m[1] + "\\" if m[1] else "\\", text)

@@ -2,7 +2,8 @@
 a message in an element whose source is escaped (``md_escape``).
 
 Rendered with markdown-it (CommonMark, with GFM's tables and strike-through), the parser
-family Streamlit's front end follows; tags dropped, entities decoded, blanks collapsed.
+family Streamlit's front end follows; tags dropped, entities decoded, blanks collapsed, and the
+invisible word joiners ``md_escape`` puts in URLs dropped.
 
 Example:
     >>> shown("SEARCHAPP\\\\_PASSWORD &#58;red\\\\[x\\\\]  \\nnext")
@@ -16,6 +17,8 @@ import re
 
 from markdown_it import MarkdownIt
 
+from searchapp.reporting import WORD_JOINER
+
 _PARSER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _TAG = re.compile(r"<[^>]*>")
 
@@ -27,4 +30,5 @@ def rendered(source: str) -> str:
 
 def shown(source: str) -> str:
     """The text a reader sees of ``source``: one line, as the browser lays it out."""
-    return " ".join(html.unescape(_TAG.sub(" ", rendered(source))).split())
+    text = html.unescape(_TAG.sub(" ", rendered(source))).replace(WORD_JOINER, "")
+    return " ".join(text.split())
