@@ -12,7 +12,9 @@ goes through ``printable`` before it reaches a terminal: control characters
 line and paragraph separators and lone surrogates become ``\\uXXXX``, so a
 document cannot move the cursor, set a window title, reorder a line or forge
 a line of output. The escapes are JSON escapes: applied to JSON text they keep
-it valid and the same value.
+it valid and the same value. Text that reaches a page (Streamlit renders Markdown
+in almost every element) goes through ``md_escape`` first, so it shows as typed:
+never a link, an image, HTML, emphasis, a heading, a colour or LaTeX.
 
 Example:
     >>> printable("ok\\x1b]0;owned\\x07\\u202edone")
@@ -42,6 +44,20 @@ LOG_NAME = "searchapp.log"  # the CLI's log in the data folder; the worker's is 
 # and paragraph separators, and lone surrogates (undecodable bytes): never sent raw.
 _UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069"
                      "\ud800-\udfff]")
+# Markdown: what always starts markup (emphasis, code, links and images, HTML and autolinks,
+# strike-through, LaTeX, tables, headings, entities, e-mail autolinks), what starts a block
+# at the start of a line (lists, setext and thematic lines), a colon that is not followed by
+# a space (Streamlit's :color[..] directives, :material/..: icons and :emoji: shortcodes,
+# http:// autolinks), and the dot of a "www." autolink.
+_MD_ALWAYS = re.compile(r"([\\`*_\[\]<>~$|#&@])")
+_MD_COLON = re.compile(r":(?![ \t\n])")
+_MD_WWW = re.compile(r"(?i)(?<=www)\.")
+# Streamlit's front end also links URLs and e-mail addresses it finds in the text after
+# the Markdown is parsed, escapes undone: an invisible word joiner (U+2060) breaks them.
+_MD_LINKABLE = re.compile(r"(?i)(?:https?(?=:)|www(?=\.))|(?=@)")
+WORD_JOINER = "\u2060"
+_MD_LINE_START = re.compile(r"^( ?\d{1,9}(?=[.)])| ?(?=[-+=]))", re.MULTILINE)
+_MD_LAST_NUMBER = re.compile(r"(?:^|(?<=\n)) ?(\d)(?=\d{0,8}$)")  # "12" + a message's "."
 _UNSAFE_BUT_NEWLINE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
                                  "\u2028-\u202e\u2066-\u2069\ud800-\udfff]")
 
@@ -62,6 +78,42 @@ def printable(text: object, keep_newlines: bool = False) -> str:
     """
     pattern = _UNSAFE_BUT_NEWLINE if keep_newlines else _UNSAFE
     return pattern.sub(_escape, str(text))
+
+
+def md_escape(text: object) -> str:
+    """``str(text)`` as Markdown that shows it as typed, wherever it is put in a message: no
+    link, image, HTML, autolink, emphasis, code, heading, list, table, LaTeX, entity, nor
+    Streamlit's ``:color[..]``, ``:material/..:`` or ``:emoji:`` shortcodes.
+
+    The one escape of every string a user or a file supplies (an address parameter, a file
+    name, metadata, document text, an error message quoting them) before a page renders it
+    (``st.markdown``, ``st.error``, a widget's label or help...). Markup characters get a
+    backslash (CommonMark's escape of ASCII punctuation); a colon not followed by a space
+    becomes ``&#58;``, because Streamlit reads colons in the raw text before the Markdown
+    parser does (icons, emoji); ``http``, ``https`` and ``www`` before ``:``/``.``, and
+    ``@``, get an invisible word joiner (U+2060), because it links URLs and addresses found
+    in the parsed text; a line's leading blanks go, or become one space on the first
+    line (the page collapses them anyway, and four would start a code block), and a newline
+    becomes a line break, so no line of the text starts a block (a number that ends a line
+    has its first digit as an entity: "12" + a message's "." is no list). Ordinary
+    punctuation stays, so messages read the same.
+
+    Example:
+        >>> md_escape("[login](http://evil.example) *now* $5")
+        '\\\\[login\\\\](http\u2060&#58;//evil.example) \\\\*now\\\\* \\\\$5'
+        >>> md_escape("Nothing was stored: :red[x]\\n- item")
+        'Nothing was stored: &#58;red\\\\[x\\\\]  \\n\\\\- item'
+    """
+    text = str(text).replace("\r\n", "\n").replace("\r", "\n")
+    first, *rest = text.split("\n")
+    lead = " " if first[:1] in (" ", "\t") else ""  # one blank: it may separate two words
+    text = "\n".join([lead + first.lstrip(" \t"), *(line.lstrip(" \t") for line in rest)])
+    text = _MD_LINKABLE.sub(lambda m: m[0] + WORD_JOINER, text)
+    text = _MD_ALWAYS.sub(r"\\\1", text)
+    text = _MD_COLON.sub("&#58;", _MD_WWW.sub(r"\\.", text))
+    text = _MD_LINE_START.sub(lambda m: m[1] + "\\" if m[1] else "\\", text)
+    text = _MD_LAST_NUMBER.sub(lambda m: m[0][:-1] + f"&#{ord(m[1])};", text)
+    return text.replace("\n", "  \n")
 
 
 def one_line(text: object, limit: int = MESSAGE_LIMIT) -> str:

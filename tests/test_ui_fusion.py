@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
+from searchapp.reporting import md_escape
 from tests.test_ui_learning import corpus, page, texts  # noqa: F401 - corpus is a fixture
 
 
@@ -21,7 +22,7 @@ def test_the_evaluate_page_shows_the_fusion_and_fits_it(corpus):  # noqa: F811
     at.run()
     assert not at.exception
     sentence = queue.get(app.db, job.id).result["sentence"]
-    assert sentence in texts(at) and "held-out hybrid nDCG@10" in sentence
+    assert md_escape(sentence) in texts(at) and "held-out hybrid nDCG@10" in sentence
     [evaluate] = [b for b in at.button if b.label == "Evaluate"]
     evaluate.click().run()
     assert run_until_done(app, queue.recent(app.db)[0].id).status == "succeeded"

@@ -74,7 +74,7 @@ def test_marked_markdown_escapes_everything_but_the_marks():
     from searchapp.search.service import SearchHit
 
     hit = SearchHit("x", "", 1.0, snippet="[link](http://x) ERR-7", highlights=[(17, 20)])
-    assert marked_markdown(hit) == "\\[link\\]\\(http\\://x\\) **ERR**\\-7"
+    assert marked_markdown(hit) == "\\[link\\](http\u2060&#58;//x) **ERR**\\-7"
 
 
 def test_the_rerank_toggle_asks_for_the_corpus_reranker(app):

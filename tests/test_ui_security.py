@@ -20,6 +20,7 @@ from searchapp.passwords import hash_password, verify_password
 from searchapp.ui.auth import NO_DOOR
 from searchapp.web.cookies import COOKIE_NAME
 from searchapp.web.door import install
+from tests.markup import shown
 
 REPO = Path(__file__).resolve().parents[1]
 TIMEOUT = 60
@@ -112,7 +113,7 @@ def test_a_bad_hash_stops_the_app_with_its_message(monkeypatch):
     monkeypatch.setenv("SEARCHAPP_PASSWORD_HASH", "plain text")
     at = app_test().run()
     assert not at.title and not at.button
-    assert "SEARCHAPP_PASSWORD_HASH is not a password hash" in at.error[0].value
+    assert "SEARCHAPP_PASSWORD_HASH is not a password hash" in shown(at.error[0].value)
 
 
 # ---- uploads: any file accepted, file content shown as text ----------------------------
@@ -126,7 +127,7 @@ def test_an_unsupported_file_gets_our_message_with_the_formats():
     at.file_uploader[0].upload("setup.exe", b"MZ\x90\x00 a program",
                                "application/octet-stream").run()
     assert not at.exception
-    assert [e.value for e in at.error] == [
+    assert [shown(e.value) for e in at.error] == [
         "Cannot read 'setup.exe': it is not a type we read. Add PDF, Word .docx, PowerPoint "
         ".pptx, OpenDocument .odt/.odp, web pages, Markdown, reStructuredText, text, RTF, "
         "EPUB, e-mail .eml/.mbox, or a .zip/.tar archive."]

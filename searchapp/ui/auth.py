@@ -23,6 +23,7 @@ import streamlit as st
 
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
+from searchapp.reporting import md_escape
 from searchapp.web.door import LOGIN_PATH, installed
 from searchapp.web.sessions import BrowserSession
 
@@ -35,7 +36,7 @@ def gate_settings() -> Settings:
     try:
         return Settings.from_env()
     except SearchAppError as exc:
-        st.error(f"The app cannot start: {exc}", icon=":material/error:")
+        st.error(f"The app cannot start: {md_escape(exc)}", icon=":material/error:")
         st.stop()
 
 

@@ -33,11 +33,12 @@ SAVED_KEY = "clusters.saved-filter"  # the last filter saved, shown once after t
 def search_link(saved: SavedFilter, label: str | None = None) -> None:
     """A link to the Search page on the filter's corpus with the filter set."""
     try:
-        st.page_link(SEARCH_PAGE, label=label or f"Search in {saved.value!r}",
+        st.page_link(SEARCH_PAGE, label=label or f"Search in {md_escape(repr(saved.value))}",
                      icon=":material/filter_alt:",
                      query_params={"corpus": saved.corpus, "where": saved.condition})
     except StreamlitAPIException:  # a page run on its own has no navigation
-        st.caption(f"Search with the filter {saved.condition}: open Search from the sidebar.")
+        st.caption(f"Search with the filter {md_escape(saved.condition)}: open Search from the "
+                   "sidebar.")
 
 
 def save_filter_form(app: App, result: ClusterResult, cluster_id: int, corpus: str) -> None:

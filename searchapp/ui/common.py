@@ -23,6 +23,7 @@ from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.jobs.horizon import split_message
+from searchapp.reporting import md_escape
 from searchapp.store import repo
 from searchapp.store.schema import utcnow
 from searchapp.ui.resources import ensure_background_worker, get_app, warm_up
@@ -39,8 +40,6 @@ CORPUS_KEY = "searchapp.corpus"  # the corpus last chosen or uploaded, shared by
 PICKER_KEY = "corpus-picker"  # the corpus selectbox's widget key (the same on every page)
 STATUS_COLORS = {"queued": "gray", "running": "blue", "succeeded": "green",
                  "failed": "red", "cancelled": "orange"}
-_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
-_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>~$|])")
 
 
 @contextmanager
@@ -52,7 +51,7 @@ def user_errors(prefix: str = "") -> Iterator[None]:
     try:
         yield
     except SearchAppError as exc:
-        st.error(md_inline(f"{prefix}{exc}"), icon=":material/error:")
+        st.error(md_escape(f"{prefix}{exc}"), icon=":material/error:")
 
 
 def page_app() -> App:
@@ -63,7 +62,7 @@ def page_app() -> App:
     try:
         app = get_app()
     except SearchAppError as exc:
-        st.error(md_inline(f"The app cannot start: {exc}"), icon=":material/error:")
+        st.error(md_escape(f"The app cannot start: {exc}"), icon=":material/error:")
         st.stop()
     ensure_background_worker(app)
     warm_up(app)
@@ -78,17 +77,7 @@ def page_link(path: str, label: str, icon: str | None = None) -> None:
     try:
         st.page_link(path, label=label, icon=icon)
     except StreamlitAPIException:
-        st.caption(f"{label}: open it from the sidebar.")
-
-
-def md_escape(text: str) -> str:
-    """User text → markdown that shows it literally (no links, emphasis, colours, LaTeX).
-
-    Example:
-        >>> md_escape("*not bold* $5")
-        '\\\\*not bold\\\\* \\\\$5'
-    """
-    return _MARKDOWN_SPECIAL.sub(r"\\\1", text).replace("\n", "  \n")
+        st.caption(f"{md_escape(label)}: open it from the sidebar.")
 
 
 def md_code(text: str) -> str:
@@ -105,21 +94,6 @@ def md_code(text: str) -> str:
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
     return f"{fence}{pad}{text}{pad}{fence}"
-
-
-def md_inline(text: str) -> str:
-    """A one-line message quoting user text → markdown that shows that text as typed.
-
-    Lighter than ``md_escape``: ordinary punctuation stays as it is (so messages
-    read the same in tests and logs); what would become emphasis, code, a link,
-    an HTML tag, LaTeX, strike-through or a table is escaped. For error
-    messages, which may quote a file's ids, column names or cells.
-
-    Example:
-        >>> md_inline("line 3 repeats id '**x**' (first seen at line 2).")
-        "line 3 repeats id '\\\\*\\\\*x\\\\*\\\\*' (first seen at line 2)."
-    """
-    return _MARKDOWN_INLINE.sub(r"\\\1", text)
 
 
 # Streamlit leaves 6rem above a page's first element (room for its toolbar): 2.5rem do,
@@ -180,7 +154,7 @@ def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
         chosen = kept
     else:
         if asked:
-            st.warning(md_inline(f"No corpus named {asked[0]!r} (from the address); showing "
+            st.warning(md_escape(f"No corpus named {asked[0]!r} (from the address); showing "
                                  "another."), icon=":material/warning:")
         chosen = names[pick_default(
             names, st.session_state.get(CORPUS_KEY), read_last_corpus(data_dir))]
@@ -189,7 +163,7 @@ def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
     # set through the session does.
     st.session_state[PICKER_KEY] = chosen
     fmt = (lambda n: _corpus_label(corpora[names.index(n)])) if describe else str
-    name = st.selectbox(label, names, key=PICKER_KEY, format_func=fmt)
+    name = st.selectbox(md_escape(label), names, key=PICKER_KEY, format_func=fmt)
     remember_corpus(name)
     return corpora[names.index(name)]
 
@@ -377,15 +351,16 @@ def job_status(job: queue.JobView, label: str = "", on_success=None) -> None:
     """
     title = label or f"Job {job.id} ({job.kind})"
     if job.status == "succeeded":
-        st.success(f"{title}: {done_line(job)}", icon=":material/check_circle:")
+        st.success(f"{md_escape(title)}: {done_line(job)}", icon=":material/check_circle:")
         if on_success is not None:
             on_success()
     elif job.status == "failed":
-        st.error(f"{title} failed: {md_inline(job.error or '')}", icon=":material/error:")
+        st.error(f"{md_escape(title)} failed: {md_escape(job.error or '')}",
+                 icon=":material/error:")
     elif job.status == "cancelled":
-        st.warning(f"{title} was cancelled.", icon=":material/cancel:")
+        st.warning(f"{md_escape(title)} was cancelled.", icon=":material/cancel:")
     else:
-        st.progress(job.fraction, text=f"{title}: {progress_text(job)}")
+        st.progress(job.fraction, text=md_escape(f"{title}: {progress_text(job)}"))
 
 
 def active_embed_job(app: App, corpus: str) -> queue.JobView | None:

@@ -27,7 +27,7 @@ from searchapp.ui.common import (
     active_embed_job,
     corpus_summaries,
     job_status,
-    md_inline,
+    md_escape,
     percent_done,
 )
 
@@ -67,9 +67,9 @@ def corpora_table(rows: list[repo.CorpusSummary]) -> None:
     bars print it. A static table: it changes in the same instant as a bar drawn with it
     (a data grid redrew about 0.25 s after the bar above it)."""
     st.table(pd.DataFrame([{
-        "corpus": md_inline(c.name), "documents": f"{c.documents:,}",
+        "corpus": md_escape(c.name), "documents": f"{c.documents:,}",
         "embedded": f"{c.embedded:,}", "embedded %": f"{percent_done(c.embedded, c.documents)}%",
-        "model": md_inline(c.model_name)} for c in rows]), hide_index=True, border="horizontal")
+        "model": md_escape(c.model_name)} for c in rows]), hide_index=True, border="horizontal")
 
 
 def live_corpora_table(app: App) -> None:

@@ -26,7 +26,7 @@ from searchapp.corpora.source import size_words
 from searchapp.corpora.staging import stage_uploads
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
-from searchapp.ui.common import job_progress, md_inline, user_errors
+from searchapp.ui.common import job_progress, md_escape, user_errors
 
 NEW, EXISTING = "A new corpus", "An existing corpus"
 REPORT_LINES = 50  # files left out listed on the page; the rest are counted
@@ -67,14 +67,14 @@ def documents_form(app: App, files: Sequence, names: list[str],
     refused = unreadable(files)
     if refused:
         tables = " A table (CSV, TSV, JSONL, JSON, Parquet, Excel, .ods) is uploaded on its own."
-        st.error(f"Cannot read {', '.join(repr(n) for n in refused)}: "
+        st.error(f"Cannot read {md_escape(', '.join(repr(n) for n in refused))}: "
                  f"{'it is' if len(refused) == 1 else 'they are'} not a type we read. Add "
                  f"{TYPE_WORDS}.{tables if len(files) > 1 else ''}", icon=":material/error:")
         files = [f for f in files if f.name not in refused]
         if not files:
             return
     total = sum(f.size for f in files)
-    st.caption(md_inline(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
+    st.caption(md_escape(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
                          f"({size_words(total)}): " +
                          ", ".join(f.name for f in files[:20]) +
                          (f" and {len(files) - 20:,} more" if len(files) > 20 else "") +
@@ -104,8 +104,9 @@ def _pick_corpus(filename: str, names: list[str], key: str) -> str | None:
     stem = Path(filename).name.split(".")[0] or "documents"
     name = st.text_input("New corpus name", value=stem, key=f"doc-name-{key}", max_chars=200)
     if name.strip() in names:
-        st.warning(f"A corpus named {name.strip()!r} already exists. Choose '{EXISTING}' to "
-                   "add these documents to it, or pick another name.", icon=":material/warning:")
+        st.warning(f"A corpus named {md_escape(repr(name.strip()))} already exists. Choose "
+                   f"'{EXISTING}' to add these documents to it, or pick another name.",
+                   icon=":material/warning:")
         return None
     return name
 
@@ -119,7 +120,7 @@ def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[],
 
     def report() -> None:
         done = IngestReport(**(queue.get(app.db, job_id).result or {"corpus": corpus}))
-        st.markdown(md_inline(done.describe()))
+        st.markdown(md_escape(done.describe()))
         problems = done.problems[:REPORT_LINES]
         if problems:
             st.dataframe([{"file": p["path"], "why, and what to do": p["reason"]}
@@ -128,7 +129,7 @@ def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[],
             st.caption(f"And {len(done.problems) - REPORT_LINES:,} more (the API's "
                        f"`GET /api/v1/jobs/{job_id}` lists them all).")
         for note in done.notes[:REPORT_LINES]:
-            st.caption(md_inline(note))
+            st.caption(md_escape(note))
         if done.embed_job is not None:
             embed_panel(done.embed_job)
         else:

@@ -23,7 +23,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.judgements import service
 from searchapp.judgements.groups import confirmed_groups, groups_csv
-from searchapp.ui.common import job_progress, md_escape, md_inline, two_cosines
+from searchapp.ui.common import job_progress, md_escape, two_cosines
 from searchapp.ui.labelling import (
     answer,
     keyboard_row,
@@ -48,7 +48,7 @@ def review_tab(app: App, corpus: str, threshold: float, k: int) -> None:
     try:
         first = review.review_queue(app, corpus, threshold, k, n=0)
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
         return
     if first is None:
         _wait_for_mining(app, corpus, threshold, k)
@@ -70,7 +70,7 @@ def _wait_for_mining(app: App, corpus: str, threshold: float, k: int) -> None:
             review.request_review_mining(app, corpus, threshold, k)
             ensure_background_worker(app)
         except SearchAppError as exc:
-            st.error(md_inline(str(exc)), icon=":material/error:")
+            st.error(md_escape(str(exc)), icon=":material/error:")
             return
         st.rerun()
 
@@ -88,7 +88,7 @@ def _review_one(app: App, corpus: str, threshold: float, k: int, include_exact: 
 
     item = session.current
     if session.message:
-        st.error(md_inline(session.message), icon=":material/error:")
+        st.error(md_escape(session.message), icon=":material/error:")
     if item is None:
         st.success("Every pair near the threshold is decided (or skipped).",
                    icon=":material/task_alt:")
@@ -135,9 +135,9 @@ def confirm_group(app: App, corpus: str, group: dup.DuplicateGroup, key: str) ->
                 service.add(app, corpus, a=canonical, b=m, label=int(m in ticked),
                             source="review")
         except SearchAppError as exc:
-            st.error(md_inline(str(exc)), icon=":material/error:")
+            st.error(md_escape(str(exc)), icon=":material/error:")
             return
-        st.success(f"Confirmed: {len(ticked)} duplicates of {canonical}"
+        st.success(f"Confirmed: {len(ticked)} duplicates of {md_escape(canonical)}"
                    + (f", {len(others) - len(ticked)} not" if len(ticked) < len(others) else "")
                    + ".", icon=":material/done_all:")
 
@@ -146,7 +146,7 @@ def confirmed_groups_section(app: App, corpus: str) -> None:
     try:
         groups = confirmed_groups(app, corpus)
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
         return
     st.subheader(f"Confirmed groups ({len(groups):,})")
     if not groups:
@@ -171,10 +171,10 @@ def judged_calibration(app: App, corpus: str, model: str, threshold: float) -> \
     try:
         result = jt.calibrate_on_judgements(app, corpus)
     except SearchAppError as exc:
-        st.caption(md_inline(str(exc)))
+        st.caption(md_escape(str(exc)))
         return None
     st.markdown(f"**{result.judged:,} judged pairs** ({result.positives:,} duplicates), "
-                f"AP {result.ap:.1f} with {model}.")
+                f"AP {result.ap:.1f} with {md_escape(model)}.")
     target = st.slider("Precision you want", 0.5, 0.99, 0.9, 0.01, key="judged-precision",
                        help="The share of the pairs above the threshold that are duplicates.")
     chosen = result.for_precision(target)
@@ -193,7 +193,7 @@ def judged_calibration(app: App, corpus: str, model: str, threshold: float) -> \
                     f": **{chosen.pairs:,} pairs**, about {chosen.duplicates:,.0f} duplicates")
         st.markdown(f"Threshold **{chosen.threshold:.2f}** reaches {target:.0%}{expected} "
                     f"(now {threshold:.3f}).")
-        if st.button(f"Use {chosen.threshold:.2f} as the threshold of {model}",
+        if st.button(f"Use {chosen.threshold:.2f} as the threshold of {md_escape(model)}",
                      key="judged-use", type="primary"):
             cal.save_threshold(app, jt.as_calibration(app, result, chosen))
             st.rerun()

@@ -13,7 +13,7 @@ from __future__ import annotations
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.ui.common import md_inline, user_errors
+from searchapp.ui.common import md_escape, user_errors
 from searchapp.watching import folders
 
 
@@ -27,9 +27,10 @@ def folders_section(app: App) -> None:
         st.dataframe([_row(f) for f in watched], hide_index=True, width="stretch")
         for f in watched:
             if f["reason"]:
-                st.warning(md_inline(f"{f['path']}: {f['reason']}"), icon=":material/warning:")
+                st.warning(md_escape(f"{f['path']}: {f['reason']}"), icon=":material/warning:")
             if f["failures"]:
-                with st.expander(f"{f['path']}: {f['files']['failed']:,} files not read"):
+                with st.expander(f"{md_escape(f['path'])}: {f['files']['failed']:,} files not "
+                                 "read"):
                     for p in f["failures"]:
                         st.text(f"{p['path']}: {p['reason']}")
         _actions(app, watched)
@@ -66,8 +67,8 @@ def _add_form(app: App) -> None:
     roots = folders.allowed_roots()
     with st.form("folders.add", clear_on_submit=False):
         path = st.text_input("Folder to watch", key="folders.path",
-                             help="Under " + (", ".join(map(str, roots)) or
-                                              "SEARCHAPP_WATCH_ROOTS (not set)"))
+                             help=md_escape("Under " + (", ".join(map(str, roots)) or
+                                                            "SEARCHAPP_WATCH_ROOTS (not set)")))
         corpus = st.text_input("Into corpus", key="folders.corpus")
         include = st.text_input("Only files matching (globs, comma-separated)",
                                 key="folders.include", placeholder="*.md, *.pdf")
@@ -77,7 +78,7 @@ def _add_form(app: App) -> None:
             with user_errors("Not watched: "):
                 added = folders.add_watch(app, path.strip(), corpus.strip(), _globs(include),
                                           _globs(exclude), roots=roots)
-                st.success(md_inline(f"Watching {added['path']} into {added['corpus']!r}."))
+                st.success(md_escape(f"Watching {added['path']} into {added['corpus']!r}."))
 
 
 def _globs(text: str) -> list[str]:

@@ -16,7 +16,7 @@ from searchapp.evaluation.fusion_fit import request_fusion_fit
 from searchapp.jobs import queue
 from searchapp.search.fusion import fusion_for, fusion_line, stored_entry
 from searchapp.store import repo
-from searchapp.ui.common import job_progress, md_inline
+from searchapp.ui.common import job_progress, md_escape
 from searchapp.ui.resources import ensure_background_worker
 
 JOBS = "evaluate.fusion_jobs"  # {corpus: job id} of this session's fusion fits
@@ -29,7 +29,7 @@ def fusion_section(app: App, corpus: str) -> None:
     fusion = fusion_for(app, state.id, state.model_name)
     entry = stored_entry(app, state.id, state.model_name) or {}
     line = fusion_line(fusion.as_dict(), entry.get("gain") if fusion.source == "fitted" else None)
-    st.markdown(f"**Hybrid fusion** · {md_inline(line)}")
+    st.markdown(f"**Hybrid fusion** · {md_escape(line)}")
     if st.button("Fit the fusion to the judged queries", icon=":material/tune:",
                  key=f"evaluate.fit_fusion.{corpus}",
                  help="Tries semantic weights, RRF constants and depths on the judged "
@@ -39,7 +39,7 @@ def fusion_section(app: App, corpus: str) -> None:
             st.session_state.setdefault(JOBS, {})[corpus] = request_fusion_fit(app, corpus)
             ensure_background_worker(app)
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
     job_id = st.session_state.get(JOBS, {}).get(corpus)
     if job_id is not None:
         job_progress(app, job_id, f"Fusion fit {job_id}",
@@ -49,4 +49,4 @@ def fusion_section(app: App, corpus: str) -> None:
 def _outcome(app: App, job_id: int) -> None:
     result = queue.get(app.db, job_id).result or {}
     if result.get("sentence"):
-        (st.success if result.get("kept") else st.info)(md_inline(result["sentence"]))
+        (st.success if result.get("kept") else st.info)(md_escape(result["sentence"]))

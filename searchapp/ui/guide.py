@@ -22,6 +22,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from searchapp.reporting import md_escape
+
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 GUIDE_PAGE = "searchapp/ui/pages/guide.py"
 INDEX = "README"
@@ -97,5 +99,6 @@ def guide_link(topic: str) -> None:
     if found is None:
         return
     with contextlib.suppress(StreamlitAPIException):  # a page run on its own: no navigation
-        st.page_link(GUIDE_PAGE, label=f"Guide: {found.title}", icon=":material/menu_book:",
+        st.page_link(GUIDE_PAGE, label=f"Guide: {md_escape(found.title)}",
+                     icon=":material/menu_book:",
                      query_params={"topic": topic})

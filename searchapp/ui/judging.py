@@ -23,6 +23,7 @@ from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.judgements import service
 from searchapp.judgements.items import item_of
+from searchapp.reporting import md_escape
 from searchapp.store import judgement_rows, repo
 
 QUERY_OPTIONS = {"Relevant": 1, "Not relevant": 0}
@@ -60,7 +61,7 @@ def _store(app: App, corpus: str, item: tuple, label: int | None, source: str) -
         else:
             service.add(app, corpus, label=label, a=a, b=b, source=source)
     except SearchAppError as exc:
-        st.toast(str(exc), icon=":material/error:")
+        st.toast(md_escape(exc), icon=":material/error:")
 
 
 def judgement_marks(app: App, corpus: str, *, query: str | None = None, doc: str | None = None,

@@ -22,7 +22,7 @@ from searchapp.training import adoption
 from searchapp.training.learn import ADAPT, LEARN, request_adaptation, request_learning
 from searchapp.training.names import check_new_model, suggested_name
 from searchapp.ui.charts_evaluation import comparison_table
-from searchapp.ui.common import duration, job_progress, md_inline, seed_corpus
+from searchapp.ui.common import duration, job_progress, md_escape, seed_corpus
 from searchapp.ui.resources import ensure_background_worker
 
 SWITCH_JOB = "models.switch_job"  # {corpus: job id} of the switch this session started
@@ -58,7 +58,7 @@ def learn_section(app: App, corpora: dict[str, str]) -> None:
                               help="Letters, digits, '.', '_' and '-'; not a model's name.")
         problem = name_problem(app, name.strip())
         if problem:
-            mid.error(md_inline(problem), icon=":material/error:")
+            mid.error(md_escape(problem), icon=":material/error:")
         augment = right.selectbox(
             "Augmented SBERT", ["auto", "on", "off"], key="models.learn.augment",
             help="A cross-encoder trained on the judgements labels more pairs for the model; "
@@ -110,13 +110,13 @@ def _start(app: App, corpus: str, name: str, augment: str, learn: bool,
         if learn:
             started = request_learning(app, corpus, name=name, augment=augment,
                                        train_on_all=on_all)
-            st.success(f"Learning job {started.job_id}: {started.describe()}")
+            st.success(f"Learning job {started.job_id}: {md_escape(started.describe())}")
         else:
             job_id = request_adaptation(app, corpus, name=name)
-            st.success(f"Adaptation job {job_id} started for {name!r}. {ADAPT_NOTE}")
+            st.success(f"Adaptation job {job_id} started for {md_escape(repr(name))}. {ADAPT_NOTE}")
         ensure_background_worker(app)
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
 
 
 def learning_jobs(app: App, limit: int = 3) -> None:
@@ -126,8 +126,8 @@ def learning_jobs(app: App, limit: int = 3) -> None:
         name, corpus = job.payload.get("name", "?"), job.payload.get("corpus", "?")
         with st.container(border=True):
             how = "from the judgements" if job.kind == LEARN else "adapted to the text"
-            st.markdown(f"**Job {job.id}: {name}** ({how} of {corpus}, starting from "
-                        f"{job.payload.get('base')})")
+            st.markdown(f"**Job {job.id}: {md_escape(name)}** ({how} of {md_escape(corpus)}, "
+                        f"starting from {md_escape(job.payload.get('base'))})")
             if job.status != "succeeded":
                 job_progress(app, job.id, f"{job.kind} job {job.id}")
                 continue
@@ -138,20 +138,20 @@ def verdict_panel(app: App, result: dict, key: str) -> None:
     """A finished job's verdict: the sentence, the side-by-side table, threshold, adopt."""
     verdict = result.get("verdict") or "not measured"
     box = st.success if verdict == "better" else st.warning if verdict == "worse" else st.info
-    box(md_inline(result.get("sentence") or verdict), icon=VERDICT_ICONS.get(verdict))
+    box(md_escape(result.get("sentence") or verdict), icon=VERDICT_ICONS.get(verdict))
     if result.get("comparison"):
         st.dataframe(comparison_table(result["comparison"]), hide_index=True, width="stretch")
     augmentation = result.get("augmentation") or {}
     if augmentation.get("tried"):
         st.caption(f"Augmented SBERT {'kept' if augmentation['kept'] else 'not kept'}: "
-                   f"{augmentation['reason']}.")
+                   f"{md_escape(augmentation['reason'])}.")
     threshold = result.get("threshold")
     if threshold:
         pairs = threshold["expected_pairs"]
         how = ("the same precision on the held-out pairs" if threshold["method"] == "precision"
                else "the same number of pairs")
         st.caption(f"Duplicate threshold: {threshold['current']:.3f} now (about "
-                   f"{pairs['current']:,} pairs); {result['model']} would find about "
+                   f"{pairs['current']:,} pairs); {md_escape(result['model'])} would find about "
                    f"{pairs['candidate_at_current']:,} at {threshold['current']:.3f}, so it gets "
                    f"{threshold['proposed']:.3f} ({how}: about "
                    f"{pairs['candidate_at_proposed']:,} pairs).")
@@ -160,7 +160,7 @@ def verdict_panel(app: App, result: dict, key: str) -> None:
     label = (f"Use {result['model']} for {result['corpus']}"
              if verdict in ("better", "not distinguishable")
              else f"Use {result['model']} anyway")
-    if st.button(label, key=key, type="primary" if verdict == "better" else "secondary",
+    if st.button(md_escape(label), key=key, type="primary" if verdict == "better" else "secondary",
                  icon=":material/swap_horiz:"):
         try:
             job_id = adoption.accept(app, result["corpus"], result["model"],
@@ -170,7 +170,7 @@ def verdict_panel(app: App, result: dict, key: str) -> None:
             ensure_background_worker(app)
             st.rerun()
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
 
 
 def switch_section(app: App, corpora: dict[str, str], models: list[str]) -> None:
@@ -183,25 +183,26 @@ def switch_section(app: App, corpora: dict[str, str], models: list[str]) -> None
     corpus = left.selectbox("Corpus", list(corpora), key="models.corpus",
                             format_func=lambda c: f"{c} (now {corpora[c]})")
     target = right.selectbox("Model", models, key="models.target")
-    if st.button(f"Use {target} for {corpus}", key="models.use", icon=":material/swap_horiz:"):
+    if st.button(md_escape(f"Use {target} for {corpus}"), key="models.use",
+                 icon=":material/swap_horiz:"):
         try:
             st.session_state.setdefault(SWITCH_JOB, {})[corpus] = adoption.switch(app, corpus,
                                                                                    target)
             ensure_background_worker(app)
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
     follow_switch(app, corpus, corpora[corpus])
     previous = adoption.previous_model(app, corpus)
     idle = not queue.active_for(app.db, "embed", "corpus", corpus)
     if previous and idle and st.button(
-            f"Back to {previous}", key="models.rollback", icon=":material/undo:",
-            help=f"{corpus} used {previous} before; its vectors are still stored."):
+            md_escape(f"Back to {previous}"), key="models.rollback", icon=":material/undo:",
+            help=md_escape(f"{corpus} used {previous} before; its vectors are still stored.")):
         try:
             st.session_state.setdefault(SWITCH_JOB, {})[corpus] = adoption.rollback(app, corpus)
             ensure_background_worker(app)
             st.rerun()
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
 
 
 def follow_switch(app: App, corpus: str, current: str) -> None:
@@ -217,10 +218,13 @@ def follow_switch(app: App, corpus: str, current: str) -> None:
     target = job.payload.get("model", "the new model")
     label = f"Re-embedding {corpus!r} with {target!r} (job {job_id})"
     if job.status == "succeeded":
-        st.success(f"{label}: done in {duration(job)}. {corpus!r} now uses {target}: "
+        st.success(f"{md_escape(label)}: done in {duration(job)}. "
+                   f"{md_escape(repr(corpus))} now uses "
+                   f"{md_escape(target)}: "
                    "searches, duplicates and clusters use its vectors.",
                    icon=":material/check_circle:")
         return
     if not job.finished:
-        st.caption(f"Searches of {corpus!r} use {current!r} until the new index is complete.")
+        st.caption(md_escape(f"Searches of {corpus!r} use {current!r} until the new index is "
+                             "complete."))
     job_progress(app, job_id, label)

@@ -307,4 +307,4 @@ def in_place(hit: SearchHit, corpus: str) -> None:
             open_in_place(path)
 
     st.button("Open the file", icon=":material/folder_open:", type="tertiary",
-              key=f"in-place-{hit.id}", help=str(path), on_click=run)
+              key=f"in-place-{hit.id}", help=md_escape(path), on_click=run)

@@ -20,6 +20,7 @@ from searchapp.corpora.embed_job import FIRST_BATCH
 from searchapp.errors import InvalidParameterError
 from searchapp.jobs import queue
 from searchapp.jobs.horizon import split_message
+from searchapp.reporting import md_escape
 from searchapp.search.service import check_k
 from searchapp.store import repo
 from searchapp.ui.common import (
@@ -74,7 +75,7 @@ def _coverage_bar(app: App, name: str, embedded_before: int) -> None:
     if summary is None or job is None or (embedded_before == 0 and summary.embedded > 0):
         st.rerun()  # search opened, the job ended or the corpus went: redraw the page
     st.progress(summary.embedded / max(summary.documents, 1),
-                text=coverage_text(summary.embedded, summary.documents, job))
+                text=md_escape(coverage_text(summary.embedded, summary.documents, job)))
 
 
 def _no_job(app: App, corpus: repo.CorpusSummary) -> None:

@@ -118,7 +118,7 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
     url.write("dups", dups)
 
     if problem := k_problem(request.k):
-        st.error(problem, icon=":material/error:")
+        st.error(md_escape(problem), icon=":material/error:")
         return
     k = int(request.k)
     with user_errors():
@@ -192,7 +192,7 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
             model = repo.corpus_state(s, corpus).model_name
         threshold, source = threshold_for(app, model)
         left.markdown(f"**Likely duplicates of** {md_code(dups)} (cosine ≥ "
-                      f"{threshold:.3f}, the {source} threshold of {md_escape(model)})")
+                      f"{threshold:.3f}, the {md_escape(source)} threshold of {md_escape(model)})")
         hits = kept_hits(("dups", corpus, generation, dups, k, threshold),
                          lambda: more_like(app, corpus, dups, k=k, min_score=threshold))
         note = "Score: cosine similarity to that document. Mark each: duplicate or not."

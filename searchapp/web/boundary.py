@@ -18,16 +18,13 @@ Example:
 
 from __future__ import annotations
 
-import re
-
 from searchapp.errors import SearchAppError
-from searchapp.reporting import log_exception
+from searchapp.reporting import log_exception, md_escape
 from searchapp.web.applog import (  # noqa: F401 - re-exported: the pages' and serve.py's import
     LOG_NAME,
     install_app_log,
 )
 
-_MARKDOWN = re.compile(r"([\\`*_\[\]<>~$|#])")
 
 def on_script_error(exc: Exception) -> bool:
     """Show ``exc`` as one line in the page and log its traceback; True: Streamlit shows
@@ -40,9 +37,10 @@ def on_script_error(exc: Exception) -> bool:
     import streamlit as st
 
     if isinstance(exc, SearchAppError):
-        st.error(_MARKDOWN.sub(r"\\\1", str(exc)), icon=":material/error:")
+        st.error(md_escape(exc), icon=":material/error:")
         return True
     reference, path = log_exception(exc, install_app_log(), "page")
-    st.error(f"Something went wrong (reference {reference}); the details are in `{path}`.",
+    st.error(f"Something went wrong (reference {reference}); the details are in "
+             f"{md_escape(path)}.",
              icon=":material/error:")
     return True

@@ -160,7 +160,7 @@ def show(result: cl.ClusterResult) -> None:
                                        lambda: density_image(result.x, result.y, result.cluster))
         floor = min(cl.SAMPLE_FLOOR, cl.MAP_MAX_POINTS // (2 * (len(result.clusters) + 1)))
         st.caption(f"Showing {len(frame):,} of {n:,} documents as points: the same share of "
-                   f"every cluster (at least {floor} each), so the browser stays "
+                   f"every cluster (at least {floor:,} each), so the browser stays "
                    f"smooth. The coloured shading behind them counts all {n:,}: each cell in "
                    "the colour of its commonest cluster, darker where more documents lie.")
     fig, trace_rows = cluster_map(frame, sizes, density=density)

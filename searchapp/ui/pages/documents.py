@@ -13,7 +13,7 @@ import streamlit as st
 
 from searchapp.corpora import documents as service
 from searchapp.errors import DocumentNotFoundError, SearchAppError
-from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, md_inline, page_app
+from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, md_escape, page_app
 from searchapp.ui.guide import guide_link
 
 app = page_app()
@@ -28,10 +28,10 @@ if doc_id.strip():
     try:
         stored = service.get(app, corpus, doc_id)
     except DocumentNotFoundError:
-        st.info(md_inline(f"No document {doc_id!r} in {corpus!r} yet: write its text below "
+        st.info(md_escape(f"No document {doc_id!r} in {corpus!r} yet: write its text below "
                           "to add it."), icon=":material/info:")
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
 if stored is not None:
     st.caption("Embedded." if stored.embedded else "Not embedded yet: its job is queued.")
 
@@ -57,13 +57,14 @@ if doc_id.strip():
             st.session_state["documents.flash"] = done.describe()
             st.rerun()  # show what is stored now
         except SearchAppError as exc:
-            st.error(md_inline(f"Nothing was saved. {exc}"), icon=":material/error:")
+            st.error(md_escape(f"Nothing was saved. {exc}"), icon=":material/error:")
     flash = st.session_state.pop("documents.flash", None)
     if flash:
-        st.success(md_inline(flash), icon=":material/check:")
+        st.success(md_escape(flash), icon=":material/check:")
 
 if stored is not None:
-    sure = st.checkbox(f"Yes, delete {stored.id!r} from {corpus!r}", key="documents.sure")
+    sure = st.checkbox(md_escape(f"Yes, delete {stored.id!r} from {corpus!r}"),
+                       key="documents.sure")
     if st.button("Delete document", disabled=not sure):
         try:
             done = service.delete(app, corpus, [stored.id])
@@ -71,4 +72,4 @@ if stored is not None:
                                                    f"{done.generation}).")
             st.rerun()  # drawn again from the store: no "Embedded.", no text to save back
         except SearchAppError as exc:
-            st.error(md_inline(str(exc)), icon=":material/error:")
+            st.error(md_escape(str(exc)), icon=":material/error:")

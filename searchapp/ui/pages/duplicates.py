@@ -23,7 +23,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.common import corpus_picker, job_progress, md_inline, page_app, two_cosines
+from searchapp.ui.common import corpus_picker, job_progress, md_escape, page_app, two_cosines
 from searchapp.ui.duplicates_review import (
     confirm_group,
     confirmed_groups_section,
@@ -54,7 +54,8 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     cols[2].metric("Groups", f"{report.group_count:,}")
     cols[3].metric("Documents", f"{report.documents:,}")
     how = "stored result" if report.reused else "just mined"
-    st.caption(f"k = {report.k} nearest neighbours per document, {report.method} search, "
+    st.caption(f"k = {report.k} nearest neighbours per document, {md_escape(report.method)} "
+               "search, "
                f"{how} (mining took {report.seconds:.2f} s).")
     if not report.pair_count:
         st.info("No pair reaches this threshold. Lower it to see weaker candidates.")
@@ -129,7 +130,7 @@ def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -
     try:
         report = dup.find_duplicates(app, corpus, threshold, k, compute=False)
     except SearchAppError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md_escape(exc), icon=":material/error:")
         return
     shown = st.session_state.setdefault(LAST_REPORT, {})
     if report is not None:
@@ -152,10 +153,11 @@ def pairs_tab(corpus: str, threshold: float, k: int, calibrated: float | None) -
         return
     if failed:
         st.error(f"The last run failed, so it is not started again by itself: "
-                 f"{md_inline(last.error or '')}", icon=":material/error:")
+                 f"{md_escape(last.error or '')}", icon=":material/error:")
     else:
-        st.info(f"{corpus!r} has not been mined yet. Mining runs in the background; results are "
-                "kept until the corpus changes, and a new threshold or k mines again by itself.")
+        st.info(f"{md_escape(repr(corpus))} has not been mined yet. Mining runs in the "
+                "background; results are kept until the corpus changes, and a new threshold or k "
+                "mines again by itself.")
     if st.button("Find duplicates", type="primary", icon=":material/content_copy:") and \
             start_mining(corpus, threshold, k) is not None:
         st.rerun()
@@ -167,7 +169,7 @@ def start_mining(corpus: str, threshold: float, k: int) -> queue.JobView | None:
         job_id = dup.request_mining(app, corpus, threshold, k)
         ensure_background_worker(app)
     except SearchAppError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md_escape(exc), icon=":material/error:")
         return None
     return queue.get(app.db, job_id)
 
@@ -179,7 +181,7 @@ def check_tab(corpus: str, threshold: float) -> None:
         try:
             report = dup.check_report(app, corpus, question, threshold)
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
             return
         st.session_state[CHECKED] = (corpus, question, threshold, report)
     checked = st.session_state.get(CHECKED)
@@ -196,7 +198,8 @@ def check_tab(corpus: str, threshold: float) -> None:
                                         for m in report.matches]),
                           key="dup-check-marks", column_config=scores)
     else:
-        st.success(f"No document in {corpus!r} reaches cosine {threshold:.3f}: it looks new.",
+        st.success(f"No document in {md_escape(repr(corpus))} reaches cosine {threshold:.3f}: "
+                   "it looks new.",
                    icon=":material/check_circle:")
     if report.near_misses:
         best, limit = two_cosines(report.near_misses[0].score, threshold)
@@ -209,7 +212,7 @@ def check_tab(corpus: str, threshold: float) -> None:
         try:
             summary = dup.add_question(app, corpus, question)
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
             return
         if summary.job_id is not None:
             ensure_background_worker(app)
@@ -222,9 +225,10 @@ def calibrate_tab(corpus: str, model: str, threshold: float, stored: dict | None
     judged = judged_calibration(app, corpus, model, threshold)
     st.subheader("On a file of labelled pairs")
     if stored:
-        st.markdown(f"**Calibrated threshold of {model}: {stored['threshold']:.3f}** "
+        st.markdown(f"**Calibrated threshold of {md_escape(model)}: {stored['threshold']:.3f}** "
                     f"(best F1 {stored['f1']:.1f}, AP {stored['ap']:.1f}, "
-                    f"{stored['pairs']:,} pairs from {stored.get('source') or 'a file'}).")
+                    f"{stored['pairs']:,} pairs from "
+                    f"{md_escape(stored.get('source') or 'a file')}).")
         st.plotly_chart(precision_recall_figure(stored["curve"], stored["threshold"], threshold),
                         width="stretch", key="stored-curve")
     st.caption("Upload labelled pairs (columns sentence1, sentence2, label 0/1; CSV, TSV or "
@@ -235,7 +239,7 @@ def calibrate_tab(corpus: str, model: str, threshold: float, stored: dict | None
         try:  # a bad file fails here, not in the job
             job_id, _ = cal.request_calibration(app, model, upload.getvalue(), upload.name)
         except SearchAppError as exc:
-            st.error(str(exc), icon=":material/error:")
+            st.error(md_escape(exc), icon=":material/error:")
             return
         ensure_background_worker(app)
         st.session_state[CAL_JOB] = job_id
@@ -246,18 +250,19 @@ def calibrate_tab(corpus: str, model: str, threshold: float, stored: dict | None
     if not job.finished:
         job_progress(app, job_id, "Scoring the labelled pairs")
     elif job.status != "succeeded":
-        st.error(f"Calibration {job.status}: {md_inline(job.error or '')}",
+        st.error(f"Calibration {job.status}: {md_escape(job.error or '')}",
                  icon=":material/error:")
     else:
         result = cal.Calibration(**job.result)
         st.markdown(f"On **{result.pairs:,} pairs** ({result.positives:,} duplicates) from "
-                    f"{result.source}: AP **{result.ap:.2f}**, best F1 **{result.f1:.2f}** "
+                    f"{md_escape(result.source)}: AP **{result.ap:.2f}**, "
+                    f"best F1 **{result.f1:.2f}** "
                     f"at threshold **{result.threshold:.3f}** (precision {result.precision:.1f}, "
                     f"recall {result.recall:.1f}).")
         share_warning(judged, result)
         st.plotly_chart(precision_recall_figure(result.curve, result.threshold, threshold),
                         width="stretch", key="new-curve")
-        if st.button(f"Use {result.threshold:.3f} as the threshold of {result.model}",
+        if st.button(f"Use {result.threshold:.3f} as the threshold of {md_escape(result.model)}",
                      type="primary"):
             cal.save_threshold(app, result)
             st.session_state.pop(CAL_JOB, None)
@@ -287,7 +292,7 @@ chosen = left.slider(
     help="Pairs at or above this cosine count as duplicates (exact duplicates always do).")
 k_value = right.number_input("Neighbours per document (k)", min_value=1, max_value=dup.MAX_K,
                              value=dup.DEFAULT_K, step=1, key="dup-k")
-marker = f"{source} threshold of {model_name}: **{default:.3f}**"
+marker = f"{source} threshold of {md_escape(model_name)}: **{default:.3f}**"
 if calibration is None:
     marker += " (calibrate it on labelled pairs in the last tab)"
 left.caption(f"▲ {marker}")

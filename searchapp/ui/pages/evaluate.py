@@ -32,7 +32,7 @@ from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
     job_progress,
-    md_inline,
+    md_escape,
     page_app,
 )
 from searchapp.ui.fusion_panel import fusion_section
@@ -74,7 +74,7 @@ if st.button("Evaluate", type="primary", disabled=not chosen, icon=":material/an
         st.session_state.setdefault(JOBS, {})[corpus.name] = ids
         ensure_background_worker(app)
     except SearchAppError as exc:
-        st.error(str(exc), icon=":material/error:")
+        st.error(md_escape(exc), icon=":material/error:")
 
 for job_id in st.session_state.get(JOBS, {}).get(corpus.name, []):
     job_progress(app, job_id, f"Evaluation job {job_id}")
@@ -90,7 +90,7 @@ for run in runs:
     latest[(run.model_name, measured_on(run.note))] = run
 for (model, measured), run in latest.items():
     with st.container(border=True):
-        st.markdown(f"**{md_inline(model)}** · on {md_inline(measured)} · "
+        st.markdown(f"**{md_escape(model)}** · on {md_escape(measured)} · "
                     f"{run.judgements:,} judgements · {run.created_at:%Y-%m-%d %H:%M}")
         table = query_table(run.metrics)
         if not table.empty:
@@ -99,10 +99,10 @@ for (model, measured), run in latest.items():
         if not pairs.empty:
             st.dataframe(pairs, hide_index=True, width="stretch")
         if run.metrics.get("fusion"):
-            st.caption("Hybrid fusion: " + md_inline(fusion_line(run.metrics["fusion"],
+            st.caption("Hybrid fusion: " + md_escape(fusion_line(run.metrics["fusion"],
                                                                  run.metrics.get("fusion_gain"))))
         if run.metrics.get("warning"):
-            st.warning(md_inline(run.metrics["warning"]), icon=":material/warning:")
+            st.warning(md_escape(run.metrics["warning"]), icon=":material/warning:")
 st.caption("Each metric ×100 (a threshold is a cosine) with its 95% bootstrap interval: the "
            "range in which it would fall 19 times in 20 for another set of judgements like "
            "these.")

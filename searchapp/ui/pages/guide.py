@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from searchapp.reporting import md_escape
 from searchapp.ui.guide import INDEX, blocks, read_topic, to_guide_links, topics
 
 st.title("Guide")
@@ -20,7 +21,8 @@ names = [t.name for t in found]
 titles = {t.name: t.title for t in found}
 wanted = st.query_params.get("topic", INDEX)
 if wanted not in titles:
-    st.error(f"The guide has no page {wanted!r}; its pages are: {', '.join(names)}.")
+    st.error(f"The guide has no page {md_escape(repr(wanted))}; its pages are: "
+             f"{md_escape(', '.join(names))}.")
     wanted = INDEX
 
 

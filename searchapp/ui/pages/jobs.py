@@ -22,7 +22,7 @@ from searchapp.ui.common import (
     ago,
     corpus_summaries,
     duration,
-    md_inline,
+    md_escape,
     page_app,
     progress_text,
     result_text,
@@ -37,8 +37,8 @@ TARGET_KEYS = ("corpus", "model", "name")  # payload fields worth showing as the
 app = page_app()
 st.title("Jobs")
 guide_link("how-it-works")
-st.caption(f"Background worker: pid {ensure_background_worker(app)}, log in "
-           f"{app.settings.data_dir / 'worker.log'}.")
+st.caption(f"Background worker: pid {md_escape(ensure_background_worker(app))}, log in "
+           f"{md_escape(app.settings.data_dir / 'worker.log')}.")
 limit = st.sidebar.number_input("Jobs shown", min_value=5, max_value=500, value=30, step=5)
 
 
@@ -58,9 +58,9 @@ def request_ray_embed(app: App, name: str) -> None:
     address = app.settings.ray_address
     try:
         job_id = corpora.request_ray_embed(app, name, address=address)
-        shown = md_inline(repr(name))
+        shown = md_escape(repr(name))
         flash = ("success", f"Job {job_id} embeds {shown} on the Ray cluster at "
-                 f"{md_inline(address or '')}." if job_id else
+                 f"{md_escape(address or '')}." if job_id else
                  f"Every document of {shown} is embedded already.")
     except SearchAppError as exc:
         flash = ("error", str(exc))
@@ -72,7 +72,7 @@ def ray_section(app: App) -> None:
     if not app.settings.ray_address:
         return
     missing = [c.name for c in corpus_summaries(app) if c.embedded < c.documents]
-    with st.expander(f"Embed on the Ray cluster ({app.settings.ray_address})"):
+    with st.expander(f"Embed on the Ray cluster ({md_escape(app.settings.ray_address)})"):
         if not missing:
             st.caption("Every corpus is embedded.")
             return
@@ -88,19 +88,19 @@ def target(job: queue.JobView) -> str:
 def job_row(app: App, job: queue.JobView) -> None:
     with st.container(border=True):
         head, status, button = st.columns([6, 2, 2], vertical_alignment="center")
-        head.markdown(f"**Job {job.id}: {job.kind}** {md_inline(target(job))}")
+        head.markdown(f"**Job {job.id}: {job.kind}** {md_escape(target(job))}")
         status.badge(job.status, color=STATUS_COLORS.get(job.status, "gray"))
         if not job.finished:
             button.button("Cancel", key=f"cancel-{job.id}", on_click=cancel,
                           args=(app, job.id), disabled=job.cancel_requested,
                           icon=":material/cancel:")
-            st.progress(job.fraction, text=progress_text(job))
+            st.progress(job.fraction, text=md_escape(progress_text(job)))
         elif job.status == "succeeded" and job.result:
-            st.caption(result_text(job, skip=TARGET_KEYS))
+            st.caption(md_escape(result_text(job, skip=TARGET_KEYS)))
         elif job.progress_total:
             st.caption(f"Stopped at {job.progress_done:,} of {job.progress_total:,}.")
         if job.error:
-            st.error(md_inline(job.error), icon=":material/error:")
+            st.error(md_escape(job.error), icon=":material/error:")
         times = [f"created {ago(job.created_at)}"]
         if job.started_at:
             times.append(f"ran {duration(job)}")

@@ -21,7 +21,6 @@ from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
     md_escape,
-    md_inline,
     page_app,
 )
 from searchapp.ui.guide import guide_link
@@ -78,7 +77,7 @@ def show_estimate(corpus: str) -> None:
         counts = service.counts(app, corpus)
         now = estimate(app, corpus, encode=model_ready(corpus))
     except SearchAppError as exc:
-        st.caption(md_inline(str(exc)))
+        st.caption(md_escape(str(exc)))
         return
     left, middle, right = st.columns(3)
     left.metric("Judgements in this corpus", f"{counts['total']:,}",
@@ -105,12 +104,12 @@ def labelling(corpus: str, kind: str | None) -> None:
             session.queue = propose(app, corpus, BATCH, kind=kind, exclude=session.skipped,
                                     encode=model_ready(corpus))
         except SearchAppError as exc:
-            st.error(md_inline(str(exc)), icon=":material/error:")
+            st.error(md_escape(str(exc)), icon=":material/error:")
             return
     item = session.current
     save = store(corpus)
     if session.message:
-        st.error(md_inline(session.message), icon=":material/error:")
+        st.error(md_escape(session.message), icon=":material/error:")
     if item is None:
         st.success("Nothing left to ask here: every candidate is judged or skipped. Skipped "
                    "items come back when you reload the page.", icon=":material/task_alt:")

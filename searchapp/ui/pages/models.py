@@ -24,7 +24,7 @@ from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import request_finetune, training_history
 from searchapp.ui.charts_models import training_figure
-from searchapp.ui.common import md_inline, page_app
+from searchapp.ui.common import md_escape, page_app
 from searchapp.ui.guide import guide_link
 from searchapp.ui.learning_panel import learn_section, learning_jobs, switch_section
 from searchapp.ui.resources import ensure_background_worker
@@ -80,12 +80,12 @@ if train_file is not None:
         batch_size = int(st.session_state.get("models.batch", 16))
         data = load_training_data(raw, filename, objective=objective, columns=columns or None,
                                   batch_size=batch_size)
-        st.success(f"Detected: {data.describe()}.")
+        st.success(f"Detected: {md_escape(data.describe())}.")
         if objective == "auto":
             st.caption(f"Why {data.objective}: {AUTO_REASONS[data.kind]}")
         st.dataframe(data.preview(5), hide_index=True, width="stretch")
     except SearchAppError as exc:
-        st.error(str(exc))
+        st.error(md_escape(exc))
 
 with st.form("models.start", border=True):
     left, mid, right = st.columns(3)
@@ -114,7 +114,7 @@ if start and data is not None:
             "success", f"Fine-tuning job {started.job_id} started for {name.strip()!r}.")
         st.rerun()
     except SearchAppError as exc:
-        st.error(str(exc))
+        st.error(md_escape(exc))
 
 # ---- 3. training jobs ------------------------------------------------------------------
 jobs = [j for j in queue.recent(app.db, 50) if j.kind == "finetune"][:3]
@@ -128,12 +128,13 @@ def training_panel() -> None:
         job = queue.get(app.db, old.id)
         model_name = job.payload.get("name", "?")
         with st.container(border=True):
-            st.markdown(f"**Job {job.id}: {model_name}** ({job.payload.get('objective')}, "
-                        f"from {job.payload.get('base')}) · {job.status}")
+            st.markdown(f"**Job {job.id}: {md_escape(model_name)}** "
+                        + md_escape(f"({job.payload.get('objective')}, from "
+                                    f"{job.payload.get('base')}) · {job.status}"))
             if not job.finished:
-                st.progress(job.fraction, text=job.message or "waiting for the worker")
+                st.progress(job.fraction, text=md_escape(job.message or "waiting for the worker"))
             if job.error:
-                st.error(md_inline(job.error))
+                st.error(md_escape(job.error))
             history = training_history(app, model_name)
             if history and history.get("entries"):
                 st.plotly_chart(training_figure(history), key=f"models.chart.{job.id}")
@@ -155,7 +156,7 @@ try:
     with app.db.session() as s:
         corpora = {c.name: c.model_name for c in repo.summaries(s)}
 except SearchAppError as exc:  # pragma: no cover - a broken database shows elsewhere too
-    st.error(str(exc))
+    st.error(md_escape(exc))
     corpora = {}
 if not corpora:
     st.info("No corpus yet: add one on the Upload page.")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from searchapp.reporting import md_escape
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
 from searchapp.ui.common import (
     compact_top,
@@ -37,9 +38,10 @@ summaries = corpus_summaries_or_stop(app)
 picker, about = st.columns([3, 2], vertical_alignment="bottom")
 with picker:
     corpus = corpus_picker(summaries)
-about.caption(f"{corpus.documents:,} documents, embedded with {corpus.model_name}."
+about.caption(f"{corpus.documents:,} documents, embedded with {md_escape(corpus.model_name)}."
               if corpus.embedded >= corpus.documents else
-              f"{corpus.documents:,} documents, being embedded with {corpus.model_name}.")
+              f"{corpus.documents:,} documents, being embedded with "
+              f"{md_escape(corpus.model_name)}.")
 if corpus.name == SAMPLE_CORPUS:
     st.caption(ATTRIBUTION)
 

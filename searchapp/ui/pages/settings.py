@@ -13,7 +13,7 @@ import streamlit as st
 from searchapp.access import keys
 from searchapp.backups import service as backups
 from searchapp.errors import SearchAppError
-from searchapp.ui.common import job_progress, md_inline, page_app
+from searchapp.ui.common import job_progress, md_escape, page_app
 from searchapp.ui.guide import guide_link
 from searchapp.ui.resources import ensure_background_worker
 
@@ -34,11 +34,11 @@ with st.form("settings.new-key", clear_on_submit=True):
 if create:
     try:
         made = keys.create(app.db, name, read_only=read_only)
-        st.success(md_inline(f"Key {made.row.name!r} created. Copy it now: it is shown this "
+        st.success(md_escape(f"Key {made.row.name!r} created. Copy it now: it is shown this "
                              "once, only its hash is stored."), icon=":material/key:")
         st.code(made.key, language=None)
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
 
 rows = keys.list_keys(app.db)
 if rows:
@@ -50,23 +50,23 @@ if rows:
     if st.button("Revoke key"):
         try:
             keys.revoke(app.db, target)
-            st.success(md_inline(f"Key {target!r} revoked: requests with it are refused now."))
+            st.success(md_escape(f"Key {target!r} revoked: requests with it are refused now."))
             st.rerun()
         except SearchAppError as exc:
-            st.error(md_inline(str(exc)), icon=":material/error:")
+            st.error(md_escape(str(exc)), icon=":material/error:")
 else:
     st.info("No API keys yet. Without a key or a password, the API answers local requests "
             "only.", icon=":material/info:")
 
 st.subheader("Backups")
-st.caption(f"Snapshots are kept in {app.settings.backup_dir}; restore one with "
+st.caption(f"Snapshots are kept in {md_escape(app.settings.backup_dir)}; restore one with "
            "`searchapp restore FILE --data-dir NEW_FOLDER`.")
 if st.button("Back up now"):
     try:
         st.session_state[BACKUP_JOB] = backups.request_backup(app)
         ensure_background_worker(app)
     except SearchAppError as exc:
-        st.error(md_inline(str(exc)), icon=":material/error:")
+        st.error(md_escape(str(exc)), icon=":material/error:")
 if (backup_job := st.session_state.get(BACKUP_JOB)) is not None:
     job_progress(app, backup_job, f"Backup job {backup_job}")  # the list below follows it
 snapshots = backups.list_snapshots(app)

@@ -32,7 +32,7 @@ from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sampl
 from searchapp.ui.common import (
     active_embed_job,
     corpus_summaries,
-    md_inline,
+    md_escape,
     page_app,
     page_link,
     remember_corpus,
@@ -109,10 +109,10 @@ def embed_job_of(last: dict | None) -> int | None:
 
 # ---- what was done last: a deletion, or an upload and its embedding job -------------
 if flash := state.pop("upload.flash", None):
-    st.success(flash, icon=":material/delete:")
+    st.success(md_escape(flash), icon=":material/delete:")
 last = state.get("upload.last") or from_address()
 if last and last["corpus"] in names:
-    st.success(last["message"], icon=":material/task_alt:")
+    st.success(md_escape(last["message"]), icon=":material/task_alt:")
 
     def link_to_search() -> None:
         page_link("searchapp/ui/pages/search.py", f"Search {last['corpus']!r}",
@@ -175,7 +175,7 @@ def pick_columns(table: Table, key: str) -> tuple[list[str], str]:
              "Without an id column, ids are made from the text, so uploading the same file "
              "again adds nothing twice.")
     if id_column == NO_ID and id_guess:
-        st.caption(f"Column {md_inline(repr(id_guess))} is not used as the id: ids are made "
+        st.caption(f"Column {md_escape(repr(id_guess))} is not used as the id: ids are made "
                    "from the text. Choose it above to use the file's own ids (each row's must "
                    "be present and unique).")
     column_statistics(table, text_columns)
@@ -189,10 +189,10 @@ def column_statistics(table: Table, text_columns: list[str]) -> None:
     stats = column_stats(table.preview())
     for s in stats:
         if s.column in text_columns and s.warning:
-            st.warning(md_inline(f"{s.warning}: the documents would be made of it. Choose the "
+            st.warning(md_escape(f"{s.warning}: the documents would be made of it. Choose the "
                                  "column that holds the text."), icon=":material/warning:")
     if len(text_columns) > 1:
-        st.caption(md_inline(f"The text of each document: {' + '.join(text_columns)}, joined "
+        st.caption(md_escape(f"The text of each document: {' + '.join(text_columns)}, joined "
                              "with a blank line (empty parts left out)."))
     with st.expander("Column statistics", expanded=any(
             s.warning for s in stats if s.column in text_columns)):
@@ -211,8 +211,9 @@ def format_hint(table: Table) -> None:
         for sep, name, fix in (("\t", "tabs", "rename it to .tsv"),
                                (";", "semicolons", "save it with commas")):
             if sep in columns[0]:
-                st.warning(f"The file has a single column {md_inline(repr(columns[0]))}: its "
-                           f"values seem separated by {name}, not commas. Please {fix} and "
+                st.warning(f"The file has a single column {md_escape(repr(columns[0]))}: its "
+                           f"values seem separated by {md_escape(name)}, not commas. Please "
+                           f"{md_escape(fix)} and "
                            "upload it again.", icon=":material/warning:")
 
 
@@ -227,7 +228,7 @@ def pick_corpus(filename: str, key: str) -> str | None:
     stem = Path(filename).name.split(".")[0] or "corpus"
     name = st.text_input("New corpus name", value=stem, key=f"name-{key}", max_chars=200)
     if name.strip() in names:
-        st.warning(f"A corpus named {name.strip()!r} already exists. Choose "
+        st.warning(f"A corpus named {md_escape(repr(name.strip()))} already exists. Choose "
                    f"'{EXISTING}' to add these rows to it, or pick another name.",
                    icon=":material/warning:")
         return None
@@ -257,7 +258,7 @@ if uploaded is not None:
         table = parse(uploaded)
     if table is not None:
         rows = f"{len(table.head):,}" if table.complete else f"more than {len(table.head):,}"
-        st.caption(md_inline(f"{uploaded.name}: {rows} rows, columns "
+        st.caption(md_escape(f"{uploaded.name}: {rows} rows, columns "
                              f"{', '.join(map(str, table.columns))}. First {PREVIEW_ROWS} rows:"))
         st.dataframe(table.preview(PREVIEW_ROWS), hide_index=True, width="stretch")
         format_hint(table)
@@ -265,7 +266,7 @@ if uploaded is not None:
         text_columns, id_column = pick_columns(table, key)
         others = [str(c) for c in table.columns if c not in (*text_columns, id_column)]
         if others:
-            st.caption(md_inline(f"Kept with each document as metadata: {', '.join(others)}."))
+            st.caption(md_escape(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = pick_corpus(uploaded.name, key)
         if st.button("Upload and embed", type="primary", disabled=not corpus or not text_columns,
                      icon=":material/upload:"):
@@ -281,13 +282,13 @@ folders_section(app)
 if summaries:
     with st.expander("Delete a corpus", icon=":material/delete:"):
         victim = st.selectbox("Corpus to delete", names, key="delete-name")
-        confirm = st.checkbox(f"Yes, delete {victim!r} with its documents, embeddings and "
-                              "index files", key=f"delete-confirm-{victim}")
+        confirm = st.checkbox(f"Yes, delete {md_escape(repr(victim))} with its documents, "
+                              "embeddings and index files", key=f"delete-confirm-{victim}")
         if st.button("Delete", disabled=not confirm, key="delete-button"):
             job = active_embed_job(app, victim)
             if job is not None:
-                st.error(f"{victim!r} is being embedded (job {job.id}). Cancel that job on the "
-                         "Jobs page, or wait for it to end, then delete the corpus.",
+                st.error(f"{md_escape(repr(victim))} is being embedded (job {job.id}). Cancel that "
+                         "job on the Jobs page, or wait for it to end, then delete the corpus.",
                          icon=":material/error:")
             else:
                 with user_errors():
