@@ -17,6 +17,10 @@ path and SHA-256:
   do) and the rest goes on; nothing stored before changes for it. A file that is
   there but unreadable now (permissions, a folder that cannot be listed) or still
   being written (``settle``) is never taken for gone: ``sync`` keeps its documents;
+- two documents that would share an id (an e-mail's attachment and an archive member
+  with the same path, uploads whose names are one once written as ids) are both kept:
+  the later one in the ingest, or the one not stored under it before, gets an id of its
+  own (``report (2).pdf``, ``names.distinct``) and a note of the report names both;
 - ``include`` / ``exclude``: glob patterns (``fnmatch``) a file's relative path or
   name must match / must not match (a watched folder's filters).
 
@@ -38,7 +42,7 @@ import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from searchapp.context import App
@@ -57,6 +61,7 @@ from searchapp.corpora.inputs import (
     is_archive,
     iter_inputs,
 )
+from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
@@ -238,6 +243,7 @@ def ingest_task(ctx, payload: dict) -> dict:
         corpus_id = corpus.id
         stored = repo.stored_files(s, corpus_id)
     run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")))
+    run.report.notes += payload.get("notes") or []  # an upload's names made distinct
     paths = [Path(p) for p in payload["paths"]]
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
@@ -251,7 +257,8 @@ def ingest_task(ctx, payload: dict) -> dict:
         same_device(paths, payload.get("device"))
         with _alongside(app, name, ctx, payload, run) as run.alongside:
             run.read(iter_inputs(paths, work, InputLimits.from_env(), wanted,
-                                 settle=float(payload.get("settle") or 0)), total)
+                                 settle=float(payload.get("settle") or 0),
+                                 names=_upload_names(payload)), total)
         run.report_read()
         if payload.get("sync"):
             same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
@@ -268,6 +275,14 @@ def ingest_task(ctx, payload: dict) -> dict:
     if payload.get("staged"):
         shutil.rmtree(payload["staged"], ignore_errors=True)
     return report.as_dict()
+
+
+def _upload_names(payload: dict) -> dict[str, str]:
+    """{path of an uploaded file on disk: the name it is known by} (``staging``)."""
+    if not payload.get("staged"):
+        return {}
+    folder = Path(payload["staged"]).resolve()
+    return {str(folder / disk): name for disk, name in (payload.get("names") or {}).items()}
 
 
 def same_device(paths: Sequence[Path], device: str | None) -> None:
@@ -336,6 +351,7 @@ class _Run:
         self.stale: list[str] = []  # ids of changed files' documents that are no more
         self.done = self.total = 0
         self.alongside: EmbedAlongside | None = None
+        self.owners: dict[str, str] = {}  # document id -> path of the file it came from
 
     def unchanged(self, item: InputFile) -> bool:
         ids = self.by_path.get(item.path, [])
@@ -470,13 +486,31 @@ class _Run:
         else:
             self.report.added += 1
             self.new_hashes.setdefault(item.sha256, item.path)
+        result.documents = [self._claim(item.path, d) for d in result.documents]
         new_ids = {d.external_id for d in result.documents}
         self.stale += sorted(old_ids - new_ids)
         self.batch += result.documents
-        self.report.notes += result.notes
+        self.report.notes += result.notes + ([item.note] if item.note else [])
         if len(self.batch) >= BATCH_DOCUMENTS or \
                 sum(len(d.text) for d in self.batch) >= BATCH_CHARS:
             self._flush()
+
+    def _claim(self, path: str, doc):
+        """``doc`` of the file at ``path``, with an id of its own when that id is another
+        file's (read in this ingest, or stored); the report names both."""
+        owner = self.owners.get(doc.external_id)
+        if owner is None and doc.external_id in self.stored:
+            owner = self.stored[doc.external_id][1].get("path")
+        if owner is not None and owner != path:
+            taken = {i for i, p in self.owners.items() if p != path}
+            taken |= {i for i, (_, m) in self.stored.items() if m.get("path") != path}
+            fresh = distinct(doc.external_id, taken)
+            self.report.notes.append(
+                f"{fresh}: a document of {path} would have the id {doc.external_id!r}, which "
+                f"is a document of {owner}'s; both are kept, this one as {fresh!r}.")
+            doc = replace(doc, external_id=fresh)
+        self.owners[doc.external_id] = path
+        return doc
 
     def _flush(self) -> None:
         stale = self.stale
