@@ -34,6 +34,12 @@ def test_any_name_becomes_a_stable_id_the_front_ends_accept(name):
     assert docs.check_id(one) == one, "accepted as it is, spaces and all"
     assert segment(one) == one and "/" not in one and len(one.encode()) <= MAX_SEGMENT_BYTES
     assert not any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") for c in one)
+
+
+@hsettings(max_examples=200, deadline=None)
+@given(name=st.lists(st.one_of(ANY_NAME, st.text(st.characters(), min_size=100, max_size=300)),
+                    max_size=8).map("/".join))
+def test_any_path_becomes_a_stable_id_within_the_column(name):
     path = path_id(name)
     assert docs.check_id(path) == path and path_id(path) == path and fit_id(path) == path
     assert len(path) <= MAX_ID_CHARS and "" not in path.split("/")
@@ -47,6 +53,7 @@ def test_any_name_becomes_a_stable_id_the_front_ends_accept(name):
 def test_long_names_differing_in_their_tail_stay_two(stem, tails):
     a, b = (segment(stem * 60 + t + ".md") for t in tails)
     assert a != b and a.endswith(".md") and b.endswith(".md")
+    assert len(a.encode()) <= MAX_SEGMENT_BYTES >= len(b.encode())
 
 
 def eml(*attachments: tuple[str, bytes], rfc2231: str | None = None) -> bytes:
@@ -154,6 +161,8 @@ def test_uploads_with_a_long_name_and_nfc_nfd_twins_come_back_through_the_api(
              ("files", ("-dash\r\n.md", b"# Dash\nStarts with a dash.\n", "text/markdown"))]
     answer = client.post("/api/v1/corpora/up/files", files=files)
     assert answer.status_code == 202, answer.text
+    [staged] = (app.settings.work_dir / "uploads").iterdir()
+    assert sorted(p.name for p in staged.iterdir()) == [f"00000{i}.md" for i in (1, 2, 3, 4)]
     work(app, stop_when_idle=True, poll_seconds=0.05)
     job = client.get(f"/api/v1/jobs/{answer.json()['id']}").json()
     assert job["status"] == "succeeded", job

@@ -79,8 +79,9 @@ def path_id(path: str) -> str:
 
 
 def fit_id(external_id: str) -> str:
-    """``external_id`` when it has at most ``MAX_ID_CHARS`` characters; else its start,
-    ``~`` and 8 hex digits of its SHA-256, and its last segment (when short enough).
+    """``external_id`` when it has at most ``MAX_ID_CHARS`` characters; else as many of
+    its first segments as fit, a segment ``~`` and 8 hex digits of its SHA-256, and its
+    last segment (when short enough). Whole segments only, so the rule stays stable.
 
     Example:
         >>> fit_id("a.md"), len(fit_id("d/" * 300 + "a.md")), fit_id("d/" * 300 + "a.md")[-15:]
@@ -89,10 +90,16 @@ def fit_id(external_id: str) -> str:
     if len(external_id) <= MAX_ID_CHARS:
         return external_id
     digest = hashlib.sha256(external_id.encode("utf-8", "surrogatepass")).hexdigest()
-    last = external_id.rsplit("/", 1)[-1]
-    tail = "/" + last if "/" in external_id and len(last) <= MAX_ID_CHARS // 2 else ""
-    head = external_id[:MAX_ID_CHARS - HASH_CHARS - 1 - len(tail)].rstrip()
-    return f"{head}~{digest[:HASH_CHARS]}{tail}"
+    parts = external_id.split("/")
+    last = parts.pop() if len(parts) > 1 and len(parts[-1]) <= MAX_ID_CHARS // 2 else ""
+    tail = f"~{digest[:HASH_CHARS]}" + (f"/{last}" if last else "")
+    room, kept = MAX_ID_CHARS - len(tail) - 1, []
+    for part in parts:
+        if len("/".join([*kept, part])) > room:
+            break
+        kept.append(part)
+    head = "/".join(kept) if kept else external_id[:room].rstrip()
+    return f"{head}/{tail}"
 
 
 def distinct(external_id: str, taken: Container[str]) -> str:
