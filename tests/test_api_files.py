@@ -29,7 +29,7 @@ def test_files_uploaded_over_the_api_are_searchable_with_their_source(stack, app
     job = answer.json()
     assert job["kind"] == "ingest" and started
     [staged] = (app.settings.work_dir / "uploads").iterdir()  # kept for the job
-    assert sorted(p.name for p in staged.iterdir()) == ["guide.pdf", "site.zip"]
+    assert sorted(p.name for p in staged.iterdir()) == ["000001.pdf", "000002.zip"]  # short
     work(app, stop_when_idle=True, poll_seconds=0.05)
     result = client.get(f"/api/v1/jobs/{job['id']}").json()["result"]
     assert (result["added"], result["failed"]) == (2, 0)

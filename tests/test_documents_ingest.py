@@ -298,7 +298,7 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
 
     make_pdf(tmp_path / "a.pdf", ["Text of a page."])
     with open(tmp_path / "a.pdf", "rb") as f:
-        staged = stage_uploads(app.settings.work_dir, [("a.pdf", f)], 1 << 20)
+        staged = stage_uploads(app.settings.work_dir, [("a.pdf", f)], 1 << 20).folder
     job_id = request_ingest(app, "docs", sorted(staged.iterdir()), staged=staged)
     queue.cancel(app.db, job_id)  # while queued: the job never runs
     assert queue.get(app.db, job_id).status == "cancelled" and staged.exists()

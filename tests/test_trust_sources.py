@@ -94,19 +94,24 @@ def test_two_folders_into_one_corpus_keep_each_others_documents(app, tmp_path, c
     second = notes(tmp_path / "second", "b.md", "shared.md", text="Second team")
     assert ingest(first, capsys, "--sync")["added"] == 2
     report = ingest(second, capsys, "--sync")
-    assert (report["added"], report["removed"], report["failed"]) == (1, 0, 1)
-    [collision] = [p for p in report["problems"] if p["path"] == "shared.md"]
-    assert "already in this corpus" in collision["reason"] and str(first) in collision["reason"]
+    assert (report["added"], report["removed"], report["failed"]) == (2, 0, 0)
+    [note] = [n for n in report["notes"] if "'shared.md'" in n]  # the collision, named
+    assert "both are kept" in note and str(first) in note
     owners = documents(app)
     assert owners == {"a.md": f"folder:{first}", "shared.md": f"folder:{first}",
-                      "b.md": f"folder:{second}"}
+                      "b.md": f"folder:{second}", "shared (2).md": f"folder:{second}"}
     for _ in range(2):  # each sync leaves the other's documents as they are: no flipping
         assert ingest(first, capsys, "--sync")["removed"] == 0
-        assert ingest(second, capsys, "--sync")["removed"] == 0
+        again = ingest(second, capsys, "--sync")
+        assert (again["removed"], again["unchanged"]) == (0, 2)
     assert documents(app) == owners
-    (second / "b.md").unlink()
+    with app.db.session() as s:
+        texts = {e: t for e, t in repo.document_texts(
+            s, repo.find_corpus(s, "MyDocs").id).values()}
+    assert "First team" in texts["shared.md"] and "Second team" in texts["shared (2).md"]
+    (second / "shared.md").unlink()
     assert ingest(second, capsys, "--sync")["removed"] == 1
-    assert set(documents(app)) == {"a.md", "shared.md"}
+    assert set(documents(app)) == {"a.md", "shared.md", "b.md"}
 
 
 def test_a_table_of_files_is_not_taken_for_a_folders_documents(app, tmp_path, capsys):

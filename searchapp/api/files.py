@@ -40,12 +40,13 @@ router = APIRouter(tags=["files"], route_class=ProblemRoute, dependencies=[Depen
 def add_files(request: Request, name: Name, app: AppDep,
               files: Annotated[list[UploadFile], File(description="documents or archives")],
               sync: Annotated[bool, Form()] = False) -> s.JobOut:
-    folder = stage_uploads(app.settings.work_dir, [(f.filename or "upload", f.file)
+    staged = stage_uploads(app.settings.work_dir, [(f.filename or "upload", f.file)
                                                    for f in files], max_upload_bytes())
     try:
-        job_id = request_ingest(app, name, sorted(folder.iterdir()), sync=sync, staged=folder)
+        job_id = request_ingest(app, name, staged.paths, sync=sync, staged=staged.folder,
+                                options=staged.options())
     except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(staged.folder, ignore_errors=True)
         raise
     queued(request, app, job_id)
     return job_out(queue.get(app.db, job_id))

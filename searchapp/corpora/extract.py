@@ -3,7 +3,10 @@ process (``extract_pool``), so a file that hangs or exhausts memory costs that f
 
 A file is one document whose id is its path relative to the folder or archive
 root; an mbox gives one per message (``inbox.mbox#3``) and an e-mail's attached
-documents become documents of their own (``mail.eml/report.pdf``). Each
+documents become documents of their own (``mail.eml/report.pdf``), named by the
+one rule of ``names`` (``mail.eml/new%0Aline.md`` for a name holding a newline);
+two attachments that end with the same id are both kept, the second as
+``mail.eml/report (2).pdf``, and a note says so. Each
 document's metadata is strings only, usable in filters and facets as any column:
 path, folder, file, type, title, author, created, modified, pages, size, sha256.
 
@@ -26,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from searchapp.corpora.extract_pool import report_progress
 from searchapp.corpora.formats.document import DocumentError, Extracted, Limits
 from searchapp.corpora.formats.document_readers import document_type, read_document
+from searchapp.corpora.names import distinct, fit_id, segment
 from searchapp.store.documents import NewDocument
 
 ATTACHMENT_DEPTH = 2  # an attachment's attachment is read; deeper ones are not
@@ -86,7 +90,7 @@ def _add(result: FileResult, extracted: list[Extracted], doc_id: str, base: dict
             meta["modified"] = str(one.meta["modified"])
         if one.pages_without_text:
             meta["pages_without_text"] = ",".join(str(p) for p in one.pages_without_text)
-        external_id = doc_id + one.suffix
+        external_id = _unique(result, fit_id(doc_id + one.suffix))
         layout = one.layout if text else [[0, 0, None, None]]
         result.documents.append(NewDocument(external_id, text, meta, layout))
         result.notes += [f"{external_id}: {note}" for note in one.notes]
@@ -98,11 +102,11 @@ def _attachments(result: FileResult, one: Extracted, parent: str, base: dict, li
                  depth: int) -> None:
     """Attached documents of a type we read, each a document of its own."""
     for attachment in one.attachments[:limits.max_attachments]:
-        name = PurePosixPath(attachment.name.replace("\\", "/")).name or "attachment"
+        name = segment(attachment.name.replace("\\", "/").rsplit("/", 1)[-1], "attachment")
         kind = document_type(name)
         if kind is None:
             continue
-        child_id = f"{parent}/{name}"
+        child_id = _unique(result, fit_id(f"{parent}/{name}"))
         meta = {**base, "type": kind, "file": name, "size": str(len(attachment.data)),
                 "attached_to": parent}
         with tempfile.TemporaryDirectory(prefix="searchapp-attachment-") as folder:
@@ -113,3 +117,14 @@ def _attachments(result: FileResult, one: Extracted, parent: str, base: dict, li
                      depth)
             except DocumentError as exc:
                 result.notes.append(f"{child_id}: not read ({exc})")
+
+
+def _unique(result: FileResult, external_id: str) -> str:
+    """``external_id``, or a distinct one (noted) when a document of this file has it."""
+    taken = {d.external_id for d in result.documents}
+    if external_id not in taken:
+        return external_id
+    fresh = distinct(external_id, taken)
+    result.notes.append(f"{fresh}: two documents of this file would both be {external_id!r} "
+                        f"(two attachments with the same name); the second is {fresh!r}.")
+    return fresh

@@ -17,6 +17,10 @@ path and SHA-256:
   do) and the rest goes on; nothing stored before changes for it. A file that is
   there but unreadable now (permissions, a folder that cannot be listed) or still
   being written (``settle``) is never taken for gone: ``sync`` keeps its documents;
+- two documents that would share an id (an e-mail's attachment and an archive member
+  with the same path, uploads whose names are one once written as ids) are both kept:
+  the later one in the ingest, or the one not stored under it before, gets an id of its
+  own (``report (2).pdf``, ``names.distinct``) and a note of the report names both;
 - ``include`` / ``exclude``: glob patterns (``fnmatch``) a file's relative path or
   name must match / must not match (a watched folder's filters).
 
@@ -58,6 +62,7 @@ from searchapp.corpora.inputs import (
     is_archive,
     iter_rooted,
 )
+from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import OriginalChangedError, keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
@@ -242,6 +247,7 @@ def ingest_task(ctx, payload: dict) -> dict:
     paths = [Path(p) for p in payload["paths"]]
     run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")),
                sources=source_keys(paths, staged=bool(payload.get("staged"))))
+    run.report.notes += payload.get("notes") or []  # an upload's names made distinct
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
@@ -254,7 +260,8 @@ def ingest_task(ctx, payload: dict) -> dict:
         same_device(paths, payload.get("device"))
         with _alongside(app, name, ctx, payload, run) as run.alongside:
             run.read(iter_rooted(paths, work, InputLimits.from_env(), wanted,
-                                 settle=float(payload.get("settle") or 0)), total)
+                                 settle=float(payload.get("settle") or 0),
+                                 names=_upload_names(payload)), total)
         run.report_read()
         if payload.get("sync"):
             same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
@@ -286,6 +293,14 @@ def source_keys(paths: Sequence[Path], staged: bool = False) -> list[str]:
         return [sources.UPLOAD] * len(paths)
     return [sources.folder_source(str(p)) if p.is_dir() else sources.path_source(str(p))
             for p in paths]
+
+
+def _upload_names(payload: dict) -> dict[str, str]:
+    """{path of an uploaded file on disk: the name it is known by} (``staging``)."""
+    if not payload.get("staged"):
+        return {}
+    folder = Path(payload["staged"]).resolve()
+    return {str(folder / disk): name for disk, name in (payload.get("names") or {}).items()}
 
 
 def same_device(paths: Sequence[Path], device: str | None) -> None:
@@ -368,6 +383,7 @@ class _Run:
         self.stale: list[str] = []  # ids of changed files' documents that are no more
         self.done = self.total = 0
         self.alongside: EmbedAlongside | None = None
+        self.owners: dict[str, tuple[str, str]] = {}  # id -> (source, path), this ingest
 
     def own(self, source: str, path: str) -> list[str]:
         """The ids of the documents ``source`` brought for the file at ``path`` (taking
@@ -532,15 +548,8 @@ class _Run:
 
     def _take(self, source: str, item: InputFile, result: FileResult) -> None:
         old_ids = set(self.own(source, item.path))
-        new_ids = {d.external_id for d in result.documents}
-        taken = self._taken_by_others(source, sorted(new_ids - old_ids))
-        if taken:
-            self.report.failed += 1
-            self.report.problems.append({"path": item.path, "kind": "failed", "reason": (
-                f"{item.path}: the id {taken[0]!r} is already in this corpus, brought by "
-                f"{sources.describe(taken[1])}; nothing of it was changed. Rename the file, "
-                "or add it to another corpus.")})
-            return
+        docs = [self._claim(source, item.path, old_ids, d) for d in result.documents]
+        new_ids = {d.external_id for d in docs}
         if old_ids:
             self.report.changed += 1
         else:
@@ -549,23 +558,43 @@ class _Run:
         self.by_path[(source, item.path)] = sorted(new_ids)
         self.stale += sorted(old_ids - new_ids)
         self.batch += [dataclasses.replace(d, source=source, original=item.sha256)
-                       for d in result.documents]
-        self.report.notes += result.notes
+                       for d in docs]
+        self.report.notes += result.notes + ([item.note] if item.note else [])
         if len(self.batch) >= BATCH_DOCUMENTS or \
                 sum(len(d.text) for d in self.batch) >= BATCH_CHARS:
             self._flush()
 
-    def _taken_by_others(self, source: str, ids: list[str]) -> tuple[str, str] | None:
-        """(id, its source) of the first of ``ids`` that another source brought, or None
-        (documents read before sources were recorded are free to take over)."""
-        if not ids:
+    def _claim(self, source: str, path: str, own: set[str], doc):
+        """``doc`` of the file at ``path``, with an id of its own when another holds that id
+        (another file of this ingest, another file of this source, another source, a row):
+        nothing another holds is overwritten, both are kept, and the report names both."""
+        holder = self._holder(source, path, own, doc.external_id)
+        if holder is not None:
+            fresh = distinct(doc.external_id, _Taken(self, source, path, own))
+            self.report.notes.append(
+                f"{fresh}: a document of {path} would have the id {doc.external_id!r}, which "
+                f"is held by {holder}; both are kept, this one as {fresh!r}.")
+            doc = dataclasses.replace(doc, external_id=fresh)
+        self.owners[doc.external_id] = (source, path)
+        return doc
+
+    def _holder(self, source: str, path: str, own: set[str], external_id: str) -> str | None:
+        """Who else holds ``external_id`` (in words), or None when it is free for the file
+        at ``path`` of ``source`` (its own, or stored before sources were recorded)."""
+        if external_id in own:
             return None
+        found = self.owners.get(external_id)
+        if found is not None:
+            return None if found == (source, path) else f"{found[1]} ({sources.describe(found[0])})"
         with self.app.db.session() as s:
-            found = repo.owners(s, self.corpus_id, ids)
-        batch = {d.external_id: d.source for d in self.batch}
-        found.update({i: batch[i] for i in ids if i in batch})
-        return next(((i, found[i]) for i in ids
-                     if i in found and found[i] != source and not _claimable(found[i])), None)
+            held = repo.owners(s, self.corpus_id, [external_id]).get(external_id)
+        if held is None:
+            return None
+        row = self.stored.get(external_id)
+        where = row.meta.get("path", external_id) if row else external_id
+        if _claimable(held) and where == path:
+            return None
+        return f"{where} ({sources.describe(held)})"
 
     def _flush(self) -> None:
         stale, taken_over = self.stale, self.taken_over
@@ -638,6 +667,16 @@ class _Run:
                           + (f" · {self.alongside.embedded:,} documents embedded"
                              if self.alongside and self.alongside.embedded else "")
                           + detail)
+
+
+class _Taken:
+    """The ids another file or source holds, as ``names.distinct`` asks: ``id in taken``."""
+
+    def __init__(self, run: _Run, source: str, path: str, own: set[str]):
+        self.run, self.source, self.path, self.own = run, source, path, own
+
+    def __contains__(self, external_id: object) -> bool:
+        return self.run._holder(self.source, self.path, self.own, str(external_id)) is not None
 
 
 def _claimable(source: str | None) -> bool:

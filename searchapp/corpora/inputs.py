@@ -10,8 +10,12 @@ file was left out, why, and what to do. Files are never trusted:
   files and folders (a name starting with ".", and ``__MACOSX``) are left out
   without a line.
 - A name must be clean: relative, no "..", no backslash, drive letter, NUL or
-  control character, valid UTF-8, parts of at most 255 bytes, at most 1024 bytes
-  and 64 folders deep; the same path twice keeps the first.
+  control character, valid UTF-8, at most 1024 bytes and 64 folders deep; each part
+  is then written by the rule of ``names`` (NFC, bidi and zero-width characters
+  escaped, at most 200 bytes with a hash of the rest), so its path is the id a
+  front end can name. The same path twice keeps the first; two names that become
+  one path only by that rule (NFC and NFD) are both kept, the second as
+  ``café (2).md``, with a ``note`` for the report.
 - An archive is read member by member: every member is checked before anything
   is written, and what is unpacked is counted while it streams, 1 MiB at a time,
   into files named by a counter (never by the member's name) in a private folder
@@ -64,15 +68,15 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from searchapp.corpora.names import distinct, segment
 from searchapp.reporting import printable
 
 CHUNK = 1 << 20  # bytes read, hashed and written at a time
-MAX_PART_BYTES = 255
 MAX_PATH_BYTES = 1024
 MAX_DEPTH = 64  # folders above a file
 RATIO_FLOOR = 1 << 20  # compressed bytes: below this the ratio is counted against 1 MiB
@@ -139,6 +143,7 @@ class InputFile:
     mtime: float | None
     sha256: str
     temporary: bool = False
+    note: str = ""  # for the report: the path was made distinct from another name's
 
     def discard(self) -> None:
         """Remove the unpacked copy (a file of a folder is left alone)."""
@@ -222,12 +227,11 @@ def clean_path(name: str) -> str | None:
     if ".." in parts:
         raise _Refused('has ".." in its path, which points outside the archive; make the '
                        "archive again from inside its folder")
+    parts = [p for p in (segment(part, "") for part in parts) if p]  # as ids are written
     if not parts or parts[0] == "__MACOSX" or any(p.startswith(".") for p in parts):
         return None
     if len(parts) > MAX_DEPTH + 1:
         raise _Refused(f"is nested deeper than {MAX_DEPTH} folders; move it up")
-    if max(len(p.encode()) for p in parts) > MAX_PART_BYTES:
-        raise _Refused(f"has a name longer than {MAX_PART_BYTES} bytes; shorten it")
     path = "/".join(parts)
     if len(path.encode()) > MAX_PATH_BYTES:
         raise _Refused(f"has a path longer than {MAX_PATH_BYTES} bytes; shorten it")
@@ -250,26 +254,28 @@ def _check_characters(name: str) -> None:
 
 
 def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
-                accept: Callable[[str], bool], settle: float = 0.0
-                ) -> Iterator[InputFile | Skipped]:
+                accept: Callable[[str], bool], settle: float = 0.0,
+                names: Mapping[str, str] | None = None) -> Iterator[InputFile | Skipped]:
     """Each file of ``paths`` (files, folders, archives) that ``accept(path)`` takes, checked,
     or a ``Skipped`` line; members of archives are unpacked into ``work_dir``.
 
     ``settle``: a file changed less than this many seconds ago is ``WAITING``, not read
-    (a watched folder's file being saved in pieces)."""
-    for _, item in iter_rooted(paths, work_dir, limits, accept, settle):
+    (a watched folder's file being saved in pieces). ``names``: the name a given file is
+    known by, where it is not its name on disk (an upload, ``staging``)."""
+    for _, item in iter_rooted(paths, work_dir, limits, accept, settle, names):
         yield item
 
 
 def iter_rooted(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
-                accept: Callable[[str], bool], settle: float = 0.0
+                accept: Callable[[str], bool], settle: float = 0.0,
+                names: Mapping[str, str] | None = None
                 ) -> Iterator[tuple[int, InputFile | Skipped]]:
     """``iter_inputs``, each item with the index in ``paths`` of the path it came from (the
     source that brought it), under one set of limits for them all."""
     run = _Run(limits, accept, _private_folder(work_dir), settle=settle)
     for number, given in enumerate(paths):
         try:
-            for item in run.given(Path(given)):
+            for item in run.given(Path(given), (names or {}).get(str(given))):
                 yield number, item
         except _Full as full:
             yield number, Skipped(full.path, full.reason, STOPPED, under="")
@@ -289,6 +295,11 @@ def _shown(name: str) -> str:
     return printable(unicodedata.normalize("NFC", name))
 
 
+def _plain(name: str) -> str:
+    """A member's name without empty and "." parts (``./a//b`` is ``a/b``), as it was."""
+    return "/".join(p for p in name.split("/") if p not in ("", "."))
+
+
 def _join(prefix: str, path: str) -> str:
     return f"{prefix}/{path}" if prefix else path
 
@@ -305,10 +316,12 @@ class _Run:
     unpacked: int = 0
     seen: set[str] = field(default_factory=set)
     settle: float = 0.0
+    raw: dict[str, str] = field(default_factory=dict)  # path -> the name it was made from
+    notes: dict[str, str] = field(default_factory=dict)  # path -> why it was made distinct
 
     # ---- what was given, folders, files of folders -------------------------------------------
-    def given(self, path: Path) -> Iterator[InputFile | Skipped]:
-        name = _shown(path.name or str(path))
+    def given(self, path: Path, known_as: str | None = None) -> Iterator[InputFile | Skipped]:
+        name = _shown(known_as or path.name or str(path))
         try:
             mode = os.lstat(path).st_mode
         except OSError as e:
@@ -319,7 +332,7 @@ class _Run:
             yield from self.folder(path, "")
             return
         try:
-            clean = clean_path(path.name) or _shown(path.name)  # a hidden file named on its own
+            clean = clean_path(known_as or path.name) or name  # a hidden file named on its own
         except _Refused as refused:
             yield Skipped(name, refused.reason)
             return
@@ -353,6 +366,7 @@ class _Run:
             elif stat.S_ISDIR(mode):
                 yield from self.folder(Path(entry.path), path)
             else:
+                path = self.twin(path, _join(prefix, entry.name))
                 yield from self.entry(Path(entry.path), path, mode, prefix=path)
 
     def entry(self, path: Path, rel: str, mode: int,
@@ -394,6 +408,18 @@ class _Run:
                            f"read once it has been left alone for {self.settle:g} s",
                            keep=WAITING)
 
+    def twin(self, path: str, raw: str) -> str:
+        """``path``, or a distinct one (with a note) when another name became it too."""
+        first = self.raw.setdefault(path, raw)
+        if first == raw:
+            return path  # new, or the same name again: "appears twice"
+        fresh = distinct(path, self.seen | self.raw.keys())
+        self.raw[fresh] = raw
+        self.notes[fresh] = (f"{fresh}: {_shown(first)!r} and {_shown(raw)!r} are one name "
+                             f"once written as an id ({path!r}); both are kept, the second "
+                             f"as {fresh!r}.")
+        return fresh
+
     # ---- the checks every file and member passes ----------------------------------------------
     def admit(self, rel: str, size: int) -> Skipped | None:
         """Why the file ``rel`` of declared ``size`` is left out, or None to read it."""
@@ -425,7 +451,8 @@ class _Run:
             return Skipped(rel, f"cannot be read ({e.strerror}); check its permissions",
                            UNREADABLE)
         self.files += 1
-        return found
+        note = self.notes.pop(rel, "")
+        return replace(found, note=note) if note else found
 
     def check_size(self, size: int) -> None:
         if size > self.limits.max_file_bytes:
@@ -467,7 +494,7 @@ class _Run:
             return Skipped(_shown(_join(prefix, name)), refused.reason)
         if clean is None or kind == "dir":
             return None
-        path = _join(prefix, clean)
+        path = self.twin(_join(prefix, clean), _join(prefix, _plain(name)))
         if kind != "file":
             return Skipped(path, LINK if kind == "link" else SPECIAL)
         if is_archive(clean):

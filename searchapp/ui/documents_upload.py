@@ -87,10 +87,10 @@ def documents_form(app: App, files: Sequence, names: list[str],
     if st.button("Add and embed", type="primary", disabled=not corpus,
                  icon=":material/upload:", key=f"add-{key}"):
         with user_errors("Nothing was stored: "), st.spinner("Keeping the files..."):
-            folder = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
+            staged = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
                                    app.settings.max_upload_bytes)
-            job_id = request_ingest(app, corpus, sorted(folder.iterdir()), sync=sync,
-                                    staged=folder)
+            job_id = request_ingest(app, corpus, staged.paths, sync=sync,
+                                    staged=staged.folder, options=staged.options())
             remember({"message": f"Corpus {corpus!r}: reading {len(files):,} uploaded "
                       f"file{'s' if len(files) != 1 else ''} (job {job_id}).",
                       "job_id": job_id, "corpus": corpus})

@@ -5,7 +5,9 @@ text is the ``text/plain`` body, or else the ``text/html`` one read by the web
 page reader; its part's section is the subject. Metadata: subject, from, to,
 cc, date (ISO 8601) and message_id. An attached file of a type we read (a PDF,
 a Word document, ...) becomes an ``Attachment`` to be read as a document of its
-own: at most ``Limits.max_attachments`` of them and
+own (its file name as the sender wrote it, RFC 2231 and encoded words decoded; the
+ingest makes it an id by the rule of ``corpora.names``): at most
+``Limits.max_attachments`` of them and
 ``Limits.max_expanded_bytes`` in all; the others are named in a note. An
 mbox yields one document per message, suffix ``#n`` (from 1) and metadata
 ``message``.
@@ -37,6 +39,7 @@ from searchapp.corpora.formats.document import (
     read_bounded,
 )
 from searchapp.corpora.formats.html import read_html_bytes
+from searchapp.corpora.names import segment
 
 HEADERS = {"subject": "subject", "from": "from", "to": "to", "cc": "cc",
            "message_id": "message-id"}
@@ -122,7 +125,7 @@ def _attachments(message: EmailMessage, name: str, limits: Limits
             continue
         data = part.get_payload(decode=True) or b""
         if len(kept) >= limits.max_attachments or total + len(data) > limits.max_expanded_bytes:
-            skipped.append(filename)
+            skipped.append(segment(filename))
             continue
         kept.append(Attachment(filename, data))
         total += len(data)
