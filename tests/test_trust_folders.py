@@ -167,17 +167,23 @@ def test_a_folder_swapped_for_a_link_is_unavailable_at_the_next_look_and_never_r
 
 
 # ---- the walk itself ---------------------------------------------------------------------
-def test_a_subfolder_swapped_for_a_link_during_the_walk_is_not_entered(tmp_path):
+def test_a_subfolder_swapped_for_a_link_during_the_walk_is_not_entered(tmp_path, monkeypatch):
     _roots, notes, outside = layout(tmp_path)
     (notes / "sub").mkdir()
     (notes / "sub" / "inner.txt").write_text("Inside.")
-    walking = iter_inputs([notes], tmp_path / "work", InputLimits(), lambda p: True)
-    first = next(walking)  # plan.txt, listed (and sub/ with it) before sub/ is entered
-    assert first.path == "plan.txt"
-    swap_for_link(notes / "sub", outside)
-    rest = list(walking)
-    assert [(str(r.path), r.reason) for r in rest if isinstance(r, Skipped)] == [("sub", LINK)]
-    assert not [r for r in rest if isinstance(r, InputFile)]
+    real_open = os.open
+
+    def swapping_open(path, flags, mode=0o777, *, dir_fd=None):
+        if path == "sub" and dir_fd is not None and not (notes / "sub").is_symlink():
+            swap_for_link(notes / "sub", outside)  # after it was listed and looked at
+        return real_open(path, flags, mode, dir_fd=dir_fd)
+
+    monkeypatch.setattr(os, "open", swapping_open)
+    found = list(iter_inputs([notes], tmp_path / "work", InputLimits(), lambda p: True))
+    monkeypatch.undo()
+    assert (notes / "sub").is_symlink(), "the swap happened between the look and the open"
+    assert [i.path for i in found if isinstance(i, InputFile)] == ["plan.txt"]
+    assert [(i.path, i.reason) for i in found if isinstance(i, Skipped)] == [("sub", LINK)]
 
 
 def test_a_file_swapped_after_it_was_hashed_is_read_from_what_was_hashed(tmp_path):
