@@ -57,7 +57,7 @@ def pause_folder(folder_id: FolderId, app: AppDep) -> dict:
 @router.post("/folders/{folder_id}/resume", response_model=s.FolderOut, tags=["folders"],
              summary="Resume a folder", dependencies=[Depends(writer)])
 def resume_folder(folder_id: FolderId, app: AppDep) -> dict:
-    return folders.set_paused(app, folder_id, False)
+    return folders.set_paused(app, folder_id, False, roots=folders.allowed_roots())
 
 
 @router.delete("/folders/{folder_id}", response_model=s.FolderOut, tags=["folders"],

@@ -12,9 +12,13 @@ are derived caches, rebuilt from the database at the first search after a
 restore (always correct; for a large corpus that first search takes the build).
 
 ``restore`` checks the whole archive first (``store/archive.verify``: truncated,
-altered, foreign or newer-schema archives are refused with one line), writes
+altered, foreign or newer-schema archives are refused with one line; an original
+whose bytes are not the SHA-256 that names it too, whatever the manifest says:
+``backups.trust``), writes
 into a new folder beside the target, checks the database copy (``PRAGMA
-integrity_check``), and only then puts the folder in place. A non-empty target
+integrity_check``), pauses every watched folder the database lists (each named in
+the result, resumed by a person after checking it), and only then puts the folder
+in place. A non-empty target
 is refused without ``force``; with it, the old folder is kept, renamed.
 
 Example:
@@ -35,6 +39,7 @@ import contextlib
 import os
 import re
 import socket
+import sqlite3
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -42,7 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from searchapp import __version__, data_lock
-from searchapp.backups import contents
+from searchapp.backups import contents, trust
 from searchapp.backups.contents import Contents
 from searchapp.context import App
 from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
@@ -88,6 +93,7 @@ class RestoreResult:
     manifest: dict
     replaced: Path | None  # where the folder that was there went (with --force)
     contents: Contents | None = None  # counted in the restored SQLite database
+    watched: tuple[trust.Watched, ...] = ()  # the watched folders it lists, restored paused
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,7 @@ class Checked:
 
     manifest: dict
     contents: Contents | None
+    watched: tuple[trust.Watched, ...] = ()  # the watched folders its database lists
 
 
 @dataclass(frozen=True)
@@ -216,13 +223,25 @@ def inspect(archive_path: Path) -> Checked:
         copy = Path(tmp) / "searchapp.db"
         _extracting(archive_path, manifest, lambda name: copy if name == DATABASE_SQLITE
                     else None, Path(tmp))
-        return Checked(manifest, contents.inspect_sqlite(
-            copy, archive_path.name, SCHEMA_VERSION, manifest.get("schema_version")))
+        counted = contents.inspect_sqlite(copy, archive_path.name, SCHEMA_VERSION,
+                                          manifest.get("schema_version"))
+        con = sqlite3.connect(f"file:{copy}?mode=ro", uri=True)
+        try:
+            watched = trust.listed_sqlite(con)
+        finally:
+            con.close()
+        return Checked(manifest, counted, watched)
+
+
+def _named(archive_path: Path) -> Callable[[str, str], None]:
+    """The check of each member's bytes against the hash its name gives (the originals)."""
+    return lambda name, digest: trust.original_named(archive_path.name, name, digest)
 
 
 def _verified(archive_path: Path) -> dict:
-    """The archive's members against its manifest, and the manifest's own shape."""
-    manifest = archive.verify(archive_path, SCHEMA_VERSION)
+    """The archive's members against its manifest (and each original's bytes against the
+    hash that names it), and the manifest's own shape."""
+    manifest = archive.verify(archive_path, SCHEMA_VERSION, _named(archive_path))
     contents.database_member(archive_path.name, manifest["members"])
     contents.check_corpora_list(archive_path.name, manifest)
     return manifest
@@ -232,7 +251,7 @@ def _extracting(archive_path: Path, manifest: dict, place: Callable[[str], Path 
                 where: Path) -> None:
     """``archive.extract``, with a full or failing disk said in one line."""
     try:
-        archive.extract(archive_path, manifest, place)
+        archive.extract(archive_path, manifest, place, _named(archive_path))
     except OSError as exc:
         raise BackupError(f"Cannot write into {where}: {exc.strerror or exc} (a full disk?); "
                           "nothing was restored, the folder there is untouched.") from None
@@ -293,9 +312,11 @@ def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
         if DATABASE_SQLITE in members:
             counted = contents.inspect_sqlite(staging / "searchapp.db", archive_path.name,
                                               SCHEMA_VERSION, manifest.get("schema_version"))
+            watched = trust.pause_all(trust.sqlite_url(staging / "searchapp.db"))
         else:
             snapshot.restore_postgres(staging / "work" / "restore.pgdump", database_url or "")
             (staging / "work" / "restore.pgdump").unlink()
+            watched = trust.pause_all(database_url or "")
         for sub in ("models", "indexes", "work", "backups"):
             (staging / sub).mkdir(mode=0o700, exist_ok=True)
         replaced = None
@@ -307,7 +328,7 @@ def _restore_into(archive_path: Path, manifest: dict, data_dir: Path,
     except BaseException:
         _remove_tree(staging)
         raise
-    return RestoreResult(data_dir, manifest, replaced, counted)
+    return RestoreResult(data_dir, manifest, replaced, counted, watched)
 
 
 def _refuse_live(data_dir: Path) -> None:

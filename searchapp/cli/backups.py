@@ -9,6 +9,7 @@ Example:
 from __future__ import annotations
 
 import argparse
+from dataclasses import asdict
 from pathlib import Path
 
 from searchapp.cli import common
@@ -50,17 +51,21 @@ def backup(args: argparse.Namespace) -> int:
 
 def restore(args: argparse.Namespace) -> int:
     from searchapp.backups import service
+    from searchapp.backups.trust import describe as describe_watched
 
     if args.check:
         checked = service.inspect(Path(args.archive))
         manifest = checked.manifest
         if args.json:
-            print_json({**manifest, "database": checked.contents and checked.contents.as_dict()})
+            print_json({**manifest, "database": checked.contents and checked.contents.as_dict(),
+                        "watched_folders": [asdict(w) for w in checked.watched]})
         else:
             holds = f"; its database holds {checked.contents.describe()}" \
                 if checked.contents else f", schema {manifest['schema_version']}"
             print(f"{args.archive}: intact; {len(manifest['members'])} files{holds}, made "
                   f"{manifest.get('created_at')}.")
+            if line := describe_watched(checked.watched, restored=False):
+                print(line)
         return 0
     if not args.data_dir:
         raise SearchAppError("Say where to restore: searchapp restore FILE --data-dir DIR "
@@ -70,7 +75,8 @@ def restore(args: argparse.Namespace) -> int:
     counted = done.contents  # what the restored database holds, counted there
     if args.json:
         print_json({"data_dir": str(done.data_dir), "replaced": done.replaced,
-                    "restored": counted and counted.as_dict(), "manifest": done.manifest})
+                    "restored": counted and counted.as_dict(), "manifest": done.manifest,
+                    "watched_folders_paused": [asdict(w) for w in done.watched]})
         return 0
     if counted is not None:
         print(f"Restored {counted.describe()} into {done.data_dir} (backed up "
@@ -82,6 +88,8 @@ def restore(args: argparse.Namespace) -> int:
               f"{done.manifest.get('created_at')}).")
     if done.replaced:
         print(f"The folder that was there is kept as {done.replaced}.")
+    if line := describe_watched(done.watched, restored=True):
+        print(line)
     settings = done.manifest.get("settings")
     settings = {k: v for k, v in settings.items() if v is not None} \
         if isinstance(settings, dict) else {}

@@ -50,6 +50,7 @@ from searchapp.context import App
 from searchapp.corpora.embed_alongside import EmbedAlongside
 from searchapp.corpora.extract import FileResult, extract_file, file_meta
 from searchapp.corpora.extract_pool import ExtractionPool
+from searchapp.corpora.folder_check import check_synced, folder_identity
 from searchapp.corpora.formats.document import Limits
 from searchapp.corpora.formats.document_readers import document_type
 from searchapp.corpora.inputs import (
@@ -210,7 +211,10 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
         model_path(model_name, app.settings)  # an unknown model fails before anything is queued
         repo.get_or_create_corpus(s, name, model_name)  # listed while its files are read
     sweep_uploads(app, keep=staged)
-    payload = {"corpus": name, "paths": [str(Path(p).resolve()) for p in paths],
+    # a watched folder's path is its stored one (resolved when added), never resolved again:
+    # a link put in its place must not lead the walk elsewhere (``folder_check``)
+    payload = {"corpus": name,
+               "paths": [str(Path(p) if watched else Path(p).resolve()) for p in paths],
                "sync": bool(sync), "model": model_name,
                "staged": str(staged) if staged else None, "overlap": bool(overlap),
                **(options or {})}
@@ -257,14 +261,15 @@ def ingest_task(ctx, payload: dict) -> dict:
         return accepts(path) and matches(path, include, exclude)
 
     try:
-        same_device(paths, payload.get("device"))
+        check_synced(paths, payload)  # a watched folder: still the one added, or nothing
         with _alongside(app, name, ctx, payload, run) as run.alongside:
             run.read(iter_rooted(paths, work, InputLimits.from_env(), wanted,
                                  settle=float(payload.get("settle") or 0),
-                                 names=_upload_names(payload)), total)
+                                 names=_upload_names(payload),
+                                 identity=folder_identity(payload)), total)
         run.report_read()
         if payload.get("sync"):
-            same_device(paths, payload.get("device"))  # unmounted while read: nothing goes
+            check_synced(paths, payload)  # unmounted or replaced while read: nothing goes
             run.remove_gone()
     except JobCancelled:  # the uploaded files go with the job; what was stored stays
         if payload.get("staged"):
@@ -301,23 +306,6 @@ def _upload_names(payload: dict) -> dict[str, str]:
         return {}
     folder = Path(payload["staged"]).resolve()
     return {str(folder / disk): name for disk, name in (payload.get("names") or {}).items()}
-
-
-def same_device(paths: Sequence[Path], device: str | None) -> None:
-    """Refuse to go on when the folder is no longer on the file system it was watched on
-    (``device``: its ``st_dev`` then): an unmounted share leaves an empty folder behind, and
-    an empty folder must not read as "every file deleted"."""
-    if device is None:
-        return
-    try:
-        now = str(os.stat(paths[0]).st_dev)
-    except OSError as exc:
-        raise IngestError(f"{paths[0]} cannot be read now ({exc.strerror}); its documents are "
-                          "kept and it is synced again when it is back.") from None
-    if now != device:
-        raise IngestError(f"{paths[0]} is on another file system than when it was added "
-                          "(unmounted?); its documents are kept and it is synced again when "
-                          "it is mounted.")
 
 
 def _alongside(app: App, name: str, ctx, payload: dict, run: _Run):
@@ -416,8 +404,16 @@ class _Run:
                 item.discard()
                 self._tick()
                 continue
+            moved = self._may_have_moved(source, item)
+            if item.pin is not None:  # read from a copy of the bytes hashed, never the path
+                pinned = item.pin()
+                if isinstance(pinned, Skipped):
+                    self._skipped(source, pinned)
+                    self._tick()
+                    continue
+                item = dataclasses.replace(pinned, note=item.note)
             args = (str(item.local), item.path, item.size, item.mtime, item.sha256, limits)
-            if self._may_have_moved(source, item):
+            if moved:
                 self.maybe_moved.append((source, item, args))  # decided once all are seen
                 continue
             kept = self._keep(item, args)
@@ -443,7 +439,7 @@ class _Run:
     def _may_have_moved(self, source: str, item: InputFile) -> bool:
         """A new path holding bytes stored under another path: a rename or move when that
         path turns out gone (known only at the end of the walk), else a copy to read."""
-        return (self.sync and not item.temporary and not self.own(source, item.path)
+        return (self.sync and item.pin is not None and not self.own(source, item.path)
                 and bool(self.by_hash.get((source, item.sha256))))
 
     def moved_files(self) -> list[tuple[str, InputFile, tuple]]:
@@ -466,6 +462,7 @@ class _Run:
             self.by_path[(source, item.path)] = [after for _, after, _ in plan]
             del self.by_path[(source, old)]
             self.report.moved += 1
+            item.discard()  # a move: its copy is not read
             self._tick()
         if renames:
             with self.app.db.session() as s:

@@ -8,7 +8,10 @@ file was left out, why, and what to do. Files are never trusted:
 
 - Links are never followed, devices, pipes and sockets never opened; hidden
   files and folders (a name starting with ".", and ``__MACOSX``) are left out
-  without a line.
+  without a line. A folder is walked from descriptors: the folder given is opened
+  once (O_NOFOLLOW), each subfolder and file by its name in its open parent
+  (O_NOFOLLOW), so one swapped for a link while the walk runs is left out, never
+  followed out of the folder.
 - A name must be clean: relative, no "..", no backslash, drive letter, NUL or
   control character, valid UTF-8, at most 1024 bytes and 64 folders deep; each part
   is then written by the rule of ``names`` (NFC, bidi and zero-width characters
@@ -53,6 +56,8 @@ Example:
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import hashlib
 import lzma
 import os
@@ -88,6 +93,7 @@ LINK = "is a link; links are not followed (copy the file into the folder instead
 SPECIAL = "is not a regular file (a device, pipe or socket); only files are read"
 NOT_READ = "is not a type we read"
 NESTED = "is an archive inside an archive; unpack it and add it on its own"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -144,6 +150,10 @@ class InputFile:
     sha256: str
     temporary: bool = False
     note: str = ""  # for the report: the path was made distinct from another name's
+    # a file of a folder: its bytes copied from the descriptor they were hashed from (see
+    # ``_Run.pin``), valid until the next file is taken from ``iter_inputs``
+    pin: Callable[[], InputFile | Skipped] | None = field(default=None, compare=False,
+                                                          repr=False)
 
     def discard(self) -> None:
         """Remove the unpacked copy (a file of a folder is left alone)."""
@@ -255,33 +265,41 @@ def _check_characters(name: str) -> None:
 
 def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
                 accept: Callable[[str], bool], settle: float = 0.0,
-                names: Mapping[str, str] | None = None) -> Iterator[InputFile | Skipped]:
+                names: Mapping[str, str] | None = None,
+                identity: tuple[int, int] | None = None) -> Iterator[InputFile | Skipped]:
     """Each file of ``paths`` (files, folders, archives) that ``accept(path)`` takes, checked,
     or a ``Skipped`` line; members of archives are unpacked into ``work_dir``.
 
     ``settle``: a file changed less than this many seconds ago is ``WAITING``, not read
     (a watched folder's file being saved in pieces). ``names``: the name a given file is
-    known by, where it is not its name on disk (an upload, ``staging``)."""
-    for _, item in iter_rooted(paths, work_dir, limits, accept, settle, names):
+    known by, where it is not its name on disk (an upload, ``staging``). ``identity``: the
+    (st_dev, st_ino) a folder given must have (a watched folder: the one added); another
+    folder found there is not read (``UNREADABLE``: what was stored for it stays)."""
+    for _, item in iter_rooted(paths, work_dir, limits, accept, settle, names, identity):
         yield item
 
 
 def iter_rooted(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
                 accept: Callable[[str], bool], settle: float = 0.0,
-                names: Mapping[str, str] | None = None
+                names: Mapping[str, str] | None = None,
+                identity: tuple[int, int] | None = None
                 ) -> Iterator[tuple[int, InputFile | Skipped]]:
     """``iter_inputs``, each item with the index in ``paths`` of the path it came from (the
     source that brought it), under one set of limits for them all."""
-    run = _Run(limits, accept, _private_folder(work_dir), settle=settle)
-    for number, given in enumerate(paths):
-        try:
-            for item in run.given(Path(given), (names or {}).get(str(given))):
-                yield number, item
-        except _Full as full:
-            yield number, Skipped(full.path, full.reason, STOPPED, under="")
-            for later, rest in enumerate(paths[number + 1:], number + 1):
-                yield later, Skipped(_shown(Path(rest).name), full.reason, STOPPED, under="")
-            return
+    run = _Run(limits, accept, _private_folder(work_dir), settle=settle, identity=identity)
+    try:
+        for number, given in enumerate(paths):
+            try:
+                for item in run.given(Path(given), (names or {}).get(str(given))):
+                    yield number, item
+            except _Full as full:
+                yield number, Skipped(full.path, full.reason, STOPPED, under="")
+                for later, rest in enumerate(paths[number + 1:], number + 1):
+                    yield later, Skipped(_shown(Path(rest).name), full.reason, STOPPED,
+                                         under="")
+                return
+    finally:
+        run.release()
 
 
 def _private_folder(work_dir: Path) -> Path:
@@ -318,6 +336,9 @@ class _Run:
     settle: float = 0.0
     raw: dict[str, str] = field(default_factory=dict)  # path -> the name it was made from
     notes: dict[str, str] = field(default_factory=dict)  # path -> why it was made distinct
+    identity: tuple[int, int] | None = None
+    held: tuple[int, int] | None = None  # (descriptor, number) of the last file hashed
+    hashed: int = 0
 
     # ---- what was given, folders, files of folders -------------------------------------------
     def given(self, path: Path, known_as: str | None = None) -> Iterator[InputFile | Skipped]:
@@ -329,7 +350,7 @@ class _Run:
                           under="")
             return
         if stat.S_ISDIR(mode):
-            yield from self.folder(path, "")
+            yield from self.top_folder(path, name)
             return
         try:
             clean = clean_path(known_as or path.name) or name  # a hidden file named on its own
@@ -338,9 +359,32 @@ class _Run:
             return
         yield from self.entry(path, clean, mode, prefix="")
 
-    def folder(self, folder: Path, prefix: str) -> Iterator[InputFile | Skipped]:
+    def top_folder(self, path: Path, name: str) -> Iterator[InputFile | Skipped]:
+        """A folder given: opened once, never through a link at its end, and (``identity``)
+        only when it is the folder expected; everything below it is reached from that
+        descriptor, so nothing swapped for a link above or inside it leads the walk out."""
         try:
-            with os.scandir(folder) as listing:
+            fd = os.open(path, _DIR_FLAGS)
+        except OSError as e:
+            yield Skipped(name, f"cannot be read ({e.strerror}); check the path", UNREADABLE,
+                          under="")
+            return
+        try:
+            info = os.fstat(fd)
+            if self.identity is not None and (info.st_dev, info.st_ino) != self.identity:
+                yield Skipped(name, "is not the folder that was added (replaced, or reached "
+                                    "through a link now); nothing in it was read", UNREADABLE,
+                              under="")
+                return
+            yield from self.folder(path, "", fd)
+        finally:
+            os.close(fd)
+
+    def folder(self, folder: Path, prefix: str, fd: int) -> Iterator[InputFile | Skipped]:
+        """The files below the open folder ``fd`` (shown as ``folder``); each subfolder is
+        opened from ``fd`` with O_NOFOLLOW: one swapped for a link is never entered."""
+        try:
+            with os.scandir(fd) as listing:
                 entries = sorted(listing, key=lambda e: e.name)
         except OSError as e:
             yield Skipped(prefix or _shown(folder.name),
@@ -364,41 +408,99 @@ class _Run:
             if stat.S_ISDIR(mode) and path.count("/") >= MAX_DEPTH:
                 yield Skipped(path, f"is nested deeper than {MAX_DEPTH} folders; move it up")
             elif stat.S_ISDIR(mode):
-                yield from self.folder(Path(entry.path), path)
+                yield from self.subfolder(folder / entry.name, path, fd)
             else:
                 path = self.twin(path, _join(prefix, entry.name))
-                yield from self.entry(Path(entry.path), path, mode, prefix=path)
+                yield from self.entry(folder / entry.name, path, mode, prefix=path, dir_fd=fd)
 
-    def entry(self, path: Path, rel: str, mode: int,
-              prefix: str) -> Iterator[InputFile | Skipped]:
-        """A file of a folder (or given): an archive is unpacked with ``prefix`` before its
-        members' paths."""
+    def subfolder(self, folder: Path, rel: str, parent: int) -> Iterator[InputFile | Skipped]:
+        try:
+            fd = os.open(folder.name, _DIR_FLAGS, dir_fd=parent)
+        except OSError as e:
+            if e.errno in (errno.ELOOP, errno.ENOTDIR):  # swapped for a link (or a file)
+                yield Skipped(rel, LINK)
+            else:
+                yield Skipped(rel, f"cannot be read ({e.strerror}); check its permissions",
+                              UNREADABLE, under=rel)
+            return
+        try:
+            yield from self.folder(folder, rel, fd)
+        finally:
+            os.close(fd)
+
+    def entry(self, path: Path, rel: str, mode: int, prefix: str,
+              dir_fd: int | None = None) -> Iterator[InputFile | Skipped]:
+        """A file of a folder (``dir_fd``: opened by its name there) or given: an archive is
+        unpacked with ``prefix`` before its members' paths."""
         if stat.S_ISLNK(mode):
             yield Skipped(rel, LINK)
         elif not stat.S_ISREG(mode):
             yield Skipped(rel, SPECIAL)
         elif is_archive(rel):
-            yield from self.archive(path, rel, prefix)
+            yield from self.archive(path, rel, prefix, dir_fd)
         else:
             refused = self.admit(rel, 0)
-            yield refused or self.take(rel, lambda: self.read_file(path, rel))
+            yield refused or self.take(rel, lambda: self.read_file(path, rel, dir_fd))
 
-    def read_file(self, path: Path, rel: str) -> InputFile:
-        fd = _open_plain(path)
-        with os.fdopen(fd, "rb") as f:
+    def read_file(self, path: Path, rel: str, dir_fd: int | None = None) -> InputFile:
+        """A file of a folder (or given), hashed from one descriptor that stays open until
+        the next file: ``pin`` copies the bytes from it, never from the path again."""
+        fd = _open_plain(path, dir_fd)
+        try:
             st = os.fstat(fd)
             self.check_settled(st.st_mtime)
             self.check_size(st.st_size)
             digest, size = hashlib.sha256(), 0
-            while chunk := f.read(CHUNK):
-                size += len(chunk)
-                self.check_size(size)
-                digest.update(chunk)
+            with os.fdopen(fd, "rb", closefd=False) as f:
+                while chunk := f.read(CHUNK):
+                    size += len(chunk)
+                    self.check_size(size)
+                    digest.update(chunk)
             after = os.fstat(fd)
-        if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
-            raise _Refused("changed while it was read (still being written?); it is read "
-                           "again once it is left alone", keep=WAITING)
-        return InputFile(rel, path, size, st.st_mtime, digest.hexdigest())
+            if (after.st_size, after.st_mtime_ns) != (st.st_size, st.st_mtime_ns):
+                raise _Refused("changed while it was read (still being written?); it is read "
+                               "again once it is left alone", keep=WAITING)
+        except BaseException:
+            os.close(fd)
+            raise
+        self.release()
+        self.hashed += 1
+        self.held = (fd, self.hashed)
+        found = InputFile(rel, path, size, st.st_mtime, digest.hexdigest())
+        return dataclasses.replace(found, pin=lambda n=self.hashed: self.pin(found, n))
+
+    def release(self) -> None:
+        """Close the descriptor of the last file hashed."""
+        if self.held is not None:
+            os.close(self.held[0])
+            self.held = None
+
+    def pin(self, found: InputFile, number: int) -> InputFile | Skipped:
+        """``found``'s bytes copied into the work folder from the descriptor they were
+        hashed from, checked against that hash (what is read and kept is what was hashed,
+        whatever is put at the path meanwhile); ``WAITING`` when they changed, or when the
+        walk has moved on."""
+        changed = Skipped(found.path, "changed while it was read (still being written?); it "
+                                      "is read again once it is left alone", WAITING)
+        if self.held is None or self.held[1] != number:
+            return changed
+        fd = self.held[0]
+        suffix = "".join(re.findall(r"\.[A-Za-z0-9]{1,16}$", found.path)).lower()
+        local = self.work / f"pinned-{number:07d}{suffix}"
+        out = os.open(local, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                      0o600)
+        digest, size = hashlib.sha256(), 0
+        with os.fdopen(out, "wb") as copy:
+            while chunk := os.pread(fd, CHUNK, size):
+                size += len(chunk)
+                digest.update(chunk)
+                copy.write(chunk)
+                if size > found.size:
+                    break
+        if (size, digest.hexdigest()) != (found.size, found.sha256):
+            local.unlink(missing_ok=True)
+            return changed
+        return InputFile(found.path, local, size, found.mtime, found.sha256, temporary=True)
 
     def check_settled(self, mtime: float) -> None:
         """A file changed within ``settle`` seconds is still being written: read it later."""
@@ -473,9 +575,10 @@ class _Run:
                            "unpack it yourself if you trust it and add the folder", stop=True)
 
     # ---- archives ---------------------------------------------------------------------------
-    def archive(self, path: Path, rel: str, prefix: str) -> Iterator[InputFile | Skipped]:
+    def archive(self, path: Path, rel: str, prefix: str,
+                dir_fd: int | None = None) -> Iterator[InputFile | Skipped]:
         try:
-            with os.fdopen(_open_plain(path), "rb") as raw:
+            with os.fdopen(_open_plain(path, dir_fd), "rb") as raw:
                 reader = unpack_zip if rel.lower().endswith(".zip") else unpack_tar
                 yield from reader(self, raw, rel, prefix)
         except OSError as e:
@@ -526,9 +629,16 @@ class _Run:
         return InputFile(rel, local, size, mtime, digest.hexdigest(), temporary=True)
 
 
-def _open_plain(path: Path) -> int:
-    """A read-only descriptor of a regular file; never a link, never blocks on a pipe."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+def _open_plain(path: Path, dir_fd: int | None = None) -> int:
+    """A read-only descriptor of a regular file (``dir_fd``: its name in that open folder);
+    never a link, never blocks on a pipe."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path.name if dir_fd is not None else path, flags, dir_fd=dir_fd)
+    except OSError as e:
+        if e.errno == errno.ELOOP:  # swapped for a link since it was listed
+            raise _Refused(LINK) from None
+        raise
     if not stat.S_ISREG(os.fstat(fd).st_mode):
         os.close(fd)
         raise _Refused(SPECIAL)

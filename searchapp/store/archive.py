@@ -257,9 +257,12 @@ def read_manifest(path: Path) -> dict:
     return manifest
 
 
-def verify(path: Path, newest_schema: int) -> dict:
+def verify(path: Path, newest_schema: int,
+           check_digest: Callable[[str, str], None] | None = None) -> dict:
     """Check every member of an archive against its manifest; the manifest, or BackupError
-    saying what is wrong (see the module docstring). Reads the whole archive once."""
+    saying what is wrong (see the module docstring). Reads the whole archive once.
+    ``check_digest(name, sha256)``: told each member's SHA-256 as computed from its bytes
+    (a name that is a hash is checked against the bytes, not the manifest)."""
     path = Path(path)
     manifest = read_manifest(path)
     version = manifest.get("format_version")
@@ -286,6 +289,8 @@ def verify(path: Path, newest_schema: int) -> dict:
                     raise BackupError(f"{path.name}: {member.name} does not match its checksum "
                                       "in the manifest (altered or damaged); nothing was "
                                       "restored.")
+                if check_digest is not None:
+                    check_digest(member.name, digest.hexdigest())
                 seen.add(member.name)
         except (tarfile.TarError, EOFError, OSError) as exc:
             raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): "
@@ -332,9 +337,11 @@ def _copy(tar: tarfile.TarFile, member: tarfile.TarInfo, limit: int, archive_nam
     return size
 
 
-def extract(path: Path, manifest: dict, place: Callable[[str], Path | None]) -> list[Path]:
+def extract(path: Path, manifest: dict, place: Callable[[str], Path | None],
+            check_digest: Callable[[str, str], None] | None = None) -> list[Path]:
     """Write each member to ``place(name)`` (None: skip it), checking its SHA-256 again as it
-    is written; returns the files written. Call ``verify`` first."""
+    is written (and with ``check_digest``, as ``verify``); returns the files written. Call
+    ``verify`` first."""
     written: list[Path] = []
     path = Path(path)
     listed = check_listing(path.name, manifest["members"], path.stat().st_size)
@@ -355,5 +362,7 @@ def extract(path: Path, manifest: dict, place: Callable[[str], Path | None]) -> 
             if digest.hexdigest() != listed[member.name]["sha256"]:
                 raise BackupError(f"{Path(path).name}: {member.name} changed while it was "
                                   "restored; nothing was restored.")
+            if check_digest is not None:
+                check_digest(member.name, digest.hexdigest())
             written.append(target)
     return written

@@ -29,6 +29,7 @@ from searchapp.store.db import Database
 from searchapp.store.schema import Corpus, WatchedFolder, utcnow
 
 FAILURES_KEPT = 100  # reasons stored per folder; the count is exact
+RESTORED = "restored"  # the ``device`` of a folder a backup brought: not checked here yet
 
 
 @dataclass(frozen=True)

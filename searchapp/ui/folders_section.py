@@ -55,7 +55,7 @@ def _actions(app: App, watched: list[dict]) -> None:
             folders.set_paused(app, picked["id"], True)
             st.rerun()
         if resume.button("Resume", key="folders.resume", disabled=not picked["paused"]):
-            folders.set_paused(app, picked["id"], False)
+            folders.set_paused(app, picked["id"], False, roots=folders.allowed_roots())
             st.rerun()
         if remove.button("Stop watching", key="folders.remove",
                          help="The corpus keeps the folder's documents."):

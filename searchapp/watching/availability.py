@@ -1,13 +1,16 @@
 """Whether a watched folder can be synced now, and if not, why, in words a person can act on.
 
-A folder that is missing, no longer a folder, on another file system than when it
-was added (an unmounted share leaves its empty mount point behind) or not
-listable is *unavailable*: its documents stay and syncing waits for it to return.
+A folder that is missing, no longer a folder, reached through a link now (it or a
+folder above it replaced), outside ``SEARCHAPP_WATCH_ROOTS`` when it was added under
+them, another folder than the one added (an unmounted share leaves its empty mount
+point behind; a folder moved away and another put in its place) or not listable is
+*unavailable*: its documents stay and syncing waits for it to return. The checks are
+``corpora.folder_check``'s, the same the sync job makes before and after its walk.
 
 Example:
     >>> import tempfile
-    >>> folder = tempfile.mkdtemp()
-    >>> unavailable(folder, device_of(folder)) is None
+    >>> folder = os.path.realpath(tempfile.mkdtemp())
+    >>> unavailable(folder, identity_of(folder)) is None
     True
     >>> unavailable(folder + "/gone", None)
     'the folder is not there (renamed, moved or unmounted?); its documents are kept'
@@ -15,34 +18,17 @@ Example:
 
 from __future__ import annotations
 
-import os
-import stat
+import os  # noqa: F401  (the example's)
+from collections.abc import Sequence
+from pathlib import Path
+
+from searchapp.corpora.folder_check import identity_of, trouble
+
+__all__ = ["identity_of", "unavailable"]
 
 
-def device_of(path: str) -> str | None:
-    """The folder's file system id (``st_dev``) as text, or None when it cannot be read."""
-    try:
-        return str(os.stat(path).st_dev)
-    except OSError:
-        return None
-
-
-def unavailable(path: str, device: str | None) -> str | None:
-    """Why ``path`` cannot be synced now, or None when it can."""
-    kept = "its documents are kept"
-    try:
-        info = os.stat(path)
-    except FileNotFoundError:
-        return f"the folder is not there (renamed, moved or unmounted?); {kept}"
-    except OSError as exc:
-        return f"the folder cannot be read ({exc.strerror}); {kept}"
-    if not stat.S_ISDIR(info.st_mode):
-        return f"the path is no longer a folder; {kept}"
-    if device is not None and str(info.st_dev) != device:
-        return f"another file system (or none) is mounted there now: unmounted? {kept}"
-    try:
-        with os.scandir(path) as listing:
-            next(listing, None)
-    except OSError as exc:
-        return f"the folder cannot be listed ({exc.strerror}); check its permissions; {kept}"
-    return None
+def unavailable(path: str, device: str | None,
+                roots: Sequence[str | Path] | None = None) -> str | None:
+    """Why ``path`` (recorded as ``device``: see ``corpora.folder_check``) cannot be synced
+    now, or None when it can. ``roots``: the resolved ``SEARCHAPP_WATCH_ROOTS``, if set."""
+    return trouble(path, device, roots)

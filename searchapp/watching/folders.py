@@ -19,13 +19,14 @@ from datetime import datetime
 from pathlib import Path
 
 from searchapp.context import App
+from searchapp.corpora.folder_check import Identity, under
 from searchapp.corpora.service import validate_corpus_name
 from searchapp.embedding.models import model_path
 from searchapp.errors import AlreadyExistsError, WatchedFolderNotFoundError, WatchError
 from searchapp.store import repo
 from searchapp.store import watched_folders as rows
 from searchapp.store.schema import utcnow
-from searchapp.watching.availability import device_of, unavailable
+from searchapp.watching.availability import identity_of, unavailable
 
 ROOTS_VARIABLE = "SEARCHAPP_WATCH_ROOTS"
 
@@ -54,18 +55,7 @@ def add_watch(app: App, folder: Path | str, corpus: str, include: Sequence[str] 
     already, and (``roots`` given: the browser and the API) a folder outside them.
     """
     path = Path(os.path.expanduser(str(folder))).resolve()
-    if roots is not None and not any(path.is_relative_to(r) for r in roots):
-        where = ", ".join(map(str, roots)) or "none: SEARCHAPP_WATCH_ROOTS is not set"
-        raise WatchError(f"Cannot watch {path} from here: the app may watch folders under "
-                         f"{where}. Add it with `searchapp watch add` on the server, or "
-                         "set SEARCHAPP_WATCH_ROOTS.")
-    reason = unavailable(str(path), None)
-    if reason:
-        raise WatchError(f"Cannot watch {path}: {reason.split(';')[0]}.")
-    data = Path(app.settings.data_dir).resolve()
-    if path == data or data.is_relative_to(path) or path.is_relative_to(data):
-        raise WatchError(f"Cannot watch {path}: it holds the app's data folder ({data}) or "
-                         "lies inside it; watch a folder beside it.")
+    _check_path(app, path, roots)
     for glob in (*include, *exclude):
         if not glob.strip():
             raise WatchError("An --include or --exclude pattern is empty; give a glob such as "
@@ -80,8 +70,25 @@ def add_watch(app: App, folder: Path | str, corpus: str, include: Sequence[str] 
             raise AlreadyExistsError(f"Corpus {name!r} watches {path} already; "
                                      "`searchapp watch list` shows it.")
         row = rows.add_folder(s, corpus_row.id, str(path), list(include), list(exclude),
-                              device_of(str(path)))
+                              identity_of(str(path), under_roots=roots is not None))
     return status(row)
+
+
+def _check_path(app: App, path: Path, roots: Sequence[Path] | None) -> None:
+    """What a folder must pass to be watched (added, or resumed after a restore): under
+    ``roots`` when given, a readable folder reached without a link, not the data folder."""
+    if roots is not None and not under(str(path), roots):
+        where = ", ".join(map(str, roots)) or "none: SEARCHAPP_WATCH_ROOTS is not set"
+        raise WatchError(f"Cannot watch {path} from here: the app may watch folders under "
+                         f"{where}. Add it with `searchapp watch add` on the server, or "
+                         "set SEARCHAPP_WATCH_ROOTS.")
+    reason = unavailable(str(path), None)
+    if reason:
+        raise WatchError(f"Cannot watch {path}: {reason.split(';')[0]}.")
+    data = Path(app.settings.data_dir).resolve()
+    if path == data or data.is_relative_to(path) or path.is_relative_to(data):
+        raise WatchError(f"Cannot watch {path}: it holds the app's data folder ({data}) or "
+                         "lies inside it; watch a folder beside it.")
 
 
 def list_watches(app: App) -> list[dict]:
@@ -107,11 +114,35 @@ def find_watch(app: App, ref: str | int) -> rows.FolderRow:
     raise WatchedFolderNotFoundError(str(ref))
 
 
-def set_paused(app: App, ref: str | int, paused: bool) -> dict:
-    """Pause or resume a folder; its status after."""
+def set_paused(app: App, ref: str | int, paused: bool,
+               roots: Sequence[Path] | None = None) -> dict:
+    """Pause or resume a folder; its status after.
+
+    Resuming checks the folder again: from the browser or the API (``roots`` given) it
+    must lie under the roots, as when it is added; a folder a backup brought (restored
+    paused, its identity unknown here) passes every check of ``add_watch`` and its
+    identity is recorded now, as it is when a folder is added.
+    """
     folder = find_watch(app, ref)
+    values: dict = {}
+    if not paused:
+        if roots is not None and not under(folder.path, roots):
+            raise WatchError(f"Cannot resume {folder.path} from here: it lies outside "
+                             f"{', '.join(map(str, roots)) or 'SEARCHAPP_WATCH_ROOTS (not set)'}"
+                             "; resume it with `searchapp watch resume` on the server.")
+        if not Identity.parse(folder.device).known:
+            path = Path(folder.path)
+            if str(path.resolve()) != folder.path:
+                raise WatchError(f"Cannot resume {folder.path}: the path leads elsewhere "
+                                 f"({path.resolve()}); stop watching it and add the folder "
+                                 "you mean.")
+            _check_path(app, path, roots)
+            values = dict(device=identity_of(folder.path, under_roots=roots is not None),
+                          available=True, reason=None)
     with app.db.session() as s:
         rows.set_paused(s, folder.id, paused)
+        if values:
+            rows.write_status(s, folder.id, **values)
         return status(rows.get_folder(s, folder.id))
 
 

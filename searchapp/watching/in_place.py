@@ -2,9 +2,11 @@
 program for it, when the app runs on the user's own machine (it listens on loopback only);
 everywhere else the browser gets the server's copy (``web.originals``).
 
-The file opened is the one the hit was read from: inside a folder the corpus watches,
-a plain file (not a link), with the SHA-256 stored for the document; a file changed or
-moved since falls back to the copy. The program is ``SEARCHAPP_OPENER`` (a command the
+The file opened is the one the hit was read from: inside a folder the corpus watches
+that is still the folder added (``watching.availability``: not replaced, not reached
+through a link, under the roots it was added under), a plain file reached without a
+link, with the SHA-256 stored for the document; a file changed or moved since falls
+back to the copy. The program is ``SEARCHAPP_OPENER`` (a command the
 path is appended to) or the desktop's own (``xdg-open``, macOS ``open``).
 
 Example:
@@ -29,6 +31,8 @@ from pathlib import Path
 from searchapp.context import App
 from searchapp.errors import WatchError
 from searchapp.store import watched_folders as rows
+from searchapp.watching.availability import unavailable
+from searchapp.watching.folders import allowed_roots
 
 OPENER_VARIABLE = "SEARCHAPP_OPENER"
 
@@ -49,11 +53,15 @@ def local_file(app: App, corpus: str, doc_id: str, sha256: str | None) -> Path |
     if not sha256:
         return None
     with app.db.session() as s:
-        roots = [Path(f.path) for f in rows.list_folders(s) if f.corpus == corpus]
-    for root in roots:
+        folders = [f for f in rows.list_folders(s) if f.corpus == corpus]
+    roots = allowed_roots()
+    for folder in folders:
+        root = Path(folder.path)
+        if unavailable(folder.path, folder.device, roots):
+            continue  # replaced, reached through a link, outside the roots: not opened
         path = root / doc_id
         try:
-            if not path.resolve().is_relative_to(root.resolve()):
+            if not path.resolve().is_relative_to(root):  # the stored path, never resolved
                 continue
             if stat.S_ISREG(os.lstat(path).st_mode) and _sha256(path) == sha256:
                 return path

@@ -12,8 +12,10 @@ seconds.
 
 Each folder is kept by one worker at a time: a lease in the database, renewed
 while the worker lives, free to take ``lease`` seconds after it dies. A folder
-that is missing, unmounted or unreadable is marked unavailable with the reason
-and nothing is synced (its documents stay) until it is back.
+that is missing, unmounted, unreadable, reached through a link now, outside the roots
+it was added under, or another folder than the one added (``watching.availability``)
+is marked unavailable with the reason at the next refresh and nothing is synced (its
+documents stay) until it is back.
 
 Idle cost: every ``refresh`` seconds one read of the folder list and a ``stat``
 per folder; the observer's thread sleeps in the kernel.
@@ -39,11 +41,13 @@ from watchdog.observers import Observer
 
 from searchapp.context import App
 from searchapp.corpora.files_job import accepts, matches
+from searchapp.corpora.folder_check import Identity
 from searchapp.corpora.inputs import is_archive
 from searchapp.errors import ConfigError, JobNotFoundError
 from searchapp.jobs import queue
 from searchapp.store import watched_folders as rows
-from searchapp.watching.availability import unavailable
+from searchapp.watching.availability import identity_of, unavailable
+from searchapp.watching.folders import allowed_roots
 from searchapp.watching.sync import queue_sync, record
 
 log = logging.getLogger("searchapp.watching")
@@ -222,7 +226,7 @@ class Keeper:
     def _check_available(self, held: _Held, now: float) -> None:
         """Mark the folder unavailable (with why) or back; (re)start its events."""
         row = held.row
-        reason = unavailable(row.path, row.device)
+        reason = unavailable(row.path, row.device, allowed_roots())
         if reason and row.available:
             log.warning("watched folder %s unavailable: %s", row.path, reason)
             self._unschedule(held)
@@ -231,6 +235,8 @@ class Keeper:
             log.info("watched folder %s is back", row.path)
             self._write(row.id, available=True, reason=None)
             held.due_at = now
+        if reason is None and Identity.parse(row.device).inode is None:
+            self._write(row.id, device=identity_of(row.path))  # an older record: dev alone
         if reason is None:
             identity = _identity(row.path)
             if held.watch is None or identity != held.identity:

@@ -5,8 +5,10 @@ There is no second ingest path: a sync is ``corpora.files_job``'s incremental
 ingest with ``sync`` on (unchanged files skipped by hash, changed ones re-read,
 renamed or moved ones keep their document, vectors and judgements, vanished ones
 removed), the folder's include/exclude globs, a settle time (a file still being
-written waits), and the folder's file-system id (a share unmounted mid-sync removes
-nothing).
+written waits), the folder's recorded identity (its ``st_dev`` and ``st_ino``: a share
+unmounted mid-sync removes nothing, another folder put in its place is not read) and
+the roots it was added under (``corpora.folder_check``: checked by the job before and
+after its walk).
 
 Example:
     >>> job_id = queue_sync(app, folder, settle=2.0)        # doctest: +SKIP
@@ -24,13 +26,15 @@ from searchapp.jobs import queue
 from searchapp.reporting import one_line
 from searchapp.store import watched_folders as rows
 from searchapp.store.schema import utcnow
+from searchapp.watching.folders import allowed_roots
 
 
 def queue_sync(app: App, folder: rows.FolderRow, settle: float, waiting: int = 0) -> int | None:
     """Queue the folder's ingest job and note it on the folder; its id (None: refused, and the
     reason is the folder's status)."""
     options = {"watch": folder.id, "include": folder.include, "exclude": folder.exclude,
-               "settle": settle, "device": folder.device}
+               "settle": settle, "device": folder.device,
+               "roots": [str(root) for root in allowed_roots()] or None}
     try:
         job_id = request_ingest(app, folder.corpus, [Path(folder.path)], sync=True,
                                 options=options)
