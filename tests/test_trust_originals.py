@@ -71,30 +71,40 @@ def test_keep_stores_nothing_when_the_bytes_are_not_those_hashed(tmp_path):
     assert not [f for f in (tmp_path / "originals").rglob("*") if f.is_file()]
 
 
-def test_a_file_replaced_after_its_hash_waits_for_the_next_sync(app, tmp_path, capsys,
-                                                                monkeypatch):
+def test_a_file_replaced_after_its_hash_is_read_from_the_bytes_hashed(app, tmp_path, capsys,
+                                                                     monkeypatch):
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "report.md").write_bytes(ALPHA)
     real = files_job.iter_rooted
+    change = {"how": "rename"}
 
-    def swapped_after_hashing(*args, **kwargs):  # another program renames B over A just then
+    def changed_after_hashing(*args, **kwargs):  # another program changes the file just then
         for number, item in real(*args, **kwargs):
-            if getattr(item, "sha256", None) == sha(ALPHA):
+            if getattr(item, "path", None) == "report.md" and change["how"] == "rename":
                 (folder / "new.tmp").write_bytes(BETA)
                 os.replace(folder / "new.tmp", folder / "report.md")
+            elif getattr(item, "path", None) == "report.md":  # rewritten in place
+                with open(folder / "report.md", "r+b") as f:
+                    f.write(ALPHA.upper())
+                    f.truncate()
             yield number, item
 
-    monkeypatch.setattr(files_job, "iter_rooted", swapped_after_hashing)
-    report = ingest(folder, capsys, "--sync")
-    assert (report["added"], report["waiting"]) == (0, 1)
-    assert "changed while it was read" in report["problems"][0]["reason"]
-    assert originals_are_honest(app) == 0 and stored(app) == {}
-    monkeypatch.setattr(files_job, "iter_rooted", real)
-    assert ingest(folder, capsys, "--sync")["added"] == 1
+    monkeypatch.setattr(files_job, "iter_rooted", changed_after_hashing)
+    report = ingest(folder, capsys, "--sync")  # renamed over: the bytes hashed are read
+    assert (report["added"], report["waiting"]) == (1, 0)
     assert originals_are_honest(app) == 1
+    assert stored(app)["report.md"][1] == sha(ALPHA) and "alpha" in stored(app)["report.md"][0]
+    change["how"] = "in place"
+    report = ingest(folder, capsys, "--sync")  # B, hashed, then rewritten: left for later
+    assert (report["changed"], report["waiting"]) == (0, 1)
+    assert "changed while it was read" in report["problems"][0]["reason"]
+    assert originals_are_honest(app) == 1 and stored(app)["report.md"][1] == sha(ALPHA)
+    monkeypatch.setattr(files_job, "iter_rooted", real)
+    assert ingest(folder, capsys, "--sync")["changed"] == 1
+    assert originals_are_honest(app) == 2
     text, original = stored(app)["report.md"]
-    assert original == sha(BETA) and "beta version" in text
+    assert original == sha(ALPHA.upper()) and "ALPHA" in text
 
 
 def test_originals_and_texts_agree_while_a_file_is_swapped_by_rename(app, tmp_path, capsys):
