@@ -114,17 +114,11 @@ def assert_shown_as_text(page, text: str, port: int, counter) -> None:
     assert counter.hits == [], counter.hits
 
 
-def test_the_guide_shows_a_hostile_topic_as_text(served, page):
+@pytest.mark.parametrize("address", ["guide?topic=", "search?corpus="])
+def test_a_hostile_address_parameter_is_shown_as_text(served, page, address):
+    """The Guide page's topic and a page's corpus, as the issue found them."""
     url, _browser, counter = served
     port = counter.server_address[1]
     text = hostile(port)
-    page.goto(f"{url}/guide?topic={quote(text)}")
-    assert_shown_as_text(page, text, port, counter)
-
-
-def test_a_hostile_corpus_in_the_address_is_said_as_text(served, page):
-    url, _browser, counter = served
-    port = counter.server_address[1]
-    text = hostile(port)
-    page.goto(f"{url}/search?corpus={quote(text)}")
+    page.goto(f"{url}/{address}{quote(text)}")
     assert_shown_as_text(page, text, port, counter)

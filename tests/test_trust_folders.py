@@ -28,20 +28,11 @@ from searchapp.watching.folders import add_watch, list_watches
 from searchapp.watching.in_place import local_file
 from searchapp.watching.keeper import Keeper, Tuning
 from searchapp.watching.sync import queue_sync
+from tests.test_watched_folders import wait_for
 
 FAST = Tuning(debounce=0.2, longest_wait=1.5, rescan=3600, settle=0.3, retry=1.0, lease=5,
               refresh=0.2)
 SECRET = "The server's private key is kept here."
-
-
-def wait_for(condition, what: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.02)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 def texts(app, corpus: str = "notes") -> dict[str, str]:

@@ -100,7 +100,7 @@ def snippet_markdown(hit: SearchHit, limit: int = SNIPPET_CHARS) -> str:
     Example:
         >>> print(snippet_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>",
         ...                                  highlights=[(7, 8)])))
-        \\<b\\>ERR\\-**1**\\</b\\>
+        \\<b\\>ERR-**&#49;**\\</b\\>
     """
     return marked(hit.snippet or hit.text, hit.highlights, limit)
 

@@ -216,7 +216,7 @@ def marked_markdown(hit: SearchHit) -> str:
         >>> from searchapp.search.service import SearchHit
         >>> print(marked_markdown(SearchHit("a", "", 1.0, snippet="<b>ERR-1</b>",
         ...                                 highlights=[(7, 8)])))
-        \\<b\\>ERR\\-**1**\\</b\\>
+        \\<b\\>ERR-**&#49;**\\</b\\>
     """
     out, last = [], 0
     for start, end in hit.highlights:
