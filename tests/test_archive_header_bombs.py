@@ -22,8 +22,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.cli.main import main
-from searchapp.corpora.formats.tarsafe import MAX_CHAIN, MAX_HEADER_BYTES
 from searchapp.corpora.inputs import MAX_SHOWN, InputFile, InputLimits, Skipped, iter_inputs
+from searchapp.store.tarsafe import MAX_CHAIN, MAX_HEADER_BYTES
 
 GOOD = b"# Notes\nThe office is closed over the winter holidays.\n"
 

@@ -69,9 +69,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
-from searchapp.corpora.formats.tarsafe import TarHeaderRefused, open_tar
 from searchapp.corpora.formats.zipsafe import open_member
 from searchapp.reporting import one_line, printable
+from searchapp.store.tarsafe import TarHeaderRefused, open_tar
 
 CHUNK = 1 << 20  # bytes read, hashed and written at a time
 MAX_PART_BYTES = 255
@@ -650,7 +650,7 @@ def unpack_tar(run: _Run, raw: BinaryIO, name: str,
     packed bytes read."""
     entries = 0
     try:
-        with open_tar(raw) as archive:  # headers capped: see formats.tarsafe
+        with open_tar(raw) as archive:  # headers capped: see store.tarsafe
             while (member := archive.next()) is not None:
                 archive.members.clear()  # tarfile keeps every header otherwise
                 entries += 1

@@ -19,8 +19,10 @@ before a byte of its data is read:
 
 each raise ``TarHeaderRefused`` with the reason, which ``tarfile`` lets through
 unchanged. The caller stops reading the archive there (the headers after a
-refused one cannot be found without reading its data): the members before it
-were read, the rest are left out with that line.
+refused one cannot be found without reading its data): an ingest keeps the
+members before it and leaves the rest out with that line; a backup restore
+(``store.archive``) refuses the whole archive. The module lives in the store
+so that both can use it (the corpora may import the store, not the reverse).
 
 Example:
     >>> import io, tarfile
@@ -32,15 +34,13 @@ Example:
     ...     t.next()
     Traceback (most recent call last):
     ...
-    searchapp.corpora.formats.tarsafe.TarHeaderRefused: has a GNU long name header of 68.4 KiB...
+    searchapp.store.tarsafe.TarHeaderRefused: has a GNU long name header of 68.4 KiB...
 """
 
 from __future__ import annotations
 
 import tarfile
 from typing import BinaryIO
-
-from searchapp.corpora.source import size_words as _size
 
 MAX_HEADER_BYTES = 64 << 10  # one long name, long link or PAX header; all global ones
 MAX_CHAIN = 8  # extension headers before one member
@@ -91,6 +91,20 @@ class SafeTarInfo(tarfile.TarInfo):
 
 _SPARSE = ("has a sparse file (GNU sparse), which is not read; make the archive without "
            "--sparse")
+
+
+def _size(n: int) -> str:
+    """Bytes in binary units (as ``corpora.source.size_words``, which the store cannot
+    import).
+
+    Example:
+        >>> _size(1 << 30), _size(70_000), _size(12)
+        ('1 GiB', '68.4 KiB', '12 bytes')
+    """
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
 
 
 def open_tar(raw: BinaryIO) -> tarfile.TarFile:
