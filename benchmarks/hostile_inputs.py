@@ -14,6 +14,11 @@ Each bomb is built in a temporary folder:
 - ``front.md``: the 387-byte YAML "billion laughs" as Markdown front matter (and a good
   file beside it);
 - ``blank.csv.gz``: a judgements header, then 1.5 GiB of blank lines (1.5 MB gzipped);
+- ``xfd.xlsx``, ``zz.xlsx``: a workbook with one number at XFD1048576 (or ZZ100000),
+  read as the Upload page and ``searchapp ingest`` read a table (``read_table``, every row);
+- ``repeat.ods``: a row repeated 100,000 times holding a cell repeated 100 times (753 bytes);
+- ``chain.tar``, ``longname.tar``: a backup archive led by 3,000 PAX headers, or by a GNU
+  long name declaring 1 GiB (a hole on disk), checked as ``restore --check`` does;
 
 (each .gz is gzip members of 64 MiB each, as ``cat a.gz b.gz`` makes). Each case runs in a
 fresh ``python`` of its own under an address-space cap (``RLIMIT_AS``, 4 GB: this machine
@@ -22,7 +27,8 @@ in that process, embedding left out; or ``judge import``'s ``import_csv``) and r
 seconds it took, its own peak RSS (``VmHWM``) and its reader processes' largest
 (``RUSAGE_CHILDREN``). A baseline case (one small Markdown file) shows what the process
 costs anyway. ``--before DIR`` runs the same cases against another checkout (a worktree of
-the commit before the fix) and records both. Prints one JSON object.
+the commit before the fix) and records both; ``--only TEXT`` (repeatable) runs the cases
+whose name holds it and updates just those in the result file. Prints one JSON object.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -62,6 +69,20 @@ try:
                    "failed": r.get("failed"), "error": (job.error or "")[:300],
                    "problems": [p["reason"][:300] for p in r.get("problems", [])],
                    "notes": [n[:300] for n in r.get("notes", [])]}
+    elif kind == "table":
+        from searchapp.corpora.ingest import read_table
+        try:
+            rows = sum(1 for _ in read_table(target).rows())
+            outcome = {"status": "read", "rows": rows}
+        except Exception as exc:
+            outcome = {"status": "refused", "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    elif kind == "restore":
+        from searchapp.backups import service as backups
+        try:
+            backups.check(target)
+            outcome = {"status": "passed"}
+        except Exception as exc:
+            outcome = {"status": "refused", "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
     else:
         from searchapp.judgements.service import import_csv
         from searchapp.store import repo
@@ -133,6 +154,80 @@ def blank_lines(path: Path) -> Path:
     return path
 
 
+def workbook(path: Path, ref: str, row: int) -> Path:
+    """A one-sheet .xlsx: a header, a row, and one number at ``ref`` (in row ``row``)."""
+    ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
+    rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
+    pkg = "http://schemas.openxmlformats.org/package/2006/relationships"
+    sheet = (f'<worksheet {ns}><sheetData><row r="1"><c r="A1" t="inlineStr"><is><t>id</t>'
+             '</is></c><c r="B1" t="inlineStr"><is><t>text</t></is></c></row><row r="2"><c '
+             'r="A2"><v>1</v></c><c r="B2" t="inlineStr"><is><t>hello</t></is></c></row>'
+             f'<row r="{row}"><c r="{ref}"><v>1</v></c></row></sheetData></worksheet>')
+    members = {
+        "[Content_Types].xml": '<Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-'
+        'package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/>'
+        '<Override PartName="/xl/workbook.xml" ContentType="application/vnd.openxmlformats-'
+        'officedocument.spreadsheetml.sheet.main+xml"/></Types>',
+        "_rels/.rels": f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" Type="{rel}/'
+                       'officeDocument" Target="xl/workbook.xml"/></Relationships>',
+        "xl/workbook.xml": f'<workbook {ns} xmlns:r="{rel}"><sheets><sheet name="Data" '
+                           'sheetId="1" r:id="rId1"/></sheets></workbook>',
+        "xl/_rels/workbook.xml.rels": f'<Relationships xmlns="{pkg}"><Relationship Id="rId1" '
+                                      f'Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/>'
+                                      "</Relationships>",
+        "xl/worksheets/sheet1.xml": sheet}
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return path
+
+
+def repeat_ods(path: Path, rows: int = 100_000, columns: int = 100) -> Path:
+    """An .ods whose second row, a cell repeated ``columns`` times, is repeated ``rows``."""
+    ns = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"')
+
+    def cell(text: str, attrs: str = "") -> str:
+        return (f'<table:table-cell office:value-type="string"{attrs}><text:p>{text}</text:p>'
+                "</table:table-cell>")
+
+    content = (f'<office:document-content {ns}><office:body><office:spreadsheet><table:table '
+               f'table:name="S"><table:table-row>{cell("id")}{cell("text")}</table:table-row>'
+               f'<table:table-row table:number-rows-repeated="{rows}">'
+               f'{cell("y", f" table:number-columns-repeated={chr(34)}{columns}{chr(34)}")}'
+               "</table:table-row></table:table></office:spreadsheet></office:body>"
+               "</office:document-content>")
+    manifest = ('<manifest:manifest xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:'
+                'manifest:1.0"><manifest:file-entry manifest:full-path="/" manifest:media-'
+                'type="application/vnd.oasis.opendocument.spreadsheet"/></manifest:manifest>')
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr(zipfile.ZipInfo("mimetype"), "application/vnd.oasis.opendocument.spreadsheet")
+        z.writestr("content.xml", content)
+        z.writestr("META-INF/manifest.xml", manifest)
+    return path
+
+
+def backup_led_by(path: Path, hostile: bytes, hole: int = 0) -> Path:
+    """A backup-shaped tar: ``hostile`` headers (then ``hole`` bytes of zeros, a hole on
+    disk), a manifest."""
+    body = json.dumps({"format": "searchapp-backup", "format_version": 1, "members": {}})
+    info = tarfile.TarInfo("manifest.json")
+    info.size = len(body)
+    with path.open("wb") as out:
+        out.write(hostile)
+        out.seek(hole + (-hole % tarfile.BLOCKSIZE), 1)
+        out.write(info.tobuf(tarfile.PAX_FORMAT) + body.encode()
+                  + bytes(-len(body) % tarfile.BLOCKSIZE) + bytes(2 * tarfile.BLOCKSIZE))
+    return path
+
+
+def pax_chain(count: int) -> bytes:
+    return tarfile.TarInfo._create_pax_generic_header({"comment": "x"}, tarfile.XHDTYPE,
+                                                      "utf-8") * count
+
+
 def cap_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_CAP, MEMORY_CAP))
 
@@ -167,7 +262,23 @@ def build(work: Path) -> dict[str, tuple[str, Path]]:
                                                                     tarfile.XHDTYPE)),
             "YAML alias bomb in front matter (.md)": ("ingest", laughs(work / "yaml")),
             "1.5 GiB of blank lines (.csv.gz, judge import)":
-                ("judge", blank_lines(work / "blank.csv.gz"))}
+                ("judge", blank_lines(work / "blank.csv.gz")),
+            "one cell at XFD1048576 (.xlsx)": ("table", workbook(work / "xfd.xlsx",
+                                                                "XFD1048576", 1_048_576)),
+            "one cell at ZZ100000 (.xlsx)": ("table", workbook(work / "zz.xlsx", "ZZ100000",
+                                                               100_000)),
+            "a row repeated 100,000 times, a cell 100 (.ods)":
+                ("table", repeat_ods(work / "repeat.ods")),
+            "a backup led by 3,000 PAX headers (restore --check)":
+                ("restore", backup_led_by(work / "chain.tar", pax_chain(3000))),
+            "a backup led by a 1 GiB long name (restore --check)":
+                ("restore", backup_led_by(work / "longname.tar", long_name(HEADER), HEADER))}
+
+
+def long_name(size: int) -> bytes:
+    info = tarfile.TarInfo("././@LongLink")
+    info.type, info.size = tarfile.GNUTYPE_LONGNAME, size
+    return tar_block(info)
 
 
 def size_of(target: Path) -> int:
@@ -179,14 +290,20 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--before", type=Path, help="a checkout of the commit before the fix")
     parser.add_argument("--timeout", type=float, default=360.0)
+    parser.add_argument("--only", action="append", default=[],
+                        help="run only the cases whose name holds this (repeatable)")
     parser.add_argument("--out", type=Path, default=REPO / "benchmarks" / "results" /
                         "hostile_inputs.json")
     args = parser.parse_args()
     trees = {"after": REPO, **({"before": args.before} if args.before else {})}
     result: dict = {"memory_cap_bytes": MEMORY_CAP, "cases": {}}
+    if args.only and args.out.exists():
+        result = json.loads(args.out.read_text())  # the other cases kept as measured
     with tempfile.TemporaryDirectory(prefix="hostile-") as tmp:
         work = Path(tmp)
         for name, (kind, target) in build(work).items():
+            if args.only and not any(text in name for text in args.only):
+                continue
             entry = {"input_bytes": size_of(target)}
             for label, tree in trees.items():
                 data = work / f"data-{label}-{len(result['cases'])}"
