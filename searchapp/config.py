@@ -14,7 +14,8 @@ Variables (all optional):
                             file is refused with one line, the others ingested)
     SEARCHAPP_MAX_FILES, SEARCHAPP_MAX_UNPACKED_BYTES, SEARCHAPP_MAX_RATIO  files per
                             ingest (100000), bytes unpacked from archives (4G), and how
-                            many times an archive may expand its own size (200)
+                            many times an archive or a .gz table may expand its own size
+                            (200)
     SEARCHAPP_EXTRACT_TIMEOUT, SEARCHAPP_EXTRACT_MEMORY  seconds one file may take to read
                             (120) and the memory of each reading process (2G)
     SEARCHAPP_PASSWORD      turns on a login form before every page of the web app

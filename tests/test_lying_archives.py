@@ -86,7 +86,7 @@ def gnu_sparse_tar(dest: Path, files: list[str], root: Path) -> Path:
 
 
 @pytest.mark.parametrize(("size", "padding", "match"), [
-    (64 << 20, 0, "more than the archive"),  # a small archive claiming 64 MiB
+    (64 << 20, 0, "sparse file"),  # a small archive claiming 64 MiB: refused from its header
     (256 << 10, 1 << 20, "sparse file"),  # claims no more than the archive holds
 ])
 def test_a_sparse_member_is_refused_by_check_before_restore_writes_it(
@@ -120,7 +120,7 @@ def test_a_2_gib_sparse_manifest_is_refused_from_its_header(tmp_path):
     tracemalloc.start()
     started = time.perf_counter()
     try:
-        refused_alike(path, tmp_path / "into", "refused without reading it")
+        refused_alike(path, tmp_path / "into", "sparse file.*refused from its header")
         seconds = time.perf_counter() - started
         peak = tracemalloc.get_traced_memory()[1]
     finally:

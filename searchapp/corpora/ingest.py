@@ -7,7 +7,8 @@ its header and first rows; the rest is read when the upload streams it
 naming the line, item or row and before anything is stored (an upload is one
 transaction): an unknown file type (the message says which we read), a folder
 or a missing path, a file over the upload limit (``SEARCHAPP_MAX_UPLOAD_BYTES``,
-counted uncompressed: a .gz stops at the limit), bytes that are not UTF-8 (a
+counted uncompressed: a .gz stops at the limit, or once it expands more than
+``SEARCHAPP_MAX_RATIO`` times), more than 200,000 blank lines in a row, bytes that are not UTF-8 (a
 BOM is fine; UTF-16 and UTF-32 with a BOM are decoded too), NUL bytes, an
 empty file, malformed CSV or JSON, rows wider or narrower than the header, two
 columns with one name, a JSON object with a key twice, cells over their size
@@ -91,15 +92,18 @@ def read_table(source: bytes | str | Path | BinaryIO, filename: str | None = Non
     """Open an upload (bytes, a path, or an open seekable file such as Streamlit's uploaded
     file): its columns and first rows read, the rest streamed when used.
 
-    ``max_bytes`` caps the uncompressed size (default: SEARCHAPP_MAX_UPLOAD_BYTES).
+    ``max_bytes`` caps the uncompressed size (default: SEARCHAPP_MAX_UPLOAD_BYTES); a .gz
+    may expand at most SEARCHAPP_MAX_RATIO times (see ``source``).
     """
+    from searchapp.corpora.inputs import InputLimits
+
     if isinstance(source, str | Path):
         check_path(Path(source), FORMATS)  # before the file type, which a folder lacks
         filename = filename or Path(source).name
     filename = filename or "upload"
     fmt = detect_format(filename)  # an unknown type is refused before anything is read
     limit = max_upload_bytes() if max_bytes is None else max_bytes
-    src = Source(source, filename, limit)
+    src = Source(source, filename, limit, InputLimits.from_env().max_ratio)
     if src.empty:
         raise IngestError(f"{filename} is empty: there is nothing to upload.")
     return Table.open(src, fmt)

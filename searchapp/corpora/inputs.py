@@ -78,12 +78,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from searchapp.corpora.formats.zipsafe import open_member
 from searchapp.corpora.names import distinct, segment
-from searchapp.reporting import printable
+from searchapp.reporting import one_line, printable
+from searchapp.store.tarsafe import TarHeaderRefused, open_tar
 
 CHUNK = 1 << 20  # bytes read, hashed and written at a time
 MAX_PATH_BYTES = 1024
 MAX_DEPTH = 64  # folders above a file
+MAX_SHOWN = MAX_PATH_BYTES + 100  # characters of a refused name shown in its line
 RATIO_FLOOR = 1 << 20  # compressed bytes: below this the ratio is counted against 1 MiB
 ARCHIVES = (".zip", ".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tbz2", ".tar.xz", ".txz")
 TAR_ERRORS = (tarfile.TarError, OSError, EOFError, zlib.error, lzma.LZMAError)
@@ -593,8 +596,8 @@ class _Run:
         ``kind`` is "file", "dir", "link" or "special"."""
         try:
             clean = clean_path(name)
-        except _Refused as refused:
-            return Skipped(_shown(_join(prefix, name)), refused.reason)
+        except _Refused as refused:  # the name as given, cut: a header may hold 64 KiB
+            return Skipped(one_line(_shown(_join(prefix, name)), MAX_SHOWN), refused.reason)
         if clean is None or kind == "dir":
             return None
         path = self.twin(_join(prefix, clean), _join(prefix, _plain(name)))
@@ -722,7 +725,7 @@ def _zip_totals(run: _Run, plan: list, archive_bytes: int, name: str) -> _Refuse
 def _zip_member(run: _Run, archive: zipfile.ZipFile, path: str,
                 info: zipfile.ZipInfo) -> InputFile:
     try:
-        with archive.open(info) as src:
+        with open_member(archive, info) as src:  # bounded reads, bzip2 and LZMA too
             return run.unpack(src, path, _zip_time(info.date_time),
                               lambda size: run.check_ratio(size, info.compress_size))
     except ZIP_ERRORS as e:
@@ -794,7 +797,7 @@ def unpack_tar(run: _Run, raw: BinaryIO, name: str,
     packed bytes read."""
     entries = 0
     try:
-        with tarfile.open(fileobj=raw, mode="r:*") as archive:
+        with open_tar(raw) as archive:  # headers capped: see store.tarsafe
             while (member := archive.next()) is not None:
                 archive.members.clear()  # tarfile keeps every header otherwise
                 entries += 1
@@ -814,6 +817,10 @@ def unpack_tar(run: _Run, raw: BinaryIO, name: str,
                                 "out (see the line above)")
         else:
             yield Skipped(name, f"{stop.reason} (stopped after {entries:,} entries)")
+    except TarHeaderRefused as refused:
+        yield Skipped(name, f"{refused} (entry {entries + 1:,}): the entries before it were "
+                            "read, the rest left out; unpack it yourself if you trust it and "
+                            "add the folder")
     except TAR_ERRORS as e:
         yield Skipped(name, f"is not a tar archive or is damaged after {entries:,} entries "
                             f"({e}); check that it unpacks on your computer")

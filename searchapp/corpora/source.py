@@ -6,9 +6,13 @@ Upload page's, read where it lies) or a path (the CLI), plain or gzipped
 from the beginning, so a file can be read
 twice (a preview, then the upload). What every reader gets is checked on the
 way: at most ``limit`` bytes once uncompressed (a gzip bomb stops at the
-limit), UTF-8 (a BOM is fine; UTF-16 and UTF-32 with a BOM are recoded to
-UTF-8), no NUL byte, and lines of at most ``MAX_LINE_BYTES``; each problem is
-an ``IngestError`` naming the line (and column) to fix.
+limit) and, from ``RATIO_FLOOR`` on, at most ``ratio`` (``SEARCHAPP_MAX_RATIO``,
+200) times the compressed bytes read so far (a 1 MB .gz of blank lines stops
+after 1 MiB, not after the limit's gigabyte), UTF-8 (a BOM is fine; UTF-16 and
+UTF-32 with a BOM are recoded to UTF-8), no NUL byte, lines of at most
+``MAX_LINE_BYTES``, and at most ``MAX_BLANK_RUN`` blank lines in a row (no table
+has them; read one by one they cost minutes); each problem is an ``IngestError``
+naming the line (and column) to fix.
 
 Example:
     >>> src = Source(b"text\\nhello\\n", "a.txt", limit=100)
@@ -18,6 +22,10 @@ Example:
     Traceback (most recent call last):
     ...
     searchapp.errors.IngestError: bomb.txt.gz is larger than the upload limit of 1000 bytes...
+    >>> list(Source(gzip.compress(b"a\\n" * (2 << 20)), "as.txt.gz", limit=1 << 30).lines())
+    Traceback (most recent call last):
+    ...
+    searchapp.errors.IngestError: as.txt.gz expands more than 200 times its compressed size...
 """
 
 from __future__ import annotations
@@ -37,6 +45,9 @@ from searchapp.errors import IngestError
 
 READ_CHUNK = 1 << 20  # bytes read (or decompressed) at a time
 MAX_LINE_BYTES = 16 << 20  # one line of a line-based file; a longer one is refused unread
+RATIO_FLOOR = 1 << 20  # uncompressed bytes a .gz may give before its ratio counts
+DEFAULT_RATIO = 200  # SEARCHAPP_MAX_RATIO: uncompressed bytes per compressed byte
+MAX_BLANK_RUN = 200_000  # blank lines in a row (a CSV value holds at most 131,072 characters)
 # Byte-order marks other than UTF-8's, longest first (UTF-32-LE's starts with UTF-16-LE's).
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
@@ -71,12 +82,23 @@ def check_path(path: Path, formats: tuple[str, ...]) -> None:
         raise IngestError(f"No file at {path}: check the path and the file name.")
 
 
+def too_compressed(filename: str, ratio: int, expanded: int, packed: int) -> IngestError:
+    return IngestError(
+        f"{filename} expands more than {ratio} times its compressed size ({size_words(expanded)} "
+        f"from the first {size_words(packed)}), as a gzip bomb does; a table compresses far "
+        "less. Upload it uncompressed, or raise SEARCHAPP_MAX_RATIO if you trust it.")
+
+
 class _Limited(io.RawIOBase):
     """A readable stream that raises ``too_big`` once more than ``limit`` bytes came through,
-    and turns a damaged gzip stream's errors into one IngestError."""
+    ``too_compressed`` once more than ``ratio`` times the bytes ``packed`` has given (its
+    ``tell()``) past ``RATIO_FLOOR``, and turns a damaged gzip stream's errors into one
+    IngestError."""
 
-    def __init__(self, inner: BinaryIO, filename: str, limit: int):
+    def __init__(self, inner: BinaryIO, filename: str, limit: int,
+                 packed: BinaryIO | None = None, ratio: int = DEFAULT_RATIO):
         self._inner, self._filename, self._limit, self.count = inner, filename, limit, 0
+        self._packed, self._ratio = packed, ratio
 
     def readable(self) -> bool:
         return True
@@ -90,6 +112,10 @@ class _Limited(io.RawIOBase):
         self.count += n or 0
         if self.count > self._limit:
             raise too_big(self._filename, self._limit)
+        if self._packed is not None and self.count > RATIO_FLOOR:
+            packed = self._packed.tell()
+            if self.count > self._ratio * packed:
+                raise too_compressed(self._filename, self._ratio, self.count, packed)
         return n
 
 
@@ -128,8 +154,9 @@ class Source:
     """An upload (bytes or a path, optionally gzipped) to be read from the start, as often as
     needed, never all at once."""
 
-    def __init__(self, data: bytes | str | Path | BinaryIO, filename: str, limit: int):
-        self.data, self.filename, self.limit = data, filename, limit
+    def __init__(self, data: bytes | str | Path | BinaryIO, filename: str, limit: int,
+                 ratio: int = DEFAULT_RATIO):
+        self.data, self.filename, self.limit, self.ratio = data, filename, limit, ratio
         self.compressed = filename.lower().endswith(".gz")
         if isinstance(data, bytes):
             size = len(data)
@@ -159,11 +186,14 @@ class Source:
 
     @contextmanager
     def raw(self) -> Iterator[BinaryIO]:
-        """The decompressed bytes as a buffered stream, limited to ``limit`` bytes."""
+        """The decompressed bytes as a buffered stream, limited to ``limit`` bytes (and a .gz
+        to ``ratio`` times what it has read of its own)."""
         with self._open() as stream:
             inner = gzip.GzipFile(fileobj=stream, mode="rb") if self.compressed else stream
+            packed = stream if self.compressed else None
             try:
-                yield io.BufferedReader(_Limited(inner, self.filename, self.limit), READ_CHUNK)
+                yield io.BufferedReader(_Limited(inner, self.filename, self.limit, packed,
+                                                 self.ratio), READ_CHUNK)
             finally:
                 if self.compressed:
                     inner.close()
@@ -186,7 +216,7 @@ class Source:
         a line, as JSON and CSV see them; "\\r\\n" keeps its "\\r" (readers drop it).
         """
         with self.utf8() as stream:
-            number = 0
+            number = blank = 0
             while raw := stream.readline(MAX_LINE_BYTES + 1):
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
@@ -194,6 +224,13 @@ class Source:
                         f"{self.filename}: line {number} is longer than "
                         f"{size_words(MAX_LINE_BYTES)}. Is this the right file? A document "
                         "has at most 100,000 characters.")
+                blank = blank + 1 if raw in (b"\n", b"\r\n") else 0
+                if blank > MAX_BLANK_RUN:
+                    raise IngestError(
+                        f"{self.filename}: lines {number - blank + 1:,} to {number:,} are "
+                        f"blank, more than the {MAX_BLANK_RUN:,} blank lines in a row a file "
+                        "may have. Is this the right file? Remove the blank lines and try "
+                        "again.")
                 if number == 1:
                     raw = raw.removeprefix(codecs.BOM_UTF8)
                 if b"\0" in raw:

@@ -20,7 +20,10 @@ An archive cannot lie about sizes: a sparse member, a member whose header
 size differs from the manifest's, a manifest of more than ``MAX_MANIFEST``
 bytes (refused from its header, before it is read) and manifest sizes adding
 up to more than the archive itself are refused; every member is read counting
-its bytes. Names are checked as the file system will take them: no part over
+its bytes. Every header is read through ``tarsafe.SafeTarInfo``: a long-name or PAX
+header over 64 KiB, a chain of them (thousands end in a RecursionError) and sparse
+members are refused from their 512-byte block, before their data is read. Names are
+checked as the file system will take them: no part over
 255 bytes, no more than ``MAX_DEPTH`` folders, no name twice, no file that is
 also another member's folder, every manifest entry an object with a size and
 a SHA-256. ``extract`` then writes the members with the same checks, hashing
@@ -52,6 +55,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from searchapp.errors import BackupError
+from searchapp.store.tarsafe import SafeTarInfo, TarHeaderRefused
 
 FORMAT = "searchapp-backup"
 FORMAT_VERSION = 1
@@ -211,14 +215,27 @@ def _is_sha256(value: object) -> bool:
         all(c in "0123456789abcdef" for c in value)
 
 
+TAR_ERRORS = (tarfile.TarError, EOFError, OSError, TarHeaderRefused, RecursionError)
+
+
 def _open(path: Path) -> tarfile.TarFile:
     try:
-        return tarfile.open(path, "r:")
+        return tarfile.open(path, "r:", tarinfo=SafeTarInfo)  # headers capped: see tarsafe
     except FileNotFoundError:
         raise BackupError(f"No such file: {path}.") from None
-    except (tarfile.TarError, EOFError, OSError) as exc:
-        raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): {exc}."
-                          ) from None
+    except TAR_ERRORS as exc:
+        raise _damaged(path, exc) from None
+
+
+def _damaged(path: Path, exc: BaseException) -> BackupError:
+    """The one line for an archive ``tarfile`` cannot read, or a header it must not."""
+    if isinstance(exc, TarHeaderRefused):
+        return BackupError(f"{path.name} {exc}: refused from its header, nothing was "
+                           "restored.")
+    if isinstance(exc, RecursionError):  # a header chain tarsafe did not stop: never here
+        return BackupError(f"{path.name} has a chain of tar headers too long to read; "
+                           "refused, nothing was restored.")
+    return BackupError(f"{path.name} is damaged (truncated or not a tar archive): {exc}.")
 
 
 def read_manifest(path: Path) -> dict:
@@ -242,9 +259,8 @@ def read_manifest(path: Path) -> dict:
         except (KeyError, AttributeError):
             raise BackupError(f"{path.name} is not a searchapp backup: it has no "
                               f"{MANIFEST}.") from None
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): "
-                              f"{exc}.") from None
+        except TAR_ERRORS as exc:
+            raise _damaged(path, exc) from None
     try:
         manifest = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -292,9 +308,8 @@ def verify(path: Path, newest_schema: int,
                 if check_digest is not None:
                     check_digest(member.name, digest.hexdigest())
                 seen.add(member.name)
-        except (tarfile.TarError, EOFError, OSError) as exc:
-            raise BackupError(f"{path.name} is damaged (truncated or not a tar archive): "
-                              f"{exc}.") from None
+        except TAR_ERRORS as exc:
+            raise _damaged(path, exc) from None
     missing = sorted(set(listed) - seen)
     if missing:
         raise BackupError(f"{path.name} lacks {missing[0]}, which its manifest lists "
@@ -347,22 +362,25 @@ def extract(path: Path, manifest: dict, place: Callable[[str], Path | None],
     listed = check_listing(path.name, manifest["members"], path.stat().st_size)
     seen: set[str] = set()
     with _open(path) as tar:
-        for member in tar:
-            if member.name == MANIFEST:
-                continue
-            _check_member(path, member, listed, seen)
-            target = place(member.name)
-            if target is None:
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            digest = hashlib.sha256()
-            with open(target, "xb") as out:  # a new file: never one already there
-                _copy(tar, member, listed[member.name]["size"], path.name,
-                      _Tee(digest, out).write)
-            if digest.hexdigest() != listed[member.name]["sha256"]:
-                raise BackupError(f"{Path(path).name}: {member.name} changed while it was "
-                                  "restored; nothing was restored.")
-            if check_digest is not None:
-                check_digest(member.name, digest.hexdigest())
-            written.append(target)
+        try:
+            for member in tar:
+                if member.name == MANIFEST:
+                    continue
+                _check_member(path, member, listed, seen)
+                target = place(member.name)
+                if target is None:
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                digest = hashlib.sha256()
+                with open(target, "xb") as out:  # a new file: never one already there
+                    _copy(tar, member, listed[member.name]["size"], path.name,
+                          _Tee(digest, out).write)
+                if digest.hexdigest() != listed[member.name]["sha256"]:
+                    raise BackupError(f"{Path(path).name}: {member.name} changed while it was "
+                                      "restored; nothing was restored.")
+                if check_digest is not None:
+                    check_digest(member.name, digest.hexdigest())
+                written.append(target)
+        except (TarHeaderRefused, RecursionError) as exc:  # changed since verify read it
+            raise _damaged(path, exc) from None
     return written

@@ -3,8 +3,9 @@
 - Markdown (.md, .markdown): ATX (``## Scope``) and setext (a line underlined
   by ``===`` or ``---``) headings give the heading path of each part; fenced
   code blocks are text, never headings. YAML front matter (between ``---``
-  lines at the very top, read by ``yaml.safe_load``) gives title, author, date
-  and tags (joined by ", ").
+  lines at the very top, read by ``yaml_front.load_front``: a safe loader, no
+  aliases, at most 64 KiB) gives title, author, date and tags (joined by ", ");
+  front matter it refuses is left as text, with a note saying why.
 - reStructuredText (.rst): a section title is a line underlined (and perhaps
   overlined) by one punctuation character repeated; levels follow the order
   in which the styles first appear, as docutils does. No docutils: nothing is
@@ -78,7 +79,7 @@ def read_markdown(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS
 
 def markdown_document(text: str) -> Extracted:
     """Markdown text as a document (see the module's docstring)."""
-    meta, body = front_matter(text)
+    meta, body, note = front_matter(text)
     sections, block, fence = Sections(), [], ""
     for line in body.split("\n"):
         opening = FENCE.match(line)
@@ -101,22 +102,34 @@ def markdown_document(text: str) -> Extracted:
         else:
             block.append(line)
     sections.text("\n".join(block))
-    return Extracted(sections.parts(), meta)
+    return Extracted(sections.parts(), meta, [note] if note else [])
 
 
-def front_matter(text: str) -> tuple[dict[str, str], str]:
-    """(title/author/date/tags from a YAML front matter block, the text after it)."""
-    import yaml
+def front_matter(text: str) -> tuple[dict[str, str], str, str]:
+    """(title/author/date/tags from a YAML front matter block, the text after it, a note).
+
+    Front matter that is not valid YAML is left as text (it is likely none, but text
+    between two rules); front matter refused by ``yaml_front.load_front`` (an alias, over
+    64 KiB, nested too deep) is skipped, and the note says why.
+
+    Example:
+        >>> front_matter("---\\nt: &a [x]\\nu: *a\\n---\\nHi\\n")[0::2]
+        ({}, 'front matter not read: it uses a YAML alias (*a), which repeats a value \
+without copying it; write the value out instead')
+    """
+    from searchapp.corpora.formats.yaml_front import FrontMatterRefused, NotYaml, load_front
 
     match = re.match(r"---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|$)", text, re.DOTALL)
     if not match:
-        return {}, text
+        return {}, text, ""
     try:
-        data = yaml.safe_load(match.group(1))
-    except yaml.YAMLError:
-        return {}, text
+        data = load_front(match.group(1))
+    except NotYaml:  # likely no front matter at all: text between two rules
+        return {}, text, ""
+    except FrontMatterRefused as refused:  # front matter, but too costly: skipped
+        return {}, text[match.end():], f"front matter not read: {refused}"
     if not isinstance(data, dict):
-        return {}, text
+        return {}, text, ""
     meta = {}
     for key in FRONT_KEYS:
         value = data.get(key)
@@ -124,7 +137,7 @@ def front_matter(text: str) -> tuple[dict[str, str], str]:
             value = ", ".join(str(v) for v in value)
         if value is not None and str(value).strip():
             meta[key] = str(value).strip()
-    return meta, text[match.end():]
+    return meta, text[match.end():], ""
 
 
 def read_rst(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:

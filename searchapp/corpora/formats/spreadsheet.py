@@ -1,13 +1,15 @@
 """Spreadsheets (.xlsx, .ods) as tables: the first sheet's rows, each row a document.
 
-Like a CSV file, the first row is the header and every other non-empty row is
-a row of cells. The workbook is a zip, checked by ``zipsafe`` first (no bomb,
-no XML entity), then read by calamine (Rust, no macros, no formulas run: a
-formula cell gives its saved value). Each cell is the text the sheet shows
-for it, not a guessed type: a whole number without ".0", other numbers in
-their shortest form, dates and times ISO 8601, booleans TRUE/FALSE, an empty
-cell "". Only the first sheet is read; the upload's summary names the others.
-A row's number is its row in the sheet (1 is the header's).
+Like a CSV file, the first row is the header and every other non-empty row is a
+row of cells. The workbook is a zip, checked by ``zipsafe`` first (no bomb, no
+XML entity) and by ``sheet_extent`` (no sheet spanning more cells than the app
+reads: calamine builds the whole rectangle up to the farthest cell), then read
+by calamine (Rust, no macros, no formulas run: a formula cell gives its saved
+value). Each cell is the text the sheet shows for it, not a guessed type: a
+whole number without ".0", other numbers in their shortest form, dates and times
+ISO 8601, booleans TRUE/FALSE, an empty cell "". Only the first sheet is read;
+the upload's summary names the others. A row's number is its row in the sheet (1
+is the header's).
 
 Example:
     >>> from datetime import date
@@ -23,6 +25,7 @@ from collections.abc import Iterator
 
 from searchapp.corpora.formats.base import Reading, Row, header_names
 from searchapp.corpora.formats.document import Limits
+from searchapp.corpora.formats.sheet_extent import check_extent
 from searchapp.corpora.formats.zipsafe import open_zip
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
@@ -51,7 +54,8 @@ def _check(file, name: str, fmt: str) -> None:
                           f"(damaged or not what its name says). Save it again, or use "
                           f"{export} to make a file we read.")
     file.seek(0)
-    open_zip(file, name, Limits(), words).close()
+    with open_zip(file, name, Limits(), words) as archive:
+        check_extent(archive, fmt, name)  # before calamine builds the sheet's rectangle
     file.seek(0)
 
 

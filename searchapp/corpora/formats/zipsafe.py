@@ -13,6 +13,12 @@ internal subset) is allowed in the (X)HTML chapters of an EPUB, which almost
 all carry one; nothing is resolved and nothing reaches the network. ``xml_root``
 then parses a checked member with defusedxml (DTDs forbidden as a second lock).
 
+``open_member`` opens a member whose unpacking is bounded at every read, whatever
+it declares: ``zipfile`` decompresses a bzip2 or LZMA member a whole compressed
+read at a time (1 MiB of bzip2 zeros is a terabyte), so those are decompressed
+here with a cap on each step's output. Deflate and stored members are
+``zipfile``'s own (already bounded).
+
 Example:
     >>> import io, zipfile
     >>> buf = io.BytesIO()
@@ -26,8 +32,14 @@ Example:
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import copy
+import io
+import lzma
+import struct
 import zipfile
+import zlib
 from pathlib import Path
 from typing import BinaryIO
 from xml.etree.ElementTree import Element
@@ -37,6 +49,7 @@ from searchapp.corpora.formats.document import DocumentError, Limits
 MAX_MEMBERS = 10_000
 RATIO_FROM = 1 << 20  # members unpacking to less than this are never a bomb by ratio
 CHUNK = 1 << 16
+PACKED_STEP = 1 << 14  # compressed bytes given a bzip2 or LZMA decompressor at a time
 XML_SUFFIXES = (".xml", ".rels", ".opf", ".ncx", ".xhtml", ".html", ".htm", ".svg", ".rdf",
                 ".smil")
 HTML_SUFFIXES = (".xhtml", ".html", ".htm")
@@ -106,7 +119,7 @@ def _texts(archive: zipfile.ZipFile, member: zipfile.ZipInfo, name: str):
     declaration cut by a chunk's end is still seen); UTF-16 members are decoded."""
     carry, decoder = "", None
     try:
-        with archive.open(member) as stream:  # reads at most the declared size
+        with open_member(archive, member) as stream:
             while raw := stream.read(CHUNK):
                 if decoder is None:
                     encoding = "utf-16" if raw.startswith((b"\xff\xfe", b"\xfe\xff")) else \
@@ -130,7 +143,13 @@ def _xml_refused(name: str, member: str, why: str) -> DocumentError:
 def read_member(archive: zipfile.ZipFile, member: str, name: str) -> bytes:
     """A checked member's bytes (at most its declared size, which ``open_zip`` bounded)."""
     try:
-        return archive.read(member)
+        info = archive.getinfo(member)
+        with open_member(archive, info) as stream:
+            data = stream.read(info.file_size + 1)
+        if len(data) > info.file_size:
+            raise zipfile.BadZipFile(f"it holds more than the {info.file_size:,} bytes it "
+                                     "declares")
+        return data
     except KeyError:
         raise DocumentError(f"{name} lacks {member}, which its format requires: the file is "
                             "damaged or not what its name says.") from None
@@ -152,3 +171,74 @@ def xml_root(archive: zipfile.ZipFile, member: str, name: str) -> Element:
     except ParseError as exc:
         raise DocumentError(f"{name}: {member} is not well-formed XML ({exc}); the file is "
                             "damaged. Save it again.") from None
+
+
+def open_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo) -> io.BufferedIOBase:
+    """A member's unpacked bytes as a stream whose every read is bounded by its size (see the
+    module's docstring); a wrong CRC-32 raises ``zipfile.BadZipFile`` at its end, as
+    ``zipfile`` does.
+
+    Example:
+        >>> buf = io.BytesIO()
+        >>> with zipfile.ZipFile(buf, "w", zipfile.ZIP_BZIP2) as z:
+        ...     z.writestr("a.txt", bytes(10_000_000))
+        >>> with zipfile.ZipFile(buf) as z, open_member(z, z.getinfo("a.txt")) as m:
+        ...     len(m.read(1000)), len(m.read())
+        (1000, 9999000)
+    """
+    if info.compress_type not in (zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA):
+        return archive.open(info)
+    packed = copy.copy(info)  # the stored bytes, read as they are (checked below instead)
+    packed.compress_type, packed.file_size = zipfile.ZIP_STORED, info.compress_size
+    del packed.CRC
+    return io.BufferedReader(_Bounded(archive.open(packed), info), CHUNK)
+
+
+class _Bounded(io.RawIOBase):
+    """bzip2 or LZMA (zip's own framing) decompressed at most one read's size at a time."""
+
+    def __init__(self, packed: io.BufferedIOBase, info: zipfile.ZipInfo):
+        self._packed, self._info, self._crc = packed, info, 0
+        self._decomp = bz2.BZ2Decompressor() if info.compress_type == zipfile.ZIP_BZIP2 \
+            else None  # LZMA: made from the member's first bytes (its properties)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        while True:
+            if self._decomp is None:
+                self._decomp = _lzma_decompressor(self._packed)
+            if self._decomp.eof:
+                return self._end()
+            data = self._packed.read(PACKED_STEP) if self._decomp.needs_input else b""
+            if self._decomp.needs_input and not data:
+                return self._end()
+            out = self._decomp.decompress(data, len(buffer))
+            if out:
+                buffer[:len(out)] = out
+                self._crc = zlib.crc32(out, self._crc)
+                return len(out)
+
+    def _end(self) -> int:
+        if self._crc != self._info.CRC:
+            raise zipfile.BadZipFile(f"Bad CRC-32 for file {self._info.filename!r}")
+        return 0
+
+    def close(self) -> None:
+        self._packed.close()
+        super().close()
+
+
+def _lzma_decompressor(packed: io.BufferedIOBase) -> lzma.LZMADecompressor:
+    """LZMA as zip stores it: 2 bytes of version, 2 of the properties' size, the properties,
+    then a raw LZMA1 stream (what ``zipfile`` reads, through the same lzma call)."""
+    head = packed.read(4)
+    if len(head) < 4:
+        raise zipfile.BadZipFile("an LZMA member ends before its header")
+    size, = struct.unpack("<H", head[2:4])
+    props = packed.read(size)
+    if len(props) < size:
+        raise zipfile.BadZipFile("an LZMA member ends before its properties")
+    return lzma.LZMADecompressor(lzma.FORMAT_RAW, filters=[
+        lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)])
