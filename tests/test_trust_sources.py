@@ -198,3 +198,18 @@ def test_overlapping_folders_each_keep_their_own_ids(app, tmp_path, capsys):
         assert documents(app) == {"top.md": f"folder:{outer}",
                                   "inner/deep.md": f"folder:{outer}",
                                   "deep.md": f"folder:{inner}"}
+
+
+def test_a_folder_moved_and_ingested_from_its_new_place_takes_its_documents_along(
+        app, tmp_path, capsys):
+    old = notes(tmp_path / "Notes", "plans.md", "ideas.md")
+    assert ingest(old, capsys, "--sync")["added"] == 2
+    moved = tmp_path / "Documents" / "Notes"
+    moved.parent.mkdir()
+    old.rename(moved)
+    report = ingest(moved, capsys, "--sync")
+    assert (report["added"], report["removed"]) == (2, 0)
+    assert not [n for n in report["notes"] if "both are kept" in n]  # no "(2)" copies
+    assert documents(app) == {"plans.md": f"folder:{moved}", "ideas.md": f"folder:{moved}"}
+    (moved / "ideas.md").unlink()
+    assert ingest(moved, capsys, "--sync")["removed"] == 1

@@ -545,7 +545,7 @@ class _Run:
 
     def _take(self, source: str, item: InputFile, result: FileResult) -> None:
         old_ids = set(self.own(source, item.path))
-        docs = [self._claim(source, item.path, old_ids, d) for d in result.documents]
+        docs = [self._claim(source, item, old_ids, d) for d in result.documents]
         new_ids = {d.external_id for d in docs}
         if old_ids:
             self.report.changed += 1
@@ -561,11 +561,12 @@ class _Run:
                 sum(len(d.text) for d in self.batch) >= BATCH_CHARS:
             self._flush()
 
-    def _claim(self, source: str, path: str, own: set[str], doc):
-        """``doc`` of the file at ``path``, with an id of its own when another holds that id
+    def _claim(self, source: str, item: InputFile, own: set[str], doc):
+        """``doc`` of the file ``item``, with an id of its own when another holds that id
         (another file of this ingest, another file of this source, another source, a row):
         nothing another holds is overwritten, both are kept, and the report names both."""
-        holder = self._holder(source, path, own, doc.external_id)
+        path = item.path
+        holder = self._holder(source, path, own, doc.external_id, item.sha256)
         if holder is not None:
             fresh = distinct(doc.external_id, _Taken(self, source, path, own))
             self.report.notes.append(
@@ -575,9 +576,12 @@ class _Run:
         self.owners[doc.external_id] = (source, path)
         return doc
 
-    def _holder(self, source: str, path: str, own: set[str], external_id: str) -> str | None:
+    def _holder(self, source: str, path: str, own: set[str], external_id: str,
+                sha256: str | None = None) -> str | None:
         """Who else holds ``external_id`` (in words), or None when it is free for the file
-        at ``path`` of ``source`` (its own, or stored before sources were recorded)."""
+        at ``path`` of ``source``: its own; stored before sources were recorded; or the
+        same file (path and bytes) of a folder or file that is no longer there (a folder
+        moved, then added from its new place, takes its documents along)."""
         if external_id in own:
             return None
         found = self.owners.get(external_id)
@@ -589,7 +593,8 @@ class _Run:
             return None
         row = self.stored.get(external_id)
         where = row.meta.get("path", external_id) if row else external_id
-        if _claimable(held) and where == path:
+        if where == path and (_claimable(held) or (
+                row is not None and row.original == sha256 and _gone_from_disk(held))):
             return None
         return f"{where} ({sources.describe(held)})"
 
@@ -674,6 +679,12 @@ class _Taken:
 
     def __contains__(self, external_id: object) -> bool:
         return self.run._holder(self.source, self.path, self.own, str(external_id)) is not None
+
+
+def _gone_from_disk(source: str) -> bool:
+    """Whether a folder or file source names a path that is not there any more."""
+    kind, _, where = source.partition(":")
+    return kind in ("folder", "path") and bool(where) and not os.path.lexists(where)
 
 
 def _claimable(source: str | None) -> bool:
