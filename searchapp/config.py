@@ -180,6 +180,19 @@ def sqlite_url(path: Path) -> str:
     return URL.create("sqlite", database=str(path)).render_as_string()
 
 
+def size_words(n: int) -> str:
+    """Bytes in binary units for messages (the inverse of ``parse_size``, roughly).
+
+    Example:
+        >>> size_words(1 << 30), size_words(1536), size_words(12)
+        ('1 GiB', '1.5 KiB', '12 bytes')
+    """
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.3g} {unit}"
+    return f"{n} bytes"
+
+
 def parse_size(text: str) -> int:
     """A size in bytes from ``"1048576"``, ``"500M"``, ``"2G"`` or ``"1.5GiB"`` (binary units).
 

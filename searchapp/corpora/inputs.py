@@ -78,6 +78,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import BinaryIO
 
+from searchapp.config import size_words
 from searchapp.corpora.formats.zipsafe import open_member
 from searchapp.corpora.names import distinct, segment
 from searchapp.reporting import one_line, printable
@@ -561,13 +562,14 @@ class _Run:
 
     def check_size(self, size: int) -> None:
         if size > self.limits.max_file_bytes:
-            raise _Refused(f"is larger than {_size(self.limits.max_file_bytes)}, the limit for "
-                           "one file (SEARCHAPP_MAX_UPLOAD_BYTES); split it or raise the limit")
+            raise _Refused(f"is larger than {size_words(self.limits.max_file_bytes)}, the "
+                           "limit for one file (SEARCHAPP_MAX_UPLOAD_BYTES); split it or raise "
+                           "the limit")
 
     def check_total(self, more: int) -> None:
         if self.unpacked + more > self.limits.max_total_bytes:
             raise _Refused(f"was not unpacked: this ingest unpacks at most "
-                           f"{_size(self.limits.max_total_bytes)} from archives "
+                           f"{size_words(self.limits.max_total_bytes)} from archives "
                            "(SEARCHAPP_MAX_UNPACKED_BYTES); unpack it yourself and add the "
                            "folder, or raise the limit", stop=True)
 
@@ -648,15 +650,6 @@ def _open_plain(path: Path, dir_fd: int | None = None) -> int:
     return fd
 
 
-def _size(n: int) -> str:
-    """Example:
-        >>> _size(1 << 30), _size(1536), _size(10)
-        ('1 GiB', '1.5 KiB', '10 bytes')
-    """
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n} bytes"
 
 
 # ---- zip -------------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
+from searchapp.config import size_words
 from searchapp.errors import IngestError
 
 READ_CHUNK = 1 << 20  # bytes read (or decompressed) at a time
@@ -51,19 +52,6 @@ MAX_BLANK_RUN = 200_000  # blank lines in a row (a CSV value holds at most 131,0
 # Byte-order marks other than UTF-8's, longest first (UTF-32-LE's starts with UTF-16-LE's).
 BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
-
-
-def size_words(n: int) -> str:
-    """Bytes in binary units for messages.
-
-    Example:
-        >>> size_words(1 << 30), size_words(1536), size_words(12)
-        ('1 GiB', '1.5 KiB', '12 bytes')
-    """
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} bytes"
 
 
 def too_big(filename: str, limit: int) -> IngestError:

@@ -42,6 +42,8 @@ from __future__ import annotations
 import tarfile
 from typing import BinaryIO
 
+from searchapp.config import size_words
+
 MAX_HEADER_BYTES = 64 << 10  # one long name, long link or PAX header; all global ones
 MAX_CHAIN = 8  # extension headers before one member
 HEADER_KINDS = {tarfile.GNUTYPE_LONGNAME: "GNU long name", tarfile.GNUTYPE_LONGLINK:
@@ -69,14 +71,14 @@ class SafeTarInfo(tarfile.TarInfo):
             raise TarHeaderRefused(f"has more than {MAX_CHAIN} extension headers (long name, "
                                    "PAX) before one file, which no tar program writes")
         if self.size > MAX_HEADER_BYTES:
-            raise TarHeaderRefused(f"has a {kind} header of {_size(self.size)}, more than "
-                                   f"the {_size(MAX_HEADER_BYTES)} a header may hold")
+            raise TarHeaderRefused(f"has a {kind} header of {size_words(self.size)}, more "
+                                   f"than the {size_words(MAX_HEADER_BYTES)} a header may hold")
         if self.type == tarfile.XGLTYPE:
             total = getattr(tar, "_searchapp_global", 0) + self.size
             tar._searchapp_global = total
             if total > MAX_HEADER_BYTES:
-                raise TarHeaderRefused(f"has PAX global headers of {_size(total)} in all, "
-                                       f"more than {_size(MAX_HEADER_BYTES)}")
+                raise TarHeaderRefused(f"has PAX global headers of {size_words(total)} in all, "
+                                       f"more than {size_words(MAX_HEADER_BYTES)}")
         return super()._proc_member(tar)
 
     def _proc_gnusparse_10(self, next, pax_headers, tar):
@@ -93,18 +95,6 @@ _SPARSE = ("has a sparse file (GNU sparse), which is not read; make the archive 
            "--sparse")
 
 
-def _size(n: int) -> str:
-    """Bytes in binary units (as ``corpora.source.size_words``, which the store cannot
-    import).
-
-    Example:
-        >>> _size(1 << 30), _size(70_000), _size(12)
-        ('1 GiB', '68.4 KiB', '12 bytes')
-    """
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.3g} {unit}"
-    return f"{n} bytes"
 
 
 def open_tar(raw: BinaryIO) -> tarfile.TarFile:
