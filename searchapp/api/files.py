@@ -2,8 +2,9 @@
 
     POST /corpora/{name}/files                  upload files or archives (multipart, field
                                                 ``files``, repeated; ``sync=true`` also removes
-                                                documents whose files are gone): an ``ingest``
-                                                job, answered 202 with the job
+                                                what earlier uploads added whose files are
+                                                gone, never another source's documents): an
+                                                ``ingest`` job, answered 202 with the job
     GET  /corpora/{name}/originals/{id}         a document's original file, as ingested
 
 Example:

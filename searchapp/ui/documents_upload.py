@@ -81,9 +81,11 @@ def documents_form(app: App, files: Sequence, names: list[str],
                          ". A document per file (an archive: per file inside it), its id "
                          "the path inside the archive or the file's name."))
     corpus = _pick_corpus(files[0].name if len(files) == 1 else "documents", names, key)
-    sync = st.checkbox("Also remove the corpus' documents whose files are not in this upload",
-                       key=f"sync-{key}", help="For an archive of a whole folder uploaded "
-                       "again: files deleted from the folder leave the corpus too.")
+    sync = st.checkbox("Also remove what earlier uploads added whose files are not in this "
+                       "upload", key=f"sync-{key}", help="For an archive of a whole folder "
+                       "uploaded again: files deleted from the folder leave the corpus too. "
+                       "Documents of watched folders, tables and the API are never removed "
+                       "here.")
     if st.button("Add and embed", type="primary", disabled=not corpus,
                  icon=":material/upload:", key=f"add-{key}"):
         with user_errors("Nothing was stored: "), st.spinner("Keeping the files..."):
