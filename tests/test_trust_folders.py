@@ -10,7 +10,6 @@ runs, a file swapped after it was hashed, and the original and in-place routes.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -26,9 +25,9 @@ from searchapp.store import repo
 from searchapp.store import watched_folders as rows
 from searchapp.watching.folders import add_watch, list_watches
 from searchapp.watching.in_place import local_file
-from searchapp.watching.keeper import Keeper, Tuning
+from searchapp.watching.keeper import Tuning
 from searchapp.watching.sync import queue_sync
-from tests.test_watched_folders import wait_for
+from tests.test_watched_folders import running_keeper, wait_for
 
 FAST = Tuning(debounce=0.2, longest_wait=1.5, rescan=3600, settle=0.3, retry=1.0, lease=5,
               refresh=0.2)
@@ -114,25 +113,8 @@ def test_links_inside_a_watched_folder_are_never_followed_out(app, tmp_path, mon
 @pytest.fixture
 def keeper(app, bundled_encoder):
     app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
-    stop = threading.Event()
-    keeper = Keeper(app, FAST, owner="test-keeper")
-
-    def ingest_worker():
-        while not stop.is_set():
-            job = queue.claim(app.db, "test-ingest", kinds=("ingest",))
-            if job is None:
-                stop.wait(0.05)
-            else:
-                run_job(app, job)
-
-    threads = [threading.Thread(target=keeper.run, args=(stop,)),
-               threading.Thread(target=ingest_worker)]
-    for thread in threads:
-        thread.start()
-    yield keeper
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
+    with running_keeper(app, FAST) as running:
+        yield running
 
 
 def test_a_folder_swapped_for_a_link_is_unavailable_at_the_next_look_and_never_read(

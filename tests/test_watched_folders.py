@@ -8,6 +8,7 @@ documents are what the folder must match). Every wait is on a condition with a d
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import threading
@@ -50,21 +51,30 @@ def _ingest_worker(app, stop: threading.Event) -> None:
             run_job(app, job)
 
 
+@contextlib.contextmanager
+def running_keeper(app, tuning: Tuning):
+    """A keeper with ``tuning`` and an ingest worker running in threads; stopped at the end."""
+    stop = threading.Event()
+    keeper = Keeper(app, tuning, owner="test-keeper")
+    threads = [threading.Thread(target=keeper.run, args=(stop,)),
+               threading.Thread(target=_ingest_worker, args=(app, stop))]
+    for thread in threads:
+        thread.start()
+    try:
+        yield keeper
+    finally:
+        stop.set()
+        for thread in threads:
+            thread.join(timeout=60)
+
+
 @pytest.fixture
 def keeper(app, bundled_encoder):
     """A running keeper and ingest worker on the test's App (the session's encoder: an
     ingest embeds its batches as it stores them); stopped at the end."""
     app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)
-    stop = threading.Event()
-    keeper = Keeper(app, FAST, owner="test-keeper")
-    threads = [threading.Thread(target=keeper.run, args=(stop,)),
-               threading.Thread(target=_ingest_worker, args=(app, stop))]
-    for thread in threads:
-        thread.start()
-    yield keeper
-    stop.set()
-    for thread in threads:
-        thread.join(timeout=60)
+    with running_keeper(app, FAST) as running:
+        yield running
 
 
 def docs(app, corpus: str = "notes") -> dict[str, str]:
