@@ -204,6 +204,34 @@ def test_a_sync_that_failed_because_the_folder_went_keeps_the_unavailable_reason
     assert folder_status(app)["reason"].startswith("the last sync failed")
 
 
+def test_a_sync_that_succeeds_after_the_folder_went_away_keeps_why_it_is_away(app, tmp_path):
+    """The other order that raced in CI: a sync that read the folder just before it was
+    renamed ends *succeeded* after the keeper marked it unavailable."""
+    from searchapp.store import watched_folders as rows
+    from searchapp.watching.availability import unavailable
+    from searchapp.watching.sync import record
+
+    root = tmp_path / "notes"
+    root.mkdir()
+    added = add_watch(app, root, "notes")
+    root.rename(tmp_path / "away")
+    reason = unavailable(str(root), None)
+    with app.db.session() as s:
+        rows.write_status(s, added["id"], available=False, reason=reason)
+    job_id = queue.enqueue(app.db, "ingest", {"corpus": "notes"})
+    job = queue.claim(app.db, "w", kinds=("ingest",))
+    queue.finish(app.db, job.lease, "succeeded", result={"added": 1})
+    record(app, added["id"], queue.get(app.db, job_id))
+    status = folder_status(app)
+    assert status["state"] == "unavailable" and status["reason"] == reason
+    assert status["files"]["in_step"] == 1, "the sync's counts are still recorded"
+
+    with app.db.session() as s:  # an available folder: the sync clears an older failure
+        rows.write_status(s, added["id"], available=True, reason="the last sync failed: x")
+    record(app, added["id"], queue.get(app.db, job_id))
+    assert folder_status(app)["reason"] is None
+
+
 @pytest.mark.slow
 def test_an_unmounted_folder_is_unavailable_not_empty(app, keeper, tmp_path):
     root = tmp_path / "share"

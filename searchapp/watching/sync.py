@@ -68,7 +68,7 @@ def record(app: App, folder_id: int, job: queue.JobView) -> dict:
                 if p.get("kind") in ("failed", "unreadable")]
     changes = {k: report.get(k, 0) for k in ("added", "changed", "moved", "removed")}
     values = dict(
-        job_id=None, last_sync_at=now, reason=None,
+        job_id=None, last_sync_at=now,
         files_seen=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "moved",
                                                   "failed", "waiting")),
         files_in_step=sum(report.get(k, 0) for k in ("added", "changed", "unchanged", "moved")),
@@ -77,5 +77,9 @@ def record(app: App, folder_id: int, job: queue.JobView) -> dict:
     if any(changes.values()):
         values.update(last_change={**changes, "job": job.id}, last_change_at=job.finished_at or now)
     with app.db.session() as s:
+        folder = rows.get_folder(s, folder_id)
+        if folder is None or folder.available:
+            values["reason"] = None  # a sync that went through clears the last failure
+        # A folder marked unavailable while this sync ran keeps why ("not there", ...).
         rows.write_status(s, folder_id, **values)
     return report
