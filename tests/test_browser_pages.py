@@ -72,7 +72,11 @@ def idle(page) -> None:
 
 
 def search_for(page, query: str) -> str:
-    """Type a query, press Enter, wait for its first hit; returns that hit's text."""
+    """Type a query, press Enter, wait for its first hit; returns that hit's text.
+
+    Done means: no script runs, the address holds the query (the run for it wrote it) and
+    the first hit is not the one before (a rerun of the old results also changes the text
+    for a moment, so a changed text alone is not enough)."""
     before = page.locator(".st-key-hit-1").inner_text() if page.locator(
         ".st-key-hit-1").count() else None
     box = page.get_by_label("Query")
@@ -81,10 +85,10 @@ def search_for(page, query: str) -> str:
     deadline = time.monotonic() + WAIT / 1000
     while time.monotonic() < deadline:
         hit = page.locator(".st-key-hit-1")
-        if hit.count() and hit.inner_text() != before and page.get_by_label("Query"
-                                                                         ).input_value() == query:
-            idle(page)
-            return page.locator(".st-key-hit-1").inner_text()
+        if (page.locator(IDLE).count() and params(page).get("q") == [query]
+                and hit.count() and hit.inner_text() != before
+                and page.get_by_label("Query").input_value() == query):
+            return hit.inner_text()
         page.wait_for_timeout(100)
     raise AssertionError(f"no results for {query!r}")
 
@@ -141,7 +145,7 @@ def test_a_reload_and_back_restore_the_query_and_its_results(served, page):
     query_is(page, "winter weather on the hills")
     assert "snow covers the hills" in page.locator(".st-key-hit-1").inner_text()
 
-    page.go_back()  # the search before
+    page.go_back(wait_until="commit")  # the search before; its text below is the wait
     page.get_by_text("dog chases a ball").first.wait_for(timeout=WAIT)
     idle(page)
     query_is(page, "a puppy runs after a ball")
@@ -150,7 +154,7 @@ def test_a_reload_and_back_restore_the_query_and_its_results(served, page):
     page.locator(".st-key-hit-1").get_by_role("button", name="On the map").click()
     page.get_by_role("heading", name="Clusters").wait_for(timeout=WAIT)
     assert params(page)["doc"], "the map is asked to ring the hit"
-    page.go_back()
+    page.go_back(wait_until="commit")
     page.get_by_text("dog chases a ball").first.wait_for(timeout=WAIT)
     query_is(page, "a puppy runs after a ball")
 
