@@ -36,9 +36,9 @@ from starlette.middleware import Middleware
 from streamlit import config as streamlit_config
 
 from searchapp.api.app import ApiDispatch, build_api
+from searchapp.base.private_files import restrict_umask
 from searchapp.config import allowed_hosts, max_request_bytes
 from searchapp.errors import SearchAppError
-from searchapp.private_files import restrict_umask
 from searchapp.web.base_hint import BaseHint
 from searchapp.web.body_limit import BodyLimit, BodyLimits
 from searchapp.web.boundary import install_app_log, on_script_error

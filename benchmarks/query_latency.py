@@ -15,7 +15,7 @@ Three parts, each printing ours, the peer and their ratio:
    their text read with lxml (cut at 99,000 characters), ``--docs`` pages ingested and
    embedded as the app does (upload, the embed job). Each query runs in each mode
    (hybrid, semantic, lexical),
-   timed as a whole and per stage (``searchapp.timing.StageTimes``: tokenize, encode,
+   timed as a whole and per stage (``searchapp.base.timing.StageTimes``: tokenize, encode,
    vector, passages, fulltext, fusion, rows, snippets), p50/p95; the query-vector cache
    is cleared before each search (a repeated query is timed apart: ``hybrid-cached``).
    The peer: txtai 9.14 (``benchmarks/requirements-query.txt``) with the same model folder
@@ -90,8 +90,8 @@ def timed(fn) -> float:
 def encode_part(model_path: Path, queries: list[str]) -> dict:
     from sentence_transformers import SentenceTransformer
 
+    from searchapp.base.timing import StageTimes
     from searchapp.embedding.encoder import SiameseEncoder
-    from searchapp.timing import StageTimes
 
     st = SentenceTransformer(str(model_path), device="cpu")
     ours = SiameseEncoder.load(model_path, device="cpu")
@@ -170,8 +170,8 @@ def queries_for(n: int) -> list[str]:
 
 # ---- our searches, stage by stage ---------------------------------------------------------
 def measure_ours(app, handle, queries: list[str], modes=MODES) -> dict:
+    from searchapp.base.timing import StageTimes
     from searchapp.search.service import search
-    from searchapp.timing import StageTimes
 
     encoder = app.encoder(MODEL)
     encoder.query_runtime()  # built now (in the app: at its warm-up, or after one query)

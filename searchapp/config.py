@@ -20,7 +20,7 @@ Variables (all optional):
                             (120) and the memory of each reading process (2G)
     SEARCHAPP_PASSWORD      turns on a login form before every page of the web app
     SEARCHAPP_PASSWORD_HASH the same with a hash from ``searchapp hash-password`` instead
-                            of the password (see ``searchapp/passwords.py``); set one of the two
+                            of the password (``searchapp/base/passwords.py``); set one of the two
     SEARCHAPP_BUSY_TIMEOUT  seconds a write waits for another process' write lock on a
                             SQLite database before a "database busy" error (default 30)
     SEARCHAPP_PASSAGE_TOKENS  the passage window for long documents, in model tokens
@@ -56,9 +56,9 @@ from pathlib import Path
 
 from sqlalchemy.engine import URL
 
-from searchapp import passwords
+from searchapp.base import passwords
+from searchapp.base.private_files import private_dir
 from searchapp.errors import ConfigError
-from searchapp.private_files import private_dir
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEVICES = ("auto", "cpu", "cuda")

@@ -20,7 +20,7 @@ import json
 import threading
 import weakref
 
-from searchapp import data_lock
+from searchapp.base import data_lock
 from searchapp.config import Settings
 from searchapp.embedding.models import load_encoder, model_path
 from searchapp.errors import ReadOnlyError, os_error

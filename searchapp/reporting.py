@@ -35,8 +35,8 @@ import time
 import traceback
 from pathlib import Path
 
+from searchapp.base.private_files import open_private_file, private_temp_dir
 from searchapp.errors import SearchAppError
-from searchapp.private_files import open_private_file, private_temp_dir
 
 MESSAGE_LIMIT = 500  # characters of a one-line message (a job's error, an error: line)
 LOG_NAME = "searchapp.log"  # the CLI's log in the data folder; the worker's is worker.log

@@ -63,3 +63,10 @@ def test_a_new_loose_module_is_caught(tmp_path):
     disk_modules, _ = on_disk(tmp_path)
     doc_modules, _ = documented()
     assert disk_modules - {"__init__", "__main__"} - doc_modules == {"helpers"}
+
+
+def test_the_root_holds_at_most_eight_modules():
+    """The root is for the entry points, settings, errors, reporting and the App; a helper
+    every layer needs goes to ``base/``, anything else to the package of its layer."""
+    disk_modules, _ = on_disk()
+    assert len(disk_modules) <= 8, sorted(disk_modules)

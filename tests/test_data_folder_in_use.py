@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from searchapp import data_lock
 from searchapp.backups import service as backups
+from searchapp.base import data_lock
 from searchapp.corpora import documents as docs
 from searchapp.corpora.service import create_corpus
 from searchapp.errors import BackupError, DataFolderBusyError

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from searchapp.base.private_files import UnsafeFileError, open_private, private_temp_dir
 from searchapp.cli.output import write_atomically
 from searchapp.config import Settings
 from searchapp.errors import LinkedFileError, SearchAppError
 from searchapp.jobs import worker
-from searchapp.private_files import UnsafeFileError, open_private, private_temp_dir
 from searchapp.reporting import fallback_log, log_exception
 from searchapp.vectors.index import file_lock
 from searchapp.web.applog import PrivateFileHandler

@@ -18,9 +18,9 @@ import numpy as np
 import pytest
 from sqlalchemy import text
 
+from searchapp.base.private_files import PRIVATE_UMASK, restrict_umask
 from searchapp.config import Settings
 from searchapp.context import App
-from searchapp.private_files import PRIVATE_UMASK, restrict_umask
 from searchapp.vectors.index import VectorIndex
 
 REPO = Path(__file__).resolve().parents[1]

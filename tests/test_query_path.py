@@ -21,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from searchapp.base.timing import StageTimes
 from searchapp.embedding import onnx_graph
 from searchapp.embedding.query_runtime import (
     EXPLORE,
@@ -30,7 +31,6 @@ from searchapp.embedding.query_runtime import (
     QueryRuntime,
     rust_tokenizer,
 )
-from searchapp.timing import StageTimes
 
 WORDS = ["the", "protein", "folding", "of", "thermophilic", "bacteria", "under", "heat",
          "stress", "Zürich", "東京", "🙂", "3.14159", "ERR-40417", "naïve", "café", "a", "is",

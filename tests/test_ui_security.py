@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from searchapp.base.passwords import hash_password, verify_password
 from searchapp.config import Settings
 from searchapp.errors import ConfigError
-from searchapp.passwords import hash_password, verify_password
 from searchapp.ui.auth import NO_DOOR
 from searchapp.web.cookies import COOKIE_NAME
 from searchapp.web.door import install

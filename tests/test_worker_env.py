@@ -9,9 +9,9 @@ import signal
 import time
 from pathlib import Path
 
+from searchapp.base.passwords import hash_password
 from searchapp.config import SECRET_VARIABLES, Settings
 from searchapp.jobs.worker import WORKER_NICE, ensure_worker
-from searchapp.passwords import hash_password
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -6,7 +6,7 @@
 A search is a POST (as Qdrant's and Chroma's queries are): the query and filters
 travel in the body, not in logs of URLs. Read-only keys may use both. Its answer
 carries a ``Server-Timing`` header with the milliseconds of each stage of the
-query (``searchapp.timing``), e.g. ``tokenize;dur=0.05, encode;dur=3.1, ...,
+query (``searchapp.base.timing``), e.g. ``tokenize;dur=0.05, encode;dur=3.1, ...,
 total;dur=6.2``: browsers' developer tools show it beside the request.
 
 Example:
@@ -31,9 +31,9 @@ Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]
 
 @router.post("/corpora/{name}/search", response_model=s.SearchOut, summary="Search a corpus")
 def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.SearchOut:
+    from searchapp.base.timing import StageTimes
     from searchapp.search.service import hit_json
     from searchapp.search.service import search as run_search
-    from searchapp.timing import StageTimes
 
     times = StageTimes()
     check_text_value(body.query, "query")

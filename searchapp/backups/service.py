@@ -46,13 +46,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from searchapp import __version__, data_lock
+from searchapp import __version__
 from searchapp.backups import contents, trust
 from searchapp.backups.contents import Contents
+from searchapp.base import data_lock
+from searchapp.base.private_files import private_dir
 from searchapp.context import App
 from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
 from searchapp.jobs import queue
-from searchapp.private_files import private_dir
 from searchapp.store import archive, snapshot
 from searchapp.store.schema import SCHEMA_VERSION
 

@@ -22,6 +22,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from searchapp.base.data_lock import set_kind
+from searchapp.base.private_files import restrict_umask
 from searchapp.cli import (
     backups,
     clusters,
@@ -38,9 +40,7 @@ from searchapp.cli import (
     watch,
 )
 from searchapp.cli.output import escaped_output
-from searchapp.data_lock import set_kind
 from searchapp.errors import SearchAppError
-from searchapp.private_files import restrict_umask
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.

@@ -19,8 +19,8 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from searchapp.base.private_files import replace_private
 from searchapp.errors import OutputPathError
-from searchapp.private_files import replace_private
 from searchapp.reporting import printable
 
 

@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def hash_password(_args: argparse.Namespace) -> int:
     """Print a hash for SEARCHAPP_PASSWORD_HASH: asks twice on a terminal, else reads a line
     of stdin (``echo "$PW" | searchapp hash-password``). The password is never printed."""
-    from searchapp.passwords import hash_password as make_hash
+    from searchapp.base.passwords import hash_password as make_hash
 
     if sys.stdin.isatty():
         import getpass

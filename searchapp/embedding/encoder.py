@@ -54,9 +54,9 @@ import torch.nn.functional as F
 from transformers import AutoConfig, AutoModel, AutoTokenizer
 from transformers.utils import logging as hf_logging
 
+from searchapp.base.timing import StageTimes
 from searchapp.embedding import speed
 from searchapp.errors import ModelError
-from searchapp.timing import StageTimes
 
 POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256

@@ -26,9 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from searchapp.base.private_files import replace_private
 from searchapp.config import Settings
 from searchapp.errors import InvalidModelNameError, ModelCardError, ModelError
-from searchapp.private_files import replace_private
 
 CARD_FILE = "searchapp_model.json"
 RERANKERS = "rerankers"  # DATA_DIR/models/rerankers holds rerankers, not encoders

@@ -34,8 +34,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from searchapp.base.private_files import private_dir, replace_private
 from searchapp.errors import ModelError
-from searchapp.private_files import private_dir, replace_private
 
 log = logging.getLogger(__name__)
 FORMAT = "q2"  # part of the file name: a change of the export below makes new files

@@ -49,10 +49,10 @@ from pathlib import Path
 
 import numpy as np
 
+from searchapp.base.timing import StageTimes
 from searchapp.embedding import speed
 from searchapp.embedding.onnx_graph import OnnxQueryGraph, weights_hash
 from searchapp.errors import ModelError
-from searchapp.timing import StageTimes
 
 log = logging.getLogger(__name__)
 CACHE_SIZE = 1024  # query vectors kept per model (1.5 kB each for 384 dimensions)

@@ -37,6 +37,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from searchapp.base.private_files import open_private_file
 from searchapp.config import (
     SECRET_VARIABLES,
     Settings,  # noqa: F401 - used in the doctest
@@ -54,7 +55,6 @@ from searchapp.jobs.tasks import (
     fault_point,
     resolve,
 )
-from searchapp.private_files import open_private_file
 from searchapp.reporting import describe, one_line
 
 log = logging.getLogger("searchapp.worker")

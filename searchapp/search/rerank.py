@@ -41,12 +41,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from searchapp.base.timing import StageTimes
 from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.embedding.models import RERANKERS
 from searchapp.errors import NoRerankerError
 from searchapp.store import repo
-from searchapp.timing import StageTimes
 
 if TYPE_CHECKING:
     from searchapp.search.service import SearchHit

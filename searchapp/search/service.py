@@ -40,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 
 import numpy as np
 
+from searchapp.base.timing import StageTimes
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
@@ -55,7 +56,6 @@ from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
 from searchapp.search.snippets import Snippet, make_snippet
 from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
-from searchapp.timing import StageTimes
 from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
 from searchapp.vectors.index import scores_against
 from searchapp.vectors.passage_index import STRIDE
@@ -201,7 +201,7 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     ``mode``: ``hybrid`` (default), ``semantic`` or ``lexical``. ``min_score``
     is a minimum cosine (semantic and hybrid). ``where``: conditions such as
     ``"year>=2024"`` (see ``searchapp.search.filters``), all of which a hit meets.
-    ``times`` collects the milliseconds of each stage (``searchapp.timing``; the
+    ``times`` collects the milliseconds of each stage (``searchapp.base.timing``; the
     API's ``Server-Timing`` header): tokenize, encode (or query-cache), vector,
     passages, fulltext, fusion, rows, snippets (and rerank). ``fusion``: how hybrid
     fuses its lists (default: the corpus' fitted fusion, else ``fusion.DEFAULT``).

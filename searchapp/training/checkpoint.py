@@ -29,8 +29,8 @@ from pathlib import Path
 
 import torch
 
+from searchapp.base.private_files import replace_private
 from searchapp.errors import CheckpointError
-from searchapp.private_files import replace_private
 
 FORMAT = "searchapp-checkpoint"
 VERSION = "1"

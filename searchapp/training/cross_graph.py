@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from searchapp.base.private_files import replace_private
 from searchapp.embedding.onnx_graph import OPSET, eager_attention, fused
 from searchapp.errors import ModelError
-from searchapp.private_files import replace_private
 
 log = logging.getLogger(__name__)
 FORMAT = "x1"  # part of the file name: a change of the export below makes new files

@@ -46,13 +46,13 @@ from pathlib import Path
 
 import numpy as np
 
+from searchapp.base.private_files import replace_private
 from searchapp.context import App
 from searchapp.embedding.models import model_path, read_card, write_card
 from searchapp.errors import JobError, ModelError, TrainingDataError
 from searchapp.evaluation.enough import items_shortfall
 from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_judgements
 from searchapp.jobs import queue
-from searchapp.private_files import replace_private
 from searchapp.store import repo
 from searchapp.training import holdout
 from searchapp.training.names import check_new_model

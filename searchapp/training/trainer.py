@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from searchapp.base.private_files import replace_private
 from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDataError
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
-from searchapp.private_files import replace_private
 from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
 from searchapp.training.batching import unique_text_order

@@ -42,8 +42,8 @@ from pathlib import Path
 import hnswlib
 import numpy as np
 
+from searchapp.base.private_files import open_private_file
 from searchapp.errors import IndexCorruptError, InvalidParameterError
-from searchapp.private_files import open_private_file
 
 FORMAT_VERSION = 2  # 2: the metadata carries the file's CRC-32
 CHUNK = 1 << 24  # bytes read at a time for the checksum

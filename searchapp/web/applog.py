@@ -16,9 +16,9 @@ import logging
 import threading
 from pathlib import Path
 
+from searchapp.base.private_files import open_private_file
 from searchapp.config import Settings
 from searchapp.errors import SearchAppError
-from searchapp.private_files import open_private_file
 
 LOG_NAME = "app.log"
 LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -207,10 +207,10 @@ async def lifespan(_server: Any) -> AsyncIterator[None]:
     Example:
         >>> st.App("app.py", lifespan=lifespan)              # doctest: +SKIP
     """
-    from searchapp import data_lock
+    from searchapp.base import data_lock
+    from searchapp.base.private_files import private_dir
     from searchapp.config import Settings
     from searchapp.errors import SearchAppError
-    from searchapp.private_files import private_dir
 
     data_lock.set_kind("server")
     try:  # broken settings are reported by the first page or request, as before
