@@ -128,9 +128,11 @@ def test_an_unsupported_file_gets_our_message_with_the_formats():
                                "application/octet-stream").run()
     assert not at.exception
     assert [shown(e.value) for e in at.error] == [
-        "Cannot read 'setup.exe': it is not a type we read. Add PDF, Word .docx, PowerPoint "
-        ".pptx, OpenDocument .odt/.odp, web pages, Markdown, reStructuredText, text, RTF, "
-        "EPUB, e-mail .eml/.mbox, or a .zip/.tar archive."]
+        "Cannot read 'setup.exe': it is not a type we read. Add PDF (.pdf), Word (.docx), "
+        "PowerPoint (.pptx), OpenDocument text (.odt), OpenDocument presentation (.odp), web "
+        "page (.html/.htm/.xhtml), Markdown (.md/.markdown), reStructuredText (.rst), text "
+        "(.txt), RTF (.rtf), EPUB (.epub), e-mail (.eml), mailbox (.mbox), or an archive of "
+        "them (.zip, .tar, .tar.gz, ...)."]
     assert not [b for b in at.button if b.label == "Add and embed"]  # nothing to add
 
 

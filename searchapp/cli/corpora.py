@@ -13,17 +13,20 @@ import sys
 from searchapp.cli import common
 from searchapp.cli.common import positive_int
 from searchapp.cli.output import print_json, print_table
+from searchapp.corpora.formats.registry import labels, listing
 from searchapp.errors import InvalidParameterError, SearchAppError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``ingest``, ``embed`` and ``corpora`` to the command parser."""
     c = sub.add_parser(
-        "ingest", help="add documents (PDF, Word, slides, web pages, Markdown, e-mail, e-books; "
-        "files, folders, .zip/.tar archives) or a table (CSV/TSV/JSONL/JSON/TXT/Parquet/XLSX/ODS)",
-        description="One table file: a document per row (a .txt: per line). Anything else "
-        "(documents, several files, folders, archives): a document per file, its id the path "
-        "relative to the folder or archive root; ingested again, unchanged files are skipped.")
+        "ingest", help=f"add documents ({labels('document')}; files, folders, .zip/.tar "
+        f"archives) or a table ({labels('table')})",
+        description=f"One table file ({listing('table')}, each also gzipped): a document per "
+        "row (a .txt: per line). Anything else (documents: "
+        f"{listing('document')}; several files, folders, archives): a document per file, its "
+        "id the path relative to the folder or archive root; ingested again, unchanged files "
+        "are skipped.")
     c.add_argument("path", nargs="+")
     c.add_argument("--corpus", required=True)
     c.add_argument("--whole-files", action="store_true",
@@ -67,7 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def is_table(paths: list[str], whole_files: bool) -> bool:
-    """One file of a table format (a .txt unless ``whole_files``): read row by row.
+    """One file (not a folder) that ``routing.takes_table``: read row by row.
 
     Example:
         >>> is_table(["faq.csv"], False), is_table(["notes.txt"], True), is_table(["a.pdf"], False)
@@ -75,15 +78,10 @@ def is_table(paths: list[str], whole_files: bool) -> bool:
     """
     from pathlib import Path
 
-    from searchapp.corpora.ingest import detect_format
+    from searchapp.corpora.routing import takes_table
 
-    if len(paths) != 1 or Path(paths[0]).is_dir():
-        return False
-    try:
-        fmt = detect_format(Path(paths[0]).name)
-    except SearchAppError:
-        return False
-    return not (fmt == "txt" and whole_files)
+    return not any(Path(p).is_dir() for p in paths) and takes_table(
+        [Path(p).name for p in paths], whole_files)
 
 
 def ingest(args: argparse.Namespace) -> int:

@@ -46,6 +46,7 @@ from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from searchapp.corpora.formats.document import DocumentError
+from searchapp.corpora.formats.registry import reader_modules
 from searchapp.reporting import printable
 
 DEFAULT_WORKERS = 2
@@ -119,10 +120,14 @@ def limits_from_env(env: Mapping[str, str] | None = None) -> tuple[float, int]:
     return timeout, memory
 
 
-def _serve(conn: Connection, memory: int) -> None:
-    """A worker: cap the address space, then run tasks until told to stop (None)."""
+def _serve(conn: Connection, memory: int, format_modules: tuple[str, ...] = ()) -> None:
+    """A worker: cap the address space, register the parent's formats (the modules that
+    register them, imported here as they were there), then run tasks until told to stop."""
+    import importlib
     import resource
 
+    for module in format_modules:
+        importlib.import_module(module)
     hard = resource.getrlimit(resource.RLIMIT_AS)[1]
     cap = memory if hard == resource.RLIM_INFINITY else min(memory, hard)
     resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
@@ -171,7 +176,8 @@ class _Worker:
 
     def __init__(self, ctx: multiprocessing.context.BaseContext, memory: int):
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_serve, args=(child, memory), daemon=True)
+        self.process = ctx.Process(target=_serve, args=(child, memory, reader_modules()),
+                                   daemon=True)
         with _bare_main():
             self.process.start()
         child.close()

@@ -52,7 +52,7 @@ from searchapp.corpora.extract import FileResult, extract_file, file_meta
 from searchapp.corpora.extract_pool import ExtractionPool
 from searchapp.corpora.folder_check import check_synced, folder_identity
 from searchapp.corpora.formats.document import Limits
-from searchapp.corpora.formats.document_readers import document_type
+from searchapp.corpora.formats.registry import document_type, listing
 from searchapp.corpora.inputs import (
     STOPPED,
     UNREADABLE,
@@ -78,8 +78,6 @@ log = logging.getLogger(__name__)
 BATCH_DOCUMENTS = 64  # documents written per transaction
 BATCH_CHARS = 4_000_000  # or fewer, when their texts are long
 ORPHAN_AFTER = 3_600  # seconds before an upload no job names is swept
-TYPE_WORDS = ("PDF, Word .docx, PowerPoint .pptx, OpenDocument .odt/.odp, web pages, Markdown, "
-              "reStructuredText, text, RTF, EPUB, e-mail .eml/.mbox, or a .zip/.tar archive")
 
 
 @dataclass
@@ -159,6 +157,16 @@ def document_limits(env: dict | None = None) -> Limits:
     return Limits(max_pages=int(raw))
 
 
+def type_words() -> str:
+    """The documents we read, in words, for refusals and help (made from the format registry).
+
+    Example:
+        >>> type_words().startswith("PDF (.pdf), Word (.docx)")
+        True
+    """
+    return f"{listing('document')}, or an archive of them (.zip, .tar, .tar.gz, ...)"
+
+
 def accepts(path: str) -> bool:
     """Whether a path inside a folder or archive is a document type we read."""
     return document_type(path) is not None
@@ -199,7 +207,7 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     watched = bool((options or {}).get("watch"))  # a watched folder may be empty now
     for folder in (Path(p) for p in paths if Path(p).is_dir() and not watched):
         if not _has_documents(folder):
-            raise IngestError(f"{folder} has no file of a type we read ({TYPE_WORDS}); "
+            raise IngestError(f"{folder} has no file of a type we read ({type_words()}); "
                               "nothing was queued.")
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)

@@ -41,23 +41,12 @@ from searchapp.corpora.builder import (
     to_documents,
 )
 from searchapp.corpora.cells import MAX_ID_CHARS, MAX_META_CHARS, MAX_TEXT_CHARS
+from searchapp.corpora.formats.registry import extension, extensions, find, known_as, listing
 from searchapp.corpora.source import Source, check_path
 from searchapp.corpora.table import Table
 from searchapp.errors import IngestError
 
-FORMATS = ("csv", "tsv", "jsonl", "json", "txt", "parquet", "xlsx", "ods")
-FORMAT_WORDS = ("CSV (.csv), TSV (.tsv), JSON Lines (.jsonl), JSON (.json), plain text with "
-                "one document per line (.txt), Parquet (.parquet), or the first sheet of an "
-                "Excel (.xlsx) or OpenDocument (.ods) spreadsheet, each also gzipped (.gz)")
-KNOWN_OTHERS = {"docx": "a Word document", "doc": "a Word document", "odt": "a text document",
-                "xls": "an old-format Excel workbook", "pdf": "a PDF", "zip": "a zip archive",
-                "pptx": "a PowerPoint file", "html": "a web page", "htm": "a web page",
-                "xml": "an XML file", "md": "a Markdown file"}
-EXPORT_HINT = {"xls": "; in Excel, File > Save As > Excel Workbook (.xlsx) or CSV UTF-8 "
-                      "makes one we read",
-               "md": "; renamed to .txt it is read one document per line"}
-
-__all__ = ["FORMATS", "ID_COLUMN_GUESSES", "MAX_ID_CHARS", "MAX_META_CHARS", "MAX_TEXT_CHARS",
+__all__ = ["ID_COLUMN_GUESSES", "MAX_ID_CHARS", "MAX_META_CHARS", "MAX_TEXT_CHARS",
            "TEXT_COLUMN_GUESSES", "Table", "detect_format", "guess_id_column",
            "guess_text_column", "read_table", "to_documents"]
 
@@ -73,18 +62,19 @@ def detect_format(filename: str) -> str:
         ...
         searchapp.errors.IngestError: Cannot read 'notes.docx': it is a Word document (.docx)...
     """
-    suffixes = [s.lower().lstrip(".") for s in Path(filename).suffixes]
-    suffixes = [s for s in suffixes if s not in ("gz",)]
-    ext = suffixes[-1] if suffixes else ""
-    ext = {"ndjson": "jsonl", "tab": "tsv", "text": "txt", "pq": "parquet"}.get(ext, ext)
-    if ext not in FORMATS:
-        what = (f"it is {KNOWN_OTHERS[ext]} (.{ext})" if ext in KNOWN_OTHERS else
-                f"files ending in .{ext} are not read" if ext else "its name has no extension")
-        raise IngestError(
-            f"Cannot read {filename!r}: {what}{EXPORT_HINT.get(ext, '')}. "
-            f"Upload {FORMAT_WORDS}."
-        )
-    return ext
+    fmt = find(filename, "table")
+    if fmt is not None:
+        return fmt.name
+    ext = extension(filename, "table")
+    known = known_as(filename)
+    what = (f"it is {known[0]} (.{ext}){known[1]}" if known else
+            f"files ending in .{ext} are not read" if ext else "its name has no extension")
+    raise IngestError(f"Cannot read {filename!r}: {what}. Upload {table_words()}.")
+
+
+def table_words() -> str:
+    """The table formats we read, in words (every one also gzipped)."""
+    return f"{listing('table')}, each also gzipped (.gz)"
 
 
 def read_table(source: bytes | str | Path | BinaryIO, filename: str | None = None,
@@ -98,7 +88,7 @@ def read_table(source: bytes | str | Path | BinaryIO, filename: str | None = Non
     from searchapp.corpora.inputs import InputLimits
 
     if isinstance(source, str | Path):
-        check_path(Path(source), FORMATS)  # before the file type, which a folder lacks
+        check_path(Path(source), extensions("table"))  # before the type: a folder has none
         filename = filename or Path(source).name
     filename = filename or "upload"
     fmt = detect_format(filename)  # an unknown type is refused before anything is read

@@ -21,7 +21,7 @@ from itertools import islice
 
 import pandas as pd
 
-from searchapp.corpora.formats import READERS, UNITS, Reading, Row
+from searchapp.corpora.formats import Reading, Row, named
 from searchapp.corpora.source import Source
 
 HEAD_ROWS = 1_000  # rows read when a file is opened (preview, guesses)
@@ -34,7 +34,7 @@ class Table:
     def __init__(self, filename: str, fmt: str, read: Callable[[Collection[str] | None], Reading],
                  label: Callable[[int], str] | None = None):
         self.filename, self.format, self._read = filename, fmt, read
-        self._label = label or (lambda n: f"{UNITS[fmt]} {n}")
+        self._label = label or (lambda n: f"{named(fmt, 'table').unit} {n}")
         reading = read(None)
         self.head: list[Row] = []
         size = 0
@@ -57,7 +57,8 @@ class Table:
     @classmethod
     def open(cls, source: Source, fmt: str) -> Table:
         """The file behind ``source``, read by the reader of its format."""
-        return cls(source.filename, fmt, lambda wanted: READERS[fmt](source, fmt, wanted))
+        reader = named(fmt, "table").reader
+        return cls(source.filename, fmt, lambda wanted: reader(source, fmt, wanted))
 
     @classmethod
     def from_records(cls, records: list[dict[str, str]], label: Callable[[int], str],

@@ -19,12 +19,12 @@ from pathlib import Path
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.corpora.files_job import TYPE_WORDS, IngestReport, accepts, request_ingest
-from searchapp.corpora.ingest import detect_format
+from searchapp.corpora.files_job import IngestReport, accepts, request_ingest, type_words
+from searchapp.corpora.ingest import table_words
 from searchapp.corpora.inputs import is_archive
+from searchapp.corpora.routing import takes_table
 from searchapp.corpora.source import size_words
 from searchapp.corpora.staging import stage_uploads
-from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
 
@@ -33,20 +33,14 @@ REPORT_LINES = 50  # files left out listed on the page; the rest are counted
 
 
 def is_table_upload(files: Sequence, whole_files: bool) -> bool:
-    """One file of a table format (a .txt unless read whole): the table form applies.
+    """One file that ``routing.takes_table``: the table form applies.
 
     Example:
         >>> class F: name = "faq.csv"
         >>> is_table_upload([F()], False)
         True
     """
-    if len(files) != 1:
-        return False
-    try:
-        fmt = detect_format(files[0].name)
-    except SearchAppError:
-        return False
-    return not (fmt == "txt" and whole_files)
+    return takes_table([f.name for f in files], whole_files)
 
 
 def unreadable(files: Sequence) -> list[str]:
@@ -66,10 +60,10 @@ def documents_form(app: App, files: Sequence, names: list[str],
     """The list of files, the corpus to add them to, and the button that queues the job."""
     refused = unreadable(files)
     if refused:
-        tables = " A table (CSV, TSV, JSONL, JSON, Parquet, Excel, .ods) is uploaded on its own."
+        tables = f" A table ({table_words()}) is uploaded on its own."
         st.error(f"Cannot read {md_escape(', '.join(repr(n) for n in refused))}: "
                  f"{'it is' if len(refused) == 1 else 'they are'} not a type we read. Add "
-                 f"{TYPE_WORDS}.{tables if len(files) > 1 else ''}", icon=":material/error:")
+                 f"{type_words()}.{tables if len(files) > 1 else ''}", icon=":material/error:")
         files = [f for f in files if f.name not in refused]
         if not files:
             return

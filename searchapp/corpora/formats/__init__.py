@@ -1,7 +1,12 @@
-"""One reader per upload format, each streaming rows of strings with explicit types.
+"""The input formats: one record each in ``registry``, and their readers.
 
-A reader takes a ``Source`` (``searchapp.corpora.source``) and returns a
-``Reading``: the column names when the format has a header or a schema, and an
+Documents (a file is one or more documents): ``pdf``, ``office`` (.docx, .pptx),
+``odf`` (.odt, .odp), ``html``, ``markup`` (Markdown, reStructuredText, text), ``rtf``,
+``epub``, ``email_reader`` (.eml, .mbox); ``document_readers.read_document`` is the one
+way a document file is read (its first bytes checked against its format's record).
+
+Tables (a row is a document): a reader takes a ``Source`` (``searchapp.corpora.source``)
+and returns a ``Reading``: the column names when the format has a header or a schema, and an
 iterator of rows ``(number, {column: cell})`` that reads the file as it goes
 (``number`` is what a message names: the line of a CSV, TSV, JSONL or TXT file,
 the item of a JSON array, the row of a Parquet file). Every cell is the text
@@ -18,25 +23,23 @@ the file wrote (``searchapp.corpora.cells``): no reader guesses a type.
 
 Example:
     >>> from searchapp.corpora.source import Source
-    >>> reading = READERS["tsv"](Source(b'id\\ttext\\n1\\t"quoted"\\n', "a.tsv", 100), "tsv")
+    >>> tsv = named("tsv", "table")
+    >>> reading = tsv.reader(Source(b'id\\ttext\\n1\\t"quoted"\\n', "a.tsv", 100), "tsv")
     >>> reading.columns, list(reading.rows)
     (['id', 'text'], [(2, {'id': '1', 'text': '"quoted"'})])
 """
 
 from __future__ import annotations
 
+# Each reader module registers its formats (``registry``) when it is imported; the order of
+# these imports is the order formats are listed in: the commonest first, documents, then tables.
+# isort: off
+from searchapp.corpora.formats import pdf, office, odf, html, markup, rtf, epub  # noqa: F401
+from searchapp.corpora.formats import email_reader  # noqa: F401
+from searchapp.corpora.formats import delimited, jsonl, json_array, text, parquet  # noqa: F401
+from searchapp.corpora.formats import spreadsheet  # noqa: F401
+# isort: on
 from searchapp.corpora.formats.base import Reading, Row
-from searchapp.corpora.formats.delimited import read_delimited
-from searchapp.corpora.formats.json_array import read_json_array
-from searchapp.corpora.formats.jsonl import read_jsonl
-from searchapp.corpora.formats.parquet import read_parquet
-from searchapp.corpora.formats.spreadsheet import read_spreadsheet
-from searchapp.corpora.formats.text import read_txt
+from searchapp.corpora.formats.registry import Format, find, listing, named, register
 
-READERS = {"csv": read_delimited, "tsv": read_delimited, "jsonl": read_jsonl,
-           "json": read_json_array, "txt": read_txt, "parquet": read_parquet,
-           "xlsx": read_spreadsheet, "ods": read_spreadsheet}
-UNITS = {"csv": "line", "tsv": "line", "jsonl": "line", "json": "item", "txt": "line",
-         "parquet": "row", "xlsx": "row", "ods": "row"}  # what a row's number counts, for messages
-
-__all__ = ["READERS", "UNITS", "Reading", "Row"]
+__all__ = ["Format", "Reading", "Row", "find", "listing", "named", "register"]

@@ -35,6 +35,7 @@ import re
 from collections.abc import Iterator
 
 from searchapp.corpora.formats.base import Reading, Row, header_names
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
 
@@ -257,3 +258,8 @@ def _width_error(filename: str, line: int, got: int, width: int, separator: str
     return IngestError(
         f"{filename}: line {line} has {got} value{'s' if got != 1 else ''} but the header has "
         f"{width} columns: is a value missing, or a row broken over two lines?")
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("csv", "table", ("csv",), "CSV", "a CSV file", read_delimited, unit="line"))
+register(Format("tsv", "table", ("tsv", "tab"), "TSV", "a TSV file", read_delimited, unit="line"))

@@ -39,6 +39,7 @@ from searchapp.corpora.formats.document import (
     read_bounded,
 )
 from searchapp.corpora.formats.html import read_html_bytes
+from searchapp.corpora.formats.registry import Format, document_type, register
 from searchapp.corpora.names import segment
 
 HEADERS = {"subject": "subject", "from": "from", "to": "to", "cc": "cc",
@@ -116,8 +117,6 @@ def _body(message: EmailMessage, name: str, limits: Limits) -> str:
 
 def _attachments(message: EmailMessage, name: str, limits: Limits
                  ) -> tuple[list[Attachment], list[str]]:
-    from searchapp.corpora.formats.document_readers import document_type  # (it imports us)
-
     kept, skipped, total = [], [], 0
     for part in message.iter_attachments():
         filename = part.get_filename() or ""
@@ -132,3 +131,8 @@ def _attachments(message: EmailMessage, name: str, limits: Limits
     notes = [f"{name}: attachments not read (over the limit of {limits.max_attachments} or "
              f"{limits.max_expanded_bytes:,} bytes): {', '.join(skipped)}."] if skipped else []
     return kept, notes
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("eml", "document", ("eml",), "e-mail", "an e-mail message", read_eml))
+register(Format("mbox", "document", ("mbox",), "mailbox", "a mailbox", read_mbox))

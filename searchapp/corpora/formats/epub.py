@@ -27,6 +27,7 @@ from searchapp.corpora.formats.document import (
     Part,
 )
 from searchapp.corpora.formats.html import read_html_bytes
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.zipsafe import open_zip, read_member, xml_root
 
 CONTAINER = "urn:oasis:names:tc:opendocument:xmlns:container"
@@ -113,3 +114,8 @@ def _meta(opf) -> dict[str, str]:
             "author": opf.findtext(f".//{{{DC}}}creator") or "",
             "created": opf.findtext(f".//{{{DC}}}date") or ""}
     return {k: " ".join(v.split()) for k, v in meta.items() if v.strip()}
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("epub", "document", ("epub",), "EPUB", "an EPUB book", read_epub,
+                content=frozenset({"zip"})))

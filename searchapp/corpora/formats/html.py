@@ -46,6 +46,7 @@ from searchapp.corpora.formats.document import (
     read_bounded,
 )
 from searchapp.corpora.formats.outline import Sections
+from searchapp.corpora.formats.registry import Format, register
 
 DROPPED = {"script", "style", "noscript", "template", "svg", "form", "iframe", "nav", "aside",
            "button", "select", "object", "embed", "canvas", "head"}
@@ -297,3 +298,7 @@ def _rows(table) -> list[str]:
         if any(cells):
             rows.append(" | ".join(cells))
     return rows
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("html", "document", ("html", "htm", "xhtml"), "web page", "a web page", read_html))

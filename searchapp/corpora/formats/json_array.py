@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from searchapp.corpora.cells import NestingError
 from searchapp.corpora.formats.base import Reading, Row
 from searchapp.corpora.formats.json_values import DECODER, problem, record
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.source import MAX_LINE_BYTES, Source
 from searchapp.errors import IngestError
 
@@ -190,3 +191,7 @@ def _members(text: _Text) -> Iterator[Row]:
             text.pos += 1
     if array is None:
         raise IngestError(f"{text.filename}: expected a JSON array of objects (or strings).")
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("json", "table", ("json",), "JSON", "a JSON file", read_json_array, unit="item"))

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from searchapp.corpora.cells import NestingError
 from searchapp.corpora.formats.base import Reading, Row
 from searchapp.corpora.formats.json_values import DECODER, problem, record
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
 
@@ -50,3 +51,8 @@ def _rows(source: Source) -> Iterator[Row]:
         if cells is None:
             raise IngestError(f"{name}: line {number} is not a JSON object.")
         yield number, cells
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("jsonl", "table", ("jsonl", "ndjson"), "JSON Lines", "a JSON Lines file",
+                read_jsonl, unit="line"))

@@ -36,6 +36,7 @@ from searchapp.corpora.formats.document import (
     Part,
 )
 from searchapp.corpora.formats.outline import Sections
+from searchapp.corpora.formats.registry import Format, register
 
 ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -202,3 +203,10 @@ def read_txt(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> li
                             "SEARCHAPP_MAX_PAGES.")
     return [Extracted([Part(p.strip("\n"), page=n) for n, p in enumerate(pages, 1)
                        if p.strip()], {"pages": str(len(pages))})]
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("md", "document", ("md", "markdown"), "Markdown", "a Markdown file", read_markdown))
+register(Format("rst", "document", ("rst",), "reStructuredText", "a reStructuredText file",
+                read_rst))
+register(Format("txt", "document", ("txt",), "text", "a text file", read_txt))

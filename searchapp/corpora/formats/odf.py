@@ -29,6 +29,7 @@ from searchapp.corpora.formats.document import (
     Part,
 )
 from searchapp.corpora.formats.outline import Sections
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.zipsafe import open_zip, read_member, xml_root
 
 OFFICE = "urn:oasis:names:tc:opendocument:xmlns:office:1.0"
@@ -151,3 +152,10 @@ def _meta(root: Element) -> dict[str, str]:
            "author": first(f"{{{META}}}initial-creator", f"{{{DC}}}creator"),
            "created": first(f"{{{META}}}creation-date"), "modified": first(f"{{{DC}}}date")}
     return {k: v for k, v in out.items() if v}
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("odt", "document", ("odt",), "OpenDocument text", "an OpenDocument text", read_odt,
+                content=frozenset({"zip"})))
+register(Format("odp", "document", ("odp",), "OpenDocument presentation",
+                "an OpenDocument presentation", read_odp, content=frozenset({"zip"})))

@@ -29,6 +29,7 @@ from searchapp.corpora.formats.document import (
     Part,
 )
 from searchapp.corpora.formats.outline import Sections
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.zipsafe import open_zip
 
 HEADING = re.compile(r"heading ?([1-9])$", re.IGNORECASE)
@@ -138,3 +139,10 @@ def _core(properties) -> dict[str, str]:
             "created": properties.created.isoformat() if properties.created else "",
             "modified": properties.modified.isoformat() if properties.modified else ""}
     return {k: v.strip() for k, v in meta.items() if v and v.strip()}
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("docx", "document", ("docx",), "Word", "a Word document", read_docx,
+                content=frozenset({"zip"})))
+register(Format("pptx", "document", ("pptx",), "PowerPoint", "a PowerPoint presentation",
+                read_pptx, content=frozenset({"zip"})))

@@ -26,6 +26,7 @@ from collections.abc import Collection, Iterator
 
 from searchapp.corpora.cells import NestingError, cell_text
 from searchapp.corpora.formats.base import Reading, Row, header_names
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
 
@@ -140,3 +141,8 @@ def _pairs_or_refuse(array, name: str) -> list:
     raise IngestError(f"Column {name!r} holds nested values whose type repeats a field name, "
                       "so one of the values would be lost. Give each field its own name and "
                       "upload it again.") from None
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("parquet", "table", ("parquet", "pq"), "Parquet", "a Parquet file", read_parquet,
+                unit="row"))

@@ -34,6 +34,7 @@ from searchapp.corpora.formats.document import (
     Limits,
     Part,
 )
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.sniff import describe, head_of, sniff
 
 DPI = 300
@@ -211,3 +212,8 @@ def pdf_date(value: str) -> str:
         out += f"T{hour}:{minute or '00'}:{second or '00'}"
         out += "+00:00" if zulu else f"{sign}{tzh}:{tzm or '00'}" if sign else ""
     return out
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("pdf", "document", ("pdf",), "PDF", "a PDF", read_pdf, content=frozenset({"pdf"}),
+                progress=True))

@@ -22,6 +22,7 @@ from searchapp.corpora.formats.document import (
     Part,
     read_bounded,
 )
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.sniff import describe, sniff
 
 INFO = re.compile(rb"\{\\(title|author)\s+([^{}]*)\}")
@@ -53,3 +54,8 @@ def rtf_document(data: bytes) -> Extracted:
     meta = {key.decode(): value.decode(encoding, "replace").strip()
             for key, value in INFO.findall(data)}
     return Extracted([Part(text)] if text else [], {k: v for k, v in meta.items() if v})
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("rtf", "document", ("rtf",), "RTF", "an RTF document", read_rtf,
+                content=frozenset({"rtf"})))

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 
 from searchapp.corpora.formats.base import Reading, Row, header_names
 from searchapp.corpora.formats.document import Limits
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.formats.sheet_extent import check_extent
 from searchapp.corpora.formats.zipsafe import open_zip
 from searchapp.corpora.source import Source
@@ -115,3 +116,10 @@ def cell_text(value) -> str:
     if isinstance(value, dt.date | dt.time):
         return value.isoformat()
     return str(value)
+
+
+# This module's formats (``registry``): what names them and what reads them.
+register(Format("xlsx", "table", ("xlsx",), "Excel", "an Excel workbook",
+                read_spreadsheet, unit="row"))
+register(Format("ods", "table", ("ods",), "OpenDocument spreadsheet",
+                "an OpenDocument spreadsheet", read_spreadsheet, unit="row"))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from searchapp.corpora.formats.base import Reading, Row
+from searchapp.corpora.formats.registry import Format, register
 from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
 
@@ -34,3 +35,8 @@ def _rows(source: Source) -> Iterator[Row]:
         yield number, {"text": line}
     if blank:
         raise IngestError(f"{source.filename} is empty: there is nothing to upload.")
+
+
+# This module's format (``registry``): what names it and what reads it.
+register(Format("txt", "table", ("txt", "text"), "plain text, a document per line",
+                "a text file", read_txt, unit="line"))

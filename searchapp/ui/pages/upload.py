@@ -20,6 +20,7 @@ import streamlit as st
 
 from searchapp.corpora import service as corpora
 from searchapp.corpora.columns import column_stats
+from searchapp.corpora.formats.registry import labels, listing
 from searchapp.corpora.ingest import (
     Table,
     guess_id_column,
@@ -239,12 +240,11 @@ st.subheader("Add documents or a table")
 # Any file is accepted here: a wrong type gets our message (the formats we read), not
 # Streamlit's bare "file type not allowed".
 picked = st.file_uploader(
-    "Documents (PDF, Word, PowerPoint, OpenDocument, web pages, Markdown, reStructuredText, "
-    "RTF, EPUB, e-mail .eml/.mbox, text), several at once or as a .zip/.tar archive: a "
-    "document per file. Or one table (CSV, TSV, JSONL, JSON, Parquet, Excel .xlsx, "
-    ".ods, or a .txt read one document per line): a document per row.",
+    f"Documents ({labels('document')}), several at once or as a .zip/.tar archive: a "
+    f"document per file. Or one table ({labels('table')}): a document per row.",
     key=f"file-{state['upload.nonce']}", accept_multiple_files=True,
-    help=f"Up to {app.settings.max_upload_bytes / 2**20:,.0f} MiB per file once uncompressed "
+    help=f"Documents: {listing('document')}. Tables: {listing('table')}, each also gzipped. "
+         f"Up to {app.settings.max_upload_bytes / 2**20:,.0f} MiB per file once uncompressed "
          "(SEARCHAPP_MAX_UPLOAD_BYTES).")
 whole_txt = bool(picked) and len(picked) == 1 and picked[0].name.lower().endswith(".txt") and \
     st.toggle("Read the .txt as one document (not one document per line)",
