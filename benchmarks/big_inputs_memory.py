@@ -13,7 +13,7 @@ Ours: the ``ingest`` job (``request_ingest`` + the worker's ``run_until_done``, 
 of ``searchapp ingest``) into a fresh ``SEARCHAPP_DATA_DIR``: walking the input,
 unpacking the archive member by member, hashing, the extraction processes, keeping
 the original, storing the text. The embedding job it queues is not run: it reads
-the stored text in bounded batches (``embed_job.BATCH_CHARS_CPU``), whatever the
+the stored text in bounded batches (``embed_batches.BATCH_CHARS_CPU``), whatever the
 file's size; the batches it stores are embedded while the next pages are read
 (``embed_alongside``), so the encoder's memory is in the peak. Peer: markitdown's
 ``convert`` of the same PDF (pdfminer.six); markitdown reads no tar (its zip

@@ -8,10 +8,10 @@ import shutil
 import pytest
 
 from searchapp.cli import main
-from searchapp.duplicates.calibration import stored_calibration, threshold_for
 from searchapp.embedding.models import write_card
 from searchapp.errors import ModelError
 from searchapp.jobs.worker import run_until_done
+from searchapp.pairs.threshold import stored_calibration, threshold_for
 from searchapp.store import repo
 from searchapp.training import adoption
 from tests.learning_data import make_learning_corpus

@@ -10,6 +10,7 @@ import pytest
 from searchapp.cli import main
 from searchapp.duplicates import calibration as cal
 from searchapp.errors import TrainingDataError
+from searchapp.pairs.threshold import threshold_for
 from tests.test_duplicates import FAQ, MODEL, make_corpus
 from tests.test_ui_duplicates import PAIRS
 
@@ -88,17 +89,17 @@ def test_errors_exit_1(cli_app, capsys):
 def test_calibrate_saves_the_threshold(cli_app, capsys, tmp_path):
     path = tmp_path / "pairs.csv"
     path.write_text(PAIRS, encoding="utf-8")
-    assert cal.threshold_for(cli_app, MODEL) == (0.8, "default")
+    assert threshold_for(cli_app, MODEL) == (0.8, "default")
     code, out, _ = run(capsys, "duplicates", "calibrate", "--model", MODEL, "--pairs", str(path),
                        "--json")
     result = json.loads(out)
     assert code == 0 and not result["saved"] and result["pairs"] == 8
     assert 0 <= result["ap"] <= 100 and 0 < result["threshold"] < 1
-    assert cal.threshold_for(cli_app, MODEL)[1] == "default"
+    assert threshold_for(cli_app, MODEL)[1] == "default"
     code, out, _ = run(capsys, "duplicates", "calibrate", "--model", MODEL, "--pairs", str(path),
                        "--save")
     assert code == 0 and "Saved" in out
-    assert cal.threshold_for(cli_app, MODEL) == (result["threshold"], "calibrated")
+    assert threshold_for(cli_app, MODEL) == (result["threshold"], "calibrated")
     code, out, _ = run(capsys, "duplicates", "check", "--corpus", "faq", "How do I cook rice?",
                        "--json")
     scores = [m["score"] for m in json.loads(out)["matches"]]

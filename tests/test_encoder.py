@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from searchapp.embedding.encoder import SiameseEncoder, pool
+from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.embedding.pooling import pool
 from searchapp.embedding.speed import EXACT_COSINE
 from searchapp.errors import ModelError
 

@@ -159,7 +159,8 @@ def test_the_trainer_uses_the_order_without_repeats(tiny_bert, tmp_path):
 
 # ---- cross-encoder and silver pairs ------------------------------------------------------------
 def test_the_cross_encoder_learns_pairs_and_resumes_from_its_checkpoint(tiny_bert, tmp_path):
-    from searchapp.training.cross_encoder import CHECKPOINT, CrossConfig, CrossEncoder, train
+    from searchapp.embedding.cross_encoder import CrossEncoder
+    from searchapp.training.cross_train import CHECKPOINT, CrossConfig, train
 
     rows = [(f"item {i} is red", f"item {i} is red indeed", 1) for i in range(12)] + \
         [(f"item {i} is red", f"weather report {i}", 0) for i in range(12)]
@@ -200,7 +201,7 @@ def test_the_cross_encoder_learns_pairs_and_resumes_from_its_checkpoint(tiny_ber
 def test_the_cross_encoder_starts_from_the_bi_encoders_transformer(tiny_bert):
     from transformers import AutoModel
 
-    from searchapp.training.cross_encoder import CrossEncoder
+    from searchapp.embedding.cross_encoder import CrossEncoder
 
     ce = CrossEncoder.from_bi_encoder(tiny_bert, device="cpu")
     original = AutoModel.from_pretrained(tiny_bert).state_dict()

@@ -116,9 +116,9 @@ def test_the_attached_reranker_scores_through_its_int8_graph_close_to_float32(to
     """On the CPU the reranker runs ONNX Runtime's int8 graph (cached in its folder), whose
     logits stay within the check's tolerance of float32 torch; a graph whose logits drift
     past it is refused and the reranker keeps torch."""
+    from searchapp.embedding import cross_graph
+    from searchapp.embedding.cross_encoder import CrossEncoder
     from searchapp.errors import ModelError
-    from searchapp.training import cross_graph
-    from searchapp.training.cross_encoder import CrossEncoder
 
     handle = open_corpus(topics, "topics")
     folder = keep(topics, handle, new_cross_encoder(topics, handle, RerankerConfig(layers=1)),

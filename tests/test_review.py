@@ -16,6 +16,7 @@ from searchapp.errors import JudgementError
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service
 from searchapp.judgements.estimate import estimate, pair_cosines
+from searchapp.pairs.threshold import threshold_for
 from searchapp.vectors.handle import open_corpus
 from tests.test_duplicates import FAQ, make_corpus
 
@@ -154,7 +155,7 @@ def test_the_command_line_calibrates_on_judgements_and_warns_about_a_balanced_fi
     chosen = jt.calibrate_on_judgements(faq, "faq").for_precision(0.95)
     assert f"Threshold {chosen.threshold:.2f} reaches precision 0.95: {chosen.pairs:,} pairs" \
         in out
-    assert cal.threshold_for(faq, "all-MiniLM-L6-v2") == (chosen.threshold, "calibrated")
+    assert threshold_for(faq, "all-MiniLM-L6-v2") == (chosen.threshold, "calibrated")
     balanced = tmp_path / "balanced.csv"
     balanced.write_text("sentence1,sentence2,label\n" + "".join(
         f"How do I reset my password?,{t},{label}\n" for t, label in [

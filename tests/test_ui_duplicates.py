@@ -10,6 +10,7 @@ from streamlit.testing.v1 import AppTest
 from searchapp.duplicates import calibration as cal
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
+from searchapp.pairs.threshold import threshold_for
 from searchapp.ui.resources import get_app
 from tests.test_duplicates import FAQ, MODEL, make_corpus
 
@@ -154,6 +155,6 @@ def test_calibration_result_shows_the_curve_and_can_be_used(page_app, bundled_en
     assert f"{best:.3f}" in use.label
     use.click().run()
     assert not at.exception
-    assert cal.threshold_for(page_app, MODEL) == (best, "calibrated")
+    assert threshold_for(page_app, MODEL) == (best, "calibrated")
     assert at.slider[0].value == round(best, 3)  # the slider starts at the calibrated value
     assert "calibrated threshold of all-MiniLM-L6-v2" in at.caption[0].value

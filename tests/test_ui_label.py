@@ -8,6 +8,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from searchapp.judgements import service
+from searchapp.pairs.threshold import threshold_for
 from searchapp.ui.resources import get_app
 from tests.test_duplicates import FAQ, make_corpus
 
@@ -129,7 +130,6 @@ def test_a_pair_is_judged_in_the_pairs_table_and_a_group_is_confirmed(page_app):
 
 def test_the_calibration_tab_offers_the_threshold_for_a_precision_from_judgements(page_app):
     from searchapp import duplicates as dup
-    from searchapp.duplicates import calibration as cal
     from tests.test_review import judge_everything_by_rule
 
     judge_everything_by_rule(page_app, 0.85)
@@ -140,7 +140,7 @@ def test_the_calibration_tab_offers_the_threshold_for_a_precision_from_judgement
              b.label and b.key == "judged-use"]
     threshold = float(use.label.split()[1])
     use.click().run()
-    assert cal.threshold_for(page_app, "all-MiniLM-L6-v2") == (threshold, "calibrated")
+    assert threshold_for(page_app, "all-MiniLM-L6-v2") == (threshold, "calibrated")
 
 
 def test_a_match_of_a_new_question_is_judged_in_its_table(page_app):

@@ -17,7 +17,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from searchapp.corpora.documents import MAX_BATCH, MAX_ID_CHARS, MAX_TEXT_CHARS
+from searchapp.corpora.documents import MAX_BATCH, MAX_TEXT_CHARS
+from searchapp.corpora.names import MAX_ID_CHARS
 from searchapp.search.service import MAX_K, MAX_QUERY_CHARS, MODES
 
 DocId = Annotated[str, Field(min_length=1, max_length=MAX_ID_CHARS, examples=["q1"])]

@@ -23,7 +23,7 @@ from fastapi import APIRouter, Depends, Path, Response
 from searchapp.api import schemas as s
 from searchapp.api.deps import AppDep, principal
 from searchapp.api.problems import ProblemRoute
-from searchapp.corpora.documents import check_text_value
+from searchapp.corpora.names import check_text_value
 
 router = APIRouter(tags=["search"], route_class=ProblemRoute, dependencies=[Depends(principal)])
 Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]

@@ -199,7 +199,7 @@ def rollback(args: argparse.Namespace) -> int:
 
 
 def _follow_switch(app, args: argparse.Namespace, job_id: int, model: str | None) -> int:
-    from searchapp.duplicates.calibration import threshold_for
+    from searchapp.pairs.threshold import threshold_for
 
     if not args.wait:
         print(f"Switching {args.corpus!r} to {model}: job {job_id} re-embeds it, then switches "

@@ -152,7 +152,7 @@ def finetune(args: argparse.Namespace) -> int:
 
 
 def evaluate(args: argparse.Namespace) -> int:
-    from searchapp.evaluation.files import evaluate_pairs_file, evaluate_sts_file
+    from searchapp.training.file_scores import evaluate_pairs_file, evaluate_sts_file
 
     if args.corpus:
         from searchapp.cli import learning

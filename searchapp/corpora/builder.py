@@ -40,9 +40,10 @@ from searchapp.corpora.cells import (
     check_name,
 )
 from searchapp.corpora.columns import SEPARATOR, combined_name
+from searchapp.corpora.names import check_id
 from searchapp.corpora.seen_ids import SeenIds
 from searchapp.corpora.table import Table
-from searchapp.errors import IngestError
+from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.store.repo import NewDocument
 
 TEXT_COLUMN_GUESSES = ("text", "question", "sentence", "body", "content", "title", "query",
@@ -234,10 +235,7 @@ def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,
                           f"{_no_id_hint(plan)}")
     if check_all or len(doc_id) > MAX_ID_CHARS:
         check_cell(doc_id, "id", plan.id, table.label(number))
-    if not doc_id.isprintable() or doc_id in (".", ".."):  # the one id rule (documents.ID_RULE)
-        from searchapp.corpora.documents import check_id
-        from searchapp.errors import InvalidParameterError
-
+    if not doc_id.isprintable() or doc_id in (".", ".."):  # the one id rule (names.ID_RULE)
         try:
             check_id(doc_id)
         except InvalidParameterError as exc:

@@ -29,7 +29,6 @@ Example:
 from __future__ import annotations
 
 import math
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +36,7 @@ from pathlib import Path
 from sqlalchemy import select
 
 from searchapp.context import App
+from searchapp.corpora.names import check_id, check_text_value
 from searchapp.corpora.originals import OriginalNotFoundError, original_path
 from searchapp.corpora.service import create_corpus, request_embed  # noqa: F401 - doctest
 from searchapp.errors import DocumentNotFoundError, InvalidParameterError
@@ -46,7 +46,6 @@ from searchapp.store.schema import Document, Embedding
 
 Doc = repo.NewDocument
 MAX_BATCH = 1_000  # documents per upsert, get or delete call
-MAX_ID_CHARS = 500  # the column's width
 MAX_TEXT_CHARS = 1_000_000
 MAX_META_KEYS = 100
 MAX_META_CHARS = 10_000  # per key or value
@@ -99,57 +98,6 @@ class DeleteSummary:
     deleted: int
     missing: list[str]
     generation: int
-
-
-ID_RULE = ("a document id is 1-500 characters of text with no control character (newline, "
-           "tab, ...) and is not '.' or '..'; spaces around it are removed")
-
-
-def check_id(external_id: object) -> str:
-    """A document id as stored, by the one rule every front end uses (``ID_RULE``): spaces
-    around it removed; refused when empty, too long, holding a control character (a newline
-    or a tab anywhere), or ``.``/``..`` (which no URL path can name).
-
-    Example:
-        >>> check_id("  q-17 ")
-        'q-17'
-        >>> check_id("..")
-        Traceback (most recent call last):
-        ...
-        searchapp.errors.InvalidParameterError: Document id '..' cannot be named in a URL; ...
-    """
-    if not isinstance(external_id, str) or not external_id.strip():
-        raise InvalidParameterError(f"A document id must be a non-empty string: {ID_RULE}.")
-    external_id = external_id.strip()
-    if len(external_id) > MAX_ID_CHARS:
-        raise InvalidParameterError(f"Document id {external_id[:40]!r}... is longer than "
-                                    f"{MAX_ID_CHARS} characters.")
-    if any(unicodedata.category(c) == "Cc" for c in external_id):
-        raise InvalidParameterError(f"Document id {external_id[:40]!r} holds a control "
-                                    f"character; {ID_RULE}.")
-    if external_id in (".", ".."):
-        raise InvalidParameterError(f"Document id {external_id!r} cannot be named in a URL; "
-                                    f"{ID_RULE}.")
-    check_text_value(external_id, "document id")
-    return external_id
-
-
-def check_text_value(value: str, what: str) -> str:
-    """``value`` if the database can store it: no NUL character, valid Unicode (no lone
-    surrogate, which some JSON encoders let through).
-
-    Example:
-        >>> check_text_value("ok", "text")
-        'ok'
-    """
-    if "\x00" in value:
-        raise InvalidParameterError(f"The {what} contains a NUL character; remove it.")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidParameterError(f"The {what} is not valid Unicode (a lone surrogate "
-                                    "code point); send it as UTF-8 text.") from None
-    return value
 
 
 def check_document(doc: Doc) -> Doc:

@@ -26,14 +26,14 @@ import logging
 import threading
 
 from searchapp.context import App
-from searchapp.corpora.embed_job import (
+from searchapp.corpora.embed_batches import (
     BATCH_CHARS_CPU,
     BATCH_CHARS_GPU,
     BATCH_CPU,
     BATCH_GPU,
     FIRST_BATCH,
-    embed_rows,
 )
+from searchapp.corpora.embed_job import embed_rows
 from searchapp.errors import JobCancelled
 from searchapp.jobs.tasks import WorkerStopping
 from searchapp.store import repo

@@ -31,18 +31,19 @@ import time
 
 import numpy as np
 
+from searchapp.corpora.embed_batches import (
+    BATCH_CHARS_CPU,
+    BATCH_CHARS_GPU,
+    BATCH_CPU,
+    BATCH_GPU,
+    FIRST_BATCH,
+)
 from searchapp.embedding.passages import embed_documents
 from searchapp.jobs.tasks import TaskContext, fault_point
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
 from searchapp.vectors.passage_index import STRIDE
 
-BATCH_CPU = 1024  # documents per committed batch (and per Ray block, ``ray_embed``)
-BATCH_GPU = 8192
-BATCH_CHARS_CPU = 1_000_000  # characters of text per batch, at most (one longer document
-BATCH_CHARS_GPU = 8_000_000  # is a batch of its own); ``"batch_chars"`` in the payload sets another
-FIRST_BATCH = 128  # the first batches are smaller (doubling up): search opens and a rate
-# shows within seconds of the model being loaded
 MIN_SAVE_GAP_SECONDS = 10.0
 SAVE_SHARE = 0.05  # the most of the time that saving the index may take
 

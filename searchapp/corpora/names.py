@@ -21,7 +21,7 @@ path segment, always the same way:
 
 ``fit_id`` keeps a whole id within the ``MAX_ID_CHARS`` the store's column and
 every front end take, the same way. Both are stable (applied again they change
-nothing) and what they give passes ``documents.check_id``, so a document made
+nothing) and what they give passes ``check_id`` (the one id rule, below), so a document made
 from any name can be fetched and deleted through the CLI and the API.
 ``distinct`` gives the later of two documents that would share an id one of its
 own (``report (2).pdf``); the ingest says so in its report.
@@ -39,6 +39,8 @@ import hashlib
 import re
 import unicodedata
 from collections.abc import Container
+
+from searchapp.errors import InvalidParameterError
 
 MAX_SEGMENT_BYTES = 200
 MAX_ID_CHARS = 500  # documents.external_id is String(500)
@@ -143,3 +145,54 @@ def _shortened(text: str, limit: int) -> str:
     room = limit - len(ext.encode()) - 1 - HASH_CHARS
     stem = text[:len(text) - len(ext)].encode()[:room].decode("utf-8", "ignore").rstrip()
     return f"{stem}~{digest}{ext}"
+
+
+ID_RULE = ("a document id is 1-500 characters of text with no control character (newline, "
+           "tab, ...) and is not '.' or '..'; spaces around it are removed")
+
+
+def check_id(external_id: object) -> str:
+    """A document id as stored, by the one rule every front end uses (``ID_RULE``): spaces
+    around it removed; refused when empty, too long, holding a control character (a newline
+    or a tab anywhere), or ``.``/``..`` (which no URL path can name).
+
+    Example:
+        >>> check_id("  q-17 ")
+        'q-17'
+        >>> check_id("..")
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.InvalidParameterError: Document id '..' cannot be named in a URL; ...
+    """
+    if not isinstance(external_id, str) or not external_id.strip():
+        raise InvalidParameterError(f"A document id must be a non-empty string: {ID_RULE}.")
+    external_id = external_id.strip()
+    if len(external_id) > MAX_ID_CHARS:
+        raise InvalidParameterError(f"Document id {external_id[:40]!r}... is longer than "
+                                    f"{MAX_ID_CHARS} characters.")
+    if any(unicodedata.category(c) == "Cc" for c in external_id):
+        raise InvalidParameterError(f"Document id {external_id[:40]!r} holds a control "
+                                    f"character; {ID_RULE}.")
+    if external_id in (".", ".."):
+        raise InvalidParameterError(f"Document id {external_id!r} cannot be named in a URL; "
+                                    f"{ID_RULE}.")
+    check_text_value(external_id, "document id")
+    return external_id
+
+
+def check_text_value(value: str, what: str) -> str:
+    """``value`` if the database can store it: no NUL character, valid Unicode (no lone
+    surrogate, which some JSON encoders let through).
+
+    Example:
+        >>> check_text_value("ok", "text")
+        'ok'
+    """
+    if "\x00" in value:
+        raise InvalidParameterError(f"The {what} contains a NUL character; remove it.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidParameterError(f"The {what} is not valid Unicode (a lone surrogate "
+                                    "code point); send it as UTF-8 text.") from None
+    return value

@@ -45,7 +45,7 @@ import numpy as np
 
 from searchapp.config import Settings
 from searchapp.context import App
-from searchapp.corpora.embed_job import BATCH_CPU, BATCH_GPU  # per block, encode call, commit
+from searchapp.corpora.embed_batches import BATCH_CPU, BATCH_GPU  # per block, encode call, commit
 from searchapp.errors import ConfigError
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus

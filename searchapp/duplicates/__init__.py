@@ -41,7 +41,7 @@ from searchapp.duplicates.service import (
     request_mining,
     stored,
 )
-from searchapp.duplicates.text_keys import normalise, text_key
+from searchapp.pairs.text_keys import normalise, text_key
 
 __all__ = [
     "CHECK_K", "DEFAULT_K", "EXACT_CLIQUE_MAX", "INLINE_MAX", "KIND", "MAX_K", "CheckReport",

@@ -6,7 +6,7 @@ docs/duplicates.md for why 0.80 for all-MiniLM-L6-v2). With a file of labelled p
 (sentence1, sentence2, label 0/1) ``calibrate`` computes average precision, the
 precision-recall curve and the best-F1 threshold with ``searchapp.evaluation.metrics``;
 ``save_threshold`` stores that threshold in the model's ``info`` JSON, where
-``threshold_for`` finds it from then on.
+``searchapp.pairs.threshold.threshold_for`` finds it from then on.
 
 Example:
     >>> pairs = read_labelled_pairs(b"sentence1,sentence2,label\\na,b,1\\nc,d,0\\n", "p.csv")
@@ -25,14 +25,12 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.corpora.ingest import read_table
-from searchapp.errors import InvalidParameterError, TrainingDataError, check_range
+from searchapp.errors import TrainingDataError
 from searchapp.evaluation.metrics import pair_metrics, paired_cosine, precision_recall_curve
 from searchapp.jobs import queue
+from searchapp.pairs.threshold import INFO_KEY
 from searchapp.store import repo
 
-DEFAULT_THRESHOLDS = {"all-MiniLM-L6-v2": 0.80}
-FALLBACK_THRESHOLD = 0.80  # models without a default or a calibration
-INFO_KEY = "duplicate_threshold"  # models.info[INFO_KEY] = {"threshold": ..., "ap": ..., ...}
 FIRST_COLUMNS = ("sentence1", "question1", "text1", "s1", "premise", "a")
 SECOND_COLUMNS = ("sentence2", "question2", "text2", "s2", "hypothesis", "b")
 LABEL_COLUMNS = ("label", "is_duplicate", "is_paraphrase", "duplicate", "paraphrase")
@@ -157,31 +155,6 @@ def save_threshold(app: App, calibration: Calibration) -> None:
     app.model_ref(calibration.model)  # registers the model on first use
     with app.db.session() as s:
         repo.update_model_info(s, calibration.model, **{INFO_KEY: calibration.as_dict()})
-
-
-def stored_calibration(app: App, model_name: str) -> dict | None:
-    """The calibration saved for a model (a Calibration as a dict), if any."""
-    with app.db.session() as s:
-        model = repo.find_model(s, model_name)
-        return (model.info or {}).get(INFO_KEY) if model else None
-
-
-def threshold_for(app: App, model_name: str) -> tuple[float, str]:
-    """The model's duplicate threshold and where it comes from ("calibrated" or "default")."""
-    stored = stored_calibration(app, model_name)
-    if stored:
-        return float(stored["threshold"]), "calibrated"
-    return DEFAULT_THRESHOLDS.get(model_name, FALLBACK_THRESHOLD), "default"
-
-
-def resolve_threshold(app: App, model_name: str, threshold: float | None) -> float:
-    """``threshold`` checked to lie in [0, 1], or the model's own when None."""
-    if threshold is None:
-        return threshold_for(app, model_name)[0]
-    try:
-        return float(check_range("threshold", float(threshold), 0.0, 1.0))
-    except (TypeError, ValueError) as exc:
-        raise InvalidParameterError(f"threshold must be a number; got {threshold!r}.") from exc
 
 
 def request_calibration(app: App, model_name: str, source: bytes | str | Path,

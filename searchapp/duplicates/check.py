@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from searchapp.context import App
-from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.params import CHECK_K
 from searchapp.duplicates.results import Match
-from searchapp.duplicates.text_keys import normalise
+from searchapp.pairs.text_keys import normalise
+from searchapp.pairs.threshold import resolve_threshold
 from searchapp.search.service import validate_query
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle, as_handle

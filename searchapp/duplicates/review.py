@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.params import check_k, floor_for
 from searchapp.duplicates.service import open_for_duplicates, request_mining, stored
 from searchapp.judgements import service
+from searchapp.pairs.threshold import resolve_threshold
 from searchapp.store import judgement_rows, repo
 
 if TYPE_CHECKING:

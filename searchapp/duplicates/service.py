@@ -19,7 +19,6 @@ from collections.abc import Callable
 import numpy as np
 
 from searchapp.context import App
-from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.duplicates.grouping import group_pairs
 from searchapp.duplicates.mining import Mined, mine
 from searchapp.duplicates.params import (
@@ -32,9 +31,10 @@ from searchapp.duplicates.params import (
     params_key,
 )
 from searchapp.duplicates.results import DuplicateReport
-from searchapp.duplicates.text_keys import text_key
 from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
+from searchapp.pairs.text_keys import text_key
+from searchapp.pairs.threshold import resolve_threshold
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
 

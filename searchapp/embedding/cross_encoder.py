@@ -33,8 +33,9 @@ import numpy as np
 import torch
 from transformers import AutoModel, AutoTokenizer
 
-from searchapp.embedding.encoder import pick_device, pool
 from searchapp.embedding import checkpoint
+from searchapp.embedding.encoder import pick_device
+from searchapp.embedding.pooling import pool
 from searchapp.errors import ModelError
 
 WEIGHTS = "cross_encoder.safetensors"

@@ -132,7 +132,7 @@ class CrossGraph:
 
     @classmethod
     def _made(cls, model: torch.nn.Module, path: Path) -> CrossGraph:
-        from searchapp.training.cross_encoder import WEIGHTS
+        from searchapp.embedding.cross_encoder import WEIGHTS
 
         weights = path.parent / WEIGHTS
         try:

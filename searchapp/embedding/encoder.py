@@ -56,9 +56,9 @@ from transformers.utils import logging as hf_logging
 
 from searchapp.base.timing import StageTimes
 from searchapp.embedding import speed
+from searchapp.embedding.pooling import POOLING_MODES, pool
 from searchapp.errors import ModelError
 
-POOLING_MODES = ("mean", "max", "cls")
 DEFAULT_MAX_SEQ_LENGTH = 256
 QUERIES_BEFORE_FAST_PATH = 2  # the query that starts building the fast query path
 BUILD_EXIT_WAIT = 120.0  # seconds an exiting process waits for a query path being built
@@ -84,30 +84,6 @@ _POOLING_KEYS = {
     "max": "pooling_mode_max_tokens",
     "cls": "pooling_mode_cls_token",
 }
-
-
-def pool(token_embeddings: torch.Tensor, attention_mask: torch.Tensor, mode: str) -> torch.Tensor:
-    """Pool token vectors (batch, seq, dim) into sentence vectors (batch, dim).
-
-    Padding never counts: mean divides by the number of real tokens, max sets
-    padded positions to a very small value first, cls takes position 0.
-
-    Example:
-        >>> t = torch.tensor([[[1.0, 2.0], [3.0, 4.0], [9.0, 9.0]]])
-        >>> pool(t, torch.tensor([[1, 1, 0]]), "mean")
-        tensor([[2., 3.]])
-    """
-    if mode not in POOLING_MODES:
-        raise ModelError(f"Unknown pooling {mode!r}; use one of: {', '.join(POOLING_MODES)}.")
-    if mode == "cls":
-        return token_embeddings[:, 0]
-    mask = attention_mask.unsqueeze(-1).to(token_embeddings.dtype)  # (batch, seq, 1)
-    if mode == "max":
-        fill = torch.finfo(token_embeddings.dtype).min
-        return token_embeddings.masked_fill(mask == 0, fill).max(dim=1).values
-    summed = (token_embeddings * mask).sum(dim=1)  # (batch, dim)
-    counts = mask.sum(dim=1).clamp(min=1e-9)  # (batch, 1)
-    return summed / counts
 
 
 def pick_device(preference: str = "auto") -> torch.device:

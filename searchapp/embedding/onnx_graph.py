@@ -35,6 +35,7 @@ import torch
 import torch.nn.functional as F
 
 from searchapp.base.private_files import private_dir, replace_private
+from searchapp.embedding.pooling import pool
 from searchapp.errors import ModelError
 
 log = logging.getLogger(__name__)
@@ -71,8 +72,6 @@ class _Single(torch.nn.Module):
         self.pooling, self.normalize = encoder.pooling, encoder.normalize
 
     def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-        from searchapp.embedding.encoder import pool
-
         tokens = self.transformer(input_ids=input_ids,
                                   attention_mask=attention_mask).last_hidden_state.float()
         vectors = pool(tokens, attention_mask, self.pooling)

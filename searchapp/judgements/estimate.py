@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchapp.duplicates.calibration import resolve_threshold
 from searchapp.judgements import service
+from searchapp.pairs.threshold import resolve_threshold
 from searchapp.search.service import search
 from searchapp.store import judgement_rows as rows
 from searchapp.vectors.handle import CorpusHandle, as_handle

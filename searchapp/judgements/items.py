@@ -10,7 +10,7 @@ Example:
 
 from __future__ import annotations
 
-from searchapp.corpora.documents import check_id, check_text_value
+from searchapp.corpora.names import check_id, check_text_value
 from searchapp.errors import InvalidParameterError
 
 KINDS = ("query", "pair")
@@ -73,7 +73,7 @@ def item_of(query: str | None = None, doc: str | None = None, a: str | None = No
             b: str | None = None) -> tuple[str, str | None, str, str | None]:
     """(kind, query, a, b) of what is judged: query + doc, or a + b (ordered a < b).
 
-    Document ids follow the documents' one rule (``corpora.documents.check_id``:
+    Document ids follow the documents' one rule (``corpora.names.check_id``:
     spaces around them removed, control characters and ``.``/``..`` refused), so
     a judgement names a document as the corpus stores it and exports read back.
 

@@ -40,9 +40,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from searchapp.duplicates.calibration import resolve_threshold
-from searchapp.duplicates.text_keys import normalise
 from searchapp.judgements.items import check_kind, normalise_query
+from searchapp.pairs.text_keys import normalise
+from searchapp.pairs.threshold import resolve_threshold
 from searchapp.search.service import semantic_candidates
 from searchapp.store import fulltext, repo
 from searchapp.store import judgement_rows as rows

@@ -1,7 +1,7 @@
 """Reranking: a corpus' own cross-encoder reorders the first hybrid (or semantic) hits.
 
 The bi-encoder compares a query's vector with each document's, computed apart;
-a cross-encoder (``searchapp.training.cross_encoder``) reads the query and one
+a cross-encoder (``searchapp.embedding.cross_encoder``) reads the query and one
 passage together, so every word of one attends to every word of the other:
 more accurate, but one forward pass per pair. So only the first ``DEPTH``
 candidates of the search are rescored, all in one batch, and the k best of
@@ -49,8 +49,8 @@ from searchapp.errors import NoRerankerError
 from searchapp.store import repo
 
 if TYPE_CHECKING:
+    from searchapp.embedding.cross_encoder import CrossEncoder
     from searchapp.search.service import SearchHit
-    from searchapp.training.cross_encoder import CrossEncoder
 
 log = logging.getLogger(__name__)
 DEPTH = 30  # candidates rescored per query (rerank_latency.py measures this many)
@@ -144,8 +144,8 @@ class Reranker:
 
 def _graph_of(model: CrossEncoder, folder: Path | None) -> tuple[object | None, str]:
     """The model's checked int8 ONNX graph and the path's name, or (None, "torch-int8")."""
+    from searchapp.embedding.cross_graph import CrossGraph
     from searchapp.errors import ModelError
-    from searchapp.training.cross_graph import CrossGraph
 
     try:
         return CrossGraph.load_or_export(model, folder), "onnx-int8"
@@ -156,7 +156,7 @@ def _graph_of(model: CrossEncoder, folder: Path | None) -> tuple[object | None, 
 
 def load_reranker(folder: Path, quantized: bool = True) -> Reranker:
     """The reranker saved in ``folder``, loaded once per process (again when its files change)."""
-    from searchapp.training.cross_encoder import WEIGHTS, CrossEncoder
+    from searchapp.embedding.cross_encoder import WEIGHTS, CrossEncoder
 
     key = (str(folder), (folder / WEIGHTS).stat().st_mtime, quantized)
     with _LOCK:

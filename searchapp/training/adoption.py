@@ -29,10 +29,11 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.corpora.service import request_model_switch
-from searchapp.duplicates.calibration import Calibration, save_threshold, threshold_for
+from searchapp.duplicates.calibration import Calibration, save_threshold
 from searchapp.embedding.models import model_path, read_card
 from searchapp.errors import ModelError
 from searchapp.evaluation.metrics import pair_metrics, precision_recall_curve
+from searchapp.pairs.threshold import threshold_for
 from searchapp.store import repo
 from searchapp.training import thresholds
 

@@ -1,6 +1,6 @@
 """Evaluate a model on a labelled file: STS scores (Spearman) or 0/1 pairs (AP, F1).
 
-The file is read and checked like a training file (``data.py``), so the same
+The file is read and checked like a training file (``data.py`` beside it), so the same
 columns and aliases work and the same errors name the bad rows; the metrics
 are those of ``searchapp.evaluation.metrics``.
 

@@ -558,8 +558,9 @@ def _augment_steps(app: App, corpus: str, payload: dict, steps: _Steps, train_it
                    dev_items: Items, examples: list[Example], gold: dict, hyper: dict
                    ) -> tuple[dict, dict]:
     """Cross-encoder, silver pairs, a second bi-encoder, and the choice between the two."""
+    from searchapp.embedding.cross_encoder import CrossEncoder
     from searchapp.training import augment
-    from searchapp.training.cross_encoder import CrossConfig, CrossEncoder, train
+    from searchapp.training.cross_train import CrossConfig, train
 
     base = payload["base"]
     cross_dir = steps.folder / "cross"

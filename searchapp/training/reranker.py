@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.context import App
+from searchapp.embedding import cross_encoder
 from searchapp.embedding.models import model_path, write_card
 from searchapp.errors import TrainingDataError
 from searchapp.evaluation.bootstrap import paired_mean_difference
@@ -55,7 +56,7 @@ from searchapp.evaluation.ranking import query_metrics
 from searchapp.search import rerank
 from searchapp.search.service import SearchHit, search
 from searchapp.store import repo
-from searchapp.training import cross_encoder, holdout
+from searchapp.training import cross_train, holdout
 from searchapp.vectors.handle import CorpusHandle, open_corpus
 
 Pair = tuple[str, str, int]
@@ -176,10 +177,10 @@ def new_cross_encoder(app: App, handle: CorpusHandle, config: RerankerConfig
 def fit(model: cross_encoder.CrossEncoder, pairs: list[Pair], work: Path,
         config: RerankerConfig, progress: Progress | None = None) -> dict:
     """Train ``model`` on ``pairs`` (resumable from ``work``); the training's numbers."""
-    settings = cross_encoder.CrossConfig(
+    settings = cross_train.CrossConfig(
         epochs=config.epochs, min_steps=config.min_steps, batch_size=config.batch_size,
         lr=config.lr, seed=config.seed, max_steps=config.max_steps)
-    return cross_encoder.train(model, pairs, work, settings, progress)
+    return cross_train.train(model, pairs, work, settings, progress)
 
 
 # ---- 3. verdict ----------------------------------------------------------------------------

@@ -14,7 +14,7 @@ The dev set is evaluated before training, after each epoch (or more often with
 trainer leaves in the encoder. Every ``checkpoint_every`` steps the whole state
 (weights, optimiser, schedule, RNG, step, history) is written to ``work_dir``,
 and a new Trainer on the same ``work_dir`` carries on from the last checkpoint.
-Checkpoints are safetensors plus JSON (``searchapp.training.checkpoint``), never
+Checkpoints are safetensors plus JSON (``searchapp.embedding.checkpoint``), never
 pickles: a file planted in the work folder cannot run code when resumed from.
 
 Example:
@@ -38,9 +38,9 @@ import numpy as np
 import torch
 
 from searchapp.base.private_files import replace_private
+from searchapp.embedding import checkpoint
 from searchapp.errors import CheckpointError, InvalidParameterError, TrainingDataError
 from searchapp.evaluation.metrics import encode_pairs, pair_metrics, retrieval_metrics, sts_metrics
-from searchapp.training import checkpoint
 from searchapp.training.averaging import WeightAverage
 from searchapp.training.batching import unique_text_order
 from searchapp.training.data import TrainingData

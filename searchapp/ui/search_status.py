@@ -16,7 +16,7 @@ import streamlit as st
 
 from searchapp.context import App
 from searchapp.corpora import service as corpora
-from searchapp.corpora.embed_job import FIRST_BATCH
+from searchapp.corpora.embed_batches import FIRST_BATCH
 from searchapp.errors import InvalidParameterError
 from searchapp.jobs import queue
 from searchapp.jobs.horizon import split_message

@@ -23,7 +23,7 @@ from functools import partial
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.duplicates.calibration import threshold_for
+from searchapp.pairs.threshold import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit, search
 from searchapp.ui.common import md_code, md_escape, user_errors

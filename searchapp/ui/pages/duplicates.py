@@ -21,6 +21,7 @@ from searchapp.duplicates import calibration as cal
 from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
+from searchapp.pairs.threshold import stored_calibration, threshold_for
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
 from searchapp.ui.common import corpus_picker, job_progress, md_escape, page_app, two_cosines
@@ -280,8 +281,8 @@ if not summaries:
 
 chosen_corpus = corpus_picker(summaries, describe=False)  # in the address, remembered
 corpus_name, model_name = chosen_corpus.name, chosen_corpus.model_name
-default, source = cal.threshold_for(app, model_name)
-calibration = cal.stored_calibration(app, model_name)
+default, source = threshold_for(app, model_name)
+calibration = stored_calibration(app, model_name)
 slider_key = f"dup-threshold-{model_name}-{default:.4f}"  # a new calibration resets it
 initial = float(round(default, 3))  # the calibrated value itself, not a rounded neighbour
 
