@@ -172,6 +172,7 @@ def test_clusters_job_skips_documents_changed_meanwhile(app, planted_corpus):
     """The job clusters the corpus as it was when it started: nothing raises."""
     from searchapp.clusters import ClusterParams, cached_clusters, request_clusters
     from searchapp.clusters.service import clusters_task
+    from searchapp.jobs.kinds import parse_payload
     from searchapp.jobs.tasks import TaskContext
 
     params = ClusterParams("community", projection="pca")
@@ -184,7 +185,8 @@ def test_clusters_job_skips_documents_changed_meanwhile(app, planted_corpus):
         def progress(self, done, total, message=None, force=False, items=None, unit=None):
             change(done, total, message)
 
-    result = clusters_task(Context(app, lease), queue.get(app.db, job_id).payload)
+    result = clusters_task(Context(app, lease),
+                           parse_payload("clusters", queue.get(app.db, job_id).payload))
     assert result["documents"] == 121 and result["clusters"] >= 4  # the planted topics
     assert cached_clusters(app, planted_corpus, params) is None  # never shown as current
     fresh, _ = request_clusters(app, planted_corpus, params)

@@ -316,6 +316,7 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
 def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
     """OCR is the long step of a scan: the job's message names the file and its page."""
     from searchapp.corpora.files_job import ingest_task
+    from searchapp.corpora.job_kinds import IngestPayload
     from tests.test_extract_pool import slow_tesseract
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0)
@@ -334,8 +335,7 @@ def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
             self.messages.append(message)
 
     ctx = Recorder()
-    report = ingest_task(ctx, {"corpus": "scans", "paths": [str(scans)], "sync": False,
-                               "model": app.settings.model, "staged": None})
+    report = ingest_task(ctx, IngestPayload("scans", [str(scans)], app.settings.model))
     assert report["added"] == 1
     ocr = [m for m in ctx.messages if "OCR of" in m]
     assert [m.split(" · ")[-1] for m in ocr] == [
@@ -374,6 +374,7 @@ def test_the_job_says_it_is_embedding_the_last_batches_after_the_last_file(app, 
 
     from searchapp.corpora import embed_alongside
     from searchapp.corpora.files_job import ingest_task
+    from searchapp.corpora.job_kinds import IngestPayload
 
     said, real = threading.Event(), embed_alongside.embed_rows
 
@@ -402,7 +403,6 @@ def test_the_job_says_it_is_embedding_the_last_batches_after_the_last_file(app, 
                 said.set()
 
     ctx = Recorder()
-    report = ingest_task(ctx, {"corpus": "notes", "paths": [str(folder)], "sync": False,
-                               "model": app.settings.model, "staged": None})
+    report = ingest_task(ctx, IngestPayload("notes", [str(folder)], app.settings.model))
     assert report["added"] == 3 and said.is_set()
     assert ctx.messages[-1].endswith("3 documents embedded")

@@ -25,11 +25,11 @@ import pytest
 from searchapp.cli import main
 from searchapp.errors import IngestError
 from searchapp.jobs import queue
-from searchapp.jobs.tasks import TASKS
 from searchapp.jobs.worker import hold_worker_lock, work, worker_pid
 from searchapp.reporting import describe
 from tests.test_bad_input import one_line_error
 from tests.test_clusters import make_corpus
+from tests.test_jobs import declare_for_test
 
 ROWS = [f"row {i}: secret-document-text {i}" for i in range(5_000)]
 # Every character class that must not reach a terminal raw: C0 (ESC, BEL, CR, NUL, newline),
@@ -107,8 +107,7 @@ def _task_raising(exc):
 @pytest.mark.parametrize("exc", [ValueError("\n".join(ROWS)), IngestError("\n".join(ROWS))],
                          ids=["bug", "core-error"])
 def test_a_failing_task_is_a_one_line_capped_job_error(app, monkeypatch, exc, capsys):
-    globals()["_failing_task"] = _task_raising(exc)
-    monkeypatch.setitem(TASKS, "failing", "tests.test_error_boundaries:_failing_task")
+    declare_for_test(monkeypatch, "failing", _task_raising(exc))
     job_id = queue.enqueue(app.db, "failing", {})
     assert work(app, stop_when_idle=True) == 1
     job = queue.get(app.db, job_id)
@@ -138,8 +137,7 @@ def _task_inserting_a_broken_row(ctx, payload):
 
 
 def test_the_log_of_a_failed_insert_holds_the_traceback_not_the_rows(app, monkeypatch):
-    monkeypatch.setitem(TASKS, "inserting", "tests.test_error_boundaries:"
-                        "_task_inserting_a_broken_row")
+    declare_for_test(monkeypatch, "inserting", _task_inserting_a_broken_row)
     job_id = queue.enqueue(app.db, "inserting", {})
     assert work(app, stop_when_idle=True) == 1
     job = queue.get(app.db, job_id)

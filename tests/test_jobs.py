@@ -3,17 +3,28 @@ import socket
 import subprocess
 import sys
 import threading
+from dataclasses import dataclass
 from datetime import timedelta
 
 import pytest
 
 from searchapp.errors import JobError
-from searchapp.jobs import queue
-from searchapp.jobs.tasks import TASKS, TaskContext
+from searchapp.jobs import kinds, queue
+from searchapp.jobs.tasks import TaskContext
 from searchapp.jobs.worker import run_job, run_until_done, work
 from searchapp.store.db import Database
 
 EVERY_HEARTBEAT_IS_OLD = timedelta(seconds=-3600)  # "stale" = older than an hour from now
+
+
+@dataclass
+class NoPayload:
+    """The payload of the kinds these tests declare: none."""
+
+
+def declare_for_test(monkeypatch, name: str, run) -> None:
+    """A job kind ``name`` running ``run``, declared for this test only."""
+    monkeypatch.setitem(kinds.DECLARED, name, kinds.JobKind(name, "items", NoPayload, run))
 
 
 def test_claim_is_exclusive_and_in_order(db_url):
@@ -51,8 +62,7 @@ def test_worker_records_failures_and_unknown_kinds(app, monkeypatch):
     def broken(ctx, payload):
         raise ValueError("boom")
 
-    monkeypatch.setitem(TASKS, "broken", "tests.test_jobs:_broken")
-    globals()["_broken"] = broken
+    declare_for_test(monkeypatch, "broken", broken)
     failing = queue.enqueue(app.db, "broken", {})
     unknown = queue.enqueue(app.db, "nonsense", {})
     assert work(app, stop_when_idle=True) == 2
@@ -78,8 +88,7 @@ def test_a_stopping_worker_puts_its_job_back_in_the_queue(app, monkeypatch):
         ctx.progress(1, 2, force=True)
         return {}
 
-    monkeypatch.setitem(TASKS, "slow", "tests.test_jobs:_slow")
-    globals()["_slow"] = slow
+    declare_for_test(monkeypatch, "slow", slow)
     job_id = queue.enqueue(app.db, "slow", {})
     try:
         assert work(app, stop_when_idle=True) == 1
@@ -116,8 +125,7 @@ def test_a_task_whose_job_was_taken_over_stops_and_writes_nothing(app, monkeypat
         ctx.progress(1, 2, force=True)  # this worker's next report
         return {"by": "the stale worker"}
 
-    monkeypatch.setitem(TASKS, "taken_over", "tests.test_jobs:_taken_over")
-    globals()["_taken_over"] = taken_over
+    declare_for_test(monkeypatch, "taken_over", taken_over)
     job_id = queue.enqueue(app.db, "taken_over", {})
     assert run_job(app, queue.claim(app.db, "other-host:6")) == "lost"
     assert queue.get(app.db, job_id).result == {"by": "the other worker"}

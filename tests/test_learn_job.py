@@ -123,6 +123,7 @@ class Stopped(Exception):
 ])
 def test_a_learning_job_stopped_mid_step_carries_on_from_there(app, tiny, stop_at,
                                                                resumed_from):
+    from searchapp.jobs.kinds import parse_payload
     from searchapp.jobs.tasks import TaskContext
     from searchapp.training.learn import learn_task
 
@@ -135,7 +136,7 @@ def test_a_learning_job_stopped_mid_step_carries_on_from_there(app, tiny, stop_a
     make_learning_corpus(app, model=tiny)
     job_id = request_learning(app, "topics", name="learned", augment="off", **FAST).job_id
     lease = queue.claim(app.db, "test").lease
-    payload = queue.get(app.db, job_id).payload
+    payload = parse_payload("learn", queue.get(app.db, job_id).payload)
     with pytest.raises(Stopped):
         learn_task(StopAt(app, lease), payload)
     assert (work_folder(app, "learned") / "items.json").is_file()

@@ -12,6 +12,7 @@ from searchapp import duplicates as dup
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates import judged_threshold as jt
 from searchapp.duplicates import review
+from searchapp.duplicates.job_kinds import CalibratePayload
 from searchapp.errors import JudgementError
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service
@@ -135,7 +136,7 @@ def test_calibration_reports_progress_while_it_scores(faq, tmp_path):
         def progress(self, done, total, message=None, force=False, **_):
             seen.append((done, total))
 
-    result = cal.calibrate_task(Ctx(), {"model": "all-MiniLM-L6-v2", "path": str(path)})
+    result = cal.calibrate_task(Ctx(), CalibratePayload("all-MiniLM-L6-v2", str(path)))
     steps = [done for done, total in seen if total == 600]
     assert steps[:4] == [0, 256, 512, 600] and result["pairs"] == 600
     expected = cal.calibrate(faq, "all-MiniLM-L6-v2", cal.read_labelled_pairs(path))

@@ -14,6 +14,7 @@ import torch
 from searchapp.embedding.encoder import SiameseEncoder
 from searchapp.errors import TrainingDataError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import parse_payload
 from searchapp.jobs.tasks import TaskContext
 from searchapp.training.data import load_training_data, split_dev
 from searchapp.training.losses import OBJECTIVES
@@ -215,7 +216,7 @@ def _start(app, tiny_bert, name, **hyper):
 def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
     hyper = {"epochs": 2, "checkpoint_every": 3, "average_decay": average_decay}
     job_a = _start(app, tiny_bert, "resumed", **hyper).job_id
-    payload = queue.get(app.db, job_a).payload
+    payload = parse_payload("finetune", queue.get(app.db, job_a).payload)
     lease_a = queue.claim(app.db, "test:1").lease
     assert lease_a.job_id == job_a
     with pytest.raises(Killed):
@@ -232,7 +233,7 @@ def test_killed_job_resumes_from_its_checkpoint(app, tiny_bert, average_decay):
     job_b = _start(app, tiny_bert, "straight", **hyper).job_id
     lease_b = queue.claim(app.db, "test:2").lease
     assert lease_b.job_id == job_b
-    finetune(TaskContext(app, lease_b), queue.get(app.db, job_b).payload)
+    finetune(TaskContext(app, lease_b), parse_payload("finetune", queue.get(app.db, job_b).payload))
     texts = ["a dog runs", "the cat is here"]
     resumed = SiameseEncoder.load(app.settings.models_dir / "resumed", device="cpu")
     straight = SiameseEncoder.load(app.settings.models_dir / "straight", device="cpu")

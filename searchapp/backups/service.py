@@ -49,6 +49,7 @@ from pathlib import Path
 from searchapp import __version__
 from searchapp.backups import contents, trust
 from searchapp.backups.contents import Contents
+from searchapp.backups.job_kinds import BACKUP, BackupPayload
 from searchapp.base import data_lock
 from searchapp.base.private_files import private_dir
 from searchapp.context import App
@@ -410,12 +411,12 @@ def request_backup(app: App) -> int:
     for job in queue.recent(app.db, 200):
         if job.kind == "backup" and not job.finished:
             return job.id
-    return queue.enqueue(app.db, "backup", {"name": new_snapshot_name()})
+    return BACKUP.submit(app.db, BackupPayload(name=new_snapshot_name()))
 
 
-def backup_task(ctx, payload: dict) -> dict:
+def backup_task(ctx, payload: BackupPayload) -> dict:
     """The ``backup`` job: a snapshot named in the payload, with progress by step."""
-    name = str(payload.get("name") or new_snapshot_name())
+    name = str(payload.name or new_snapshot_name())
     if not SNAPSHOT_NAME.fullmatch(name):
         raise BackupError(f"Invalid snapshot name {name!r}.")
     folder = ctx.app.settings.backup_dir

@@ -18,6 +18,7 @@ import numpy as np
 
 from searchapp.clusters.compute import IndexLoan, Progress, compute
 from searchapp.clusters.edits import merged_members
+from searchapp.clusters.job_kinds import CLUSTERS, ClustersPayload
 from searchapp.clusters.params import CONSTRAINED, KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
@@ -145,8 +146,8 @@ def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
     job = queue.active_for(app.db, KIND, "key", key)
     if job is not None:
         return None, job.id
-    payload = {"corpus": handle.name, "params": asdict(params), "key": key}
-    return None, queue.enqueue(app.db, KIND, payload)
+    payload = ClustersPayload(handle.name, asdict(params), key)
+    return None, CLUSTERS.submit(app.db, payload)
 
 
 def clusters_result(app: App, corpus: str | CorpusHandle, params: ClusterParams,
@@ -296,14 +297,14 @@ def job_progress(ctx) -> Progress:
     return report
 
 
-def clusters_task(ctx, payload: dict) -> dict:
-    """The ``clusters`` job: payload ``{"corpus": NAME, "params": {...}}``.
+def clusters_task(ctx, payload: ClustersPayload) -> dict:
+    """The ``clusters`` job: ``payload.params`` on ``payload.corpus``.
 
     Idempotent: a job run again after a crash finds a stored fresh result and
     returns at once, or computes it again from the corpus as it is now.
     """
-    params = ClusterParams.from_dict(payload.get("params") or {})
-    result = compute_and_store(ctx.app, payload["corpus"], params, job_progress(ctx),
+    params = ClusterParams.from_dict(payload.params or {})
+    result = compute_and_store(ctx.app, payload.corpus, params, job_progress(ctx),
                                free_index=True)
     ctx.progress(STEPS, STEPS, "Done", force=True)
     return {"corpus": result.corpus, "documents": result.size,

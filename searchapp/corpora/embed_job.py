@@ -17,12 +17,12 @@ The index file is saved when saving is cheap relative to the work done since
 the last save (at most ~5% of the time goes to writing it), and at the end; a
 file that lags behind is brought forward from the database on load anyway.
 
-Payload: ``{"corpus": NAME, "model": MODEL (default: the corpus' model),
-"switch": bool, "batch_chars": N}``; with ``switch`` the corpus moves to MODEL once every document
-has a vector for it, so the old index serves searches until then. With
-``"engine": "ray"`` (and ``"address"``, ``"actors"``, ``"cpus_per_actor"``,
-``"batch"``) the batches are encoded and committed by actors on a Ray cluster
-instead (``searchapp.corpora.ray_embed``), through the same store functions.
+Payload: ``EmbedPayload`` (``corpora.job_kinds``): ``corpus``, ``model`` (default: the
+corpus' model), ``switch``, ``batch_chars``; with ``switch`` the corpus moves to the model
+once every document has a vector for it, so the old index serves searches until then.
+With ``engine`` "ray" (and ``address``, ``actors``, ``cpus_per_actor``, ``batch``) the
+batches are encoded and committed by actors on a Ray cluster instead
+(``searchapp.corpora.ray_embed``), through the same store functions.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from searchapp.corpora.embed_batches import (
     BATCH_GPU,
     FIRST_BATCH,
 )
+from searchapp.corpora.job_kinds import EmbedPayload
 from searchapp.embedding.passages import embed_documents
 from searchapp.jobs.tasks import TaskContext, fault_point
 from searchapp.store import repo
@@ -61,12 +62,13 @@ class _SaveClock:
         self.last, self.cost = time.monotonic(), seconds
 
 
-def embed_corpus(ctx: TaskContext, payload: dict) -> dict:
-    if payload.get("engine") == "ray":
+def embed_corpus(ctx: TaskContext, payload: EmbedPayload) -> dict:
+    """The ``embed`` job: vectors for what lacks one, then the switch if asked."""
+    if payload.engine == "ray":
         return _embed_on_ray(ctx, payload)
     started = time.monotonic()  # the job's time includes loading the model
-    app, name = ctx.app, payload["corpus"]
-    handle = open_corpus(app, name, model=payload.get("model"), require_vectors=False)
+    app, name = ctx.app, payload.corpus
+    handle = open_corpus(app, name, model=payload.model, require_vectors=False)
     model = handle.model
     ctx.progress(0, 0, f"Step 1 of 2: loading the model {model.name}", force=True)
     encoder = app.encoder(model.name)
@@ -132,15 +134,17 @@ def embed_rows(app, handle, encoder, rows: list[tuple[int, str]], checkpoint=Non
     return embedded
 
 
-def _batch_chars(payload: dict, device_type: str) -> int:
+def _batch_chars(payload: EmbedPayload, device_type: str) -> int:
     """The most characters one batch holds: the payload's ``batch_chars``, else per device.
 
     Example:
-        >>> _batch_chars({}, "cpu"), _batch_chars({"batch_chars": 5000}, "cuda")
-        (1000000, 5000)
+        >>> _batch_chars(EmbedPayload("faq"), "cpu")
+        1000000
+        >>> _batch_chars(EmbedPayload("faq", batch_chars=5000), "cuda")
+        5000
     """
     default = BATCH_CHARS_GPU if device_type == "cuda" else BATCH_CHARS_CPU
-    return max(1, int(payload.get("batch_chars") or default))
+    return max(1, int(payload.batch_chars or default))
 
 
 def _passage_rows(ids: list[int], embedded, dimension: int) -> tuple[np.ndarray, np.ndarray]:
@@ -152,23 +156,24 @@ def _passage_rows(ids: list[int], embedded, dimension: int) -> tuple[np.ndarray,
     return np.concatenate(labels), np.vstack([v for v, _ in embedded.passages.values()])
 
 
-def _switch_if_asked(ctx: TaskContext, payload: dict, corpus_id: int, model_name: str) -> None:
-    if payload.get("switch"):
+def _switch_if_asked(ctx: TaskContext, payload: EmbedPayload, corpus_id: int,
+                     model_name: str) -> None:
+    if payload.switch:
         with ctx.app.db.session() as s:
-            repo.get_corpus(s, payload["corpus"]).model_name = model_name
+            repo.get_corpus(s, payload.corpus).model_name = model_name
             repo.next_generation(s, corpus_id)  # readers re-open with the new model
 
 
-def _embed_on_ray(ctx: TaskContext, payload: dict) -> dict:
+def _embed_on_ray(ctx: TaskContext, payload: EmbedPayload) -> dict:
     """The same job with the batches encoded and committed by Ray actors."""
     from searchapp.corpora.ray_embed import RayOptions, run_embed
 
     def report(done: int, total: int, message: str) -> None:
         ctx.progress(done, total, message, force=done == 0)
 
-    result = run_embed(ctx.app, payload["corpus"], RayOptions.from_payload(payload),
-                       model=payload.get("model"), progress=report)
+    result = run_embed(ctx.app, payload.corpus, RayOptions.from_payload(payload),
+                       model=payload.model, progress=report)
     with ctx.app.db.session() as s:
-        corpus_id = repo.corpus_state(s, payload["corpus"]).id
+        corpus_id = repo.corpus_state(s, payload.corpus).id
     _switch_if_asked(ctx, payload, corpus_id, result["model"])
     return result

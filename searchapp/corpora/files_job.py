@@ -63,6 +63,7 @@ from searchapp.corpora.inputs import (
     is_archive,
     iter_rooted,
 )
+from searchapp.corpora.job_kinds import INGEST, IngestPayload
 from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import OriginalChangedError, keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
@@ -221,12 +222,11 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     sweep_uploads(app, keep=staged)
     # a watched folder's path is its stored one (resolved when added), never resolved again:
     # a link put in its place must not lead the walk elsewhere (``folder_check``)
-    payload = {"corpus": name,
-               "paths": [str(Path(p) if watched else Path(p).resolve()) for p in paths],
-               "sync": bool(sync), "model": model_name,
-               "staged": str(staged) if staged else None, "overlap": bool(overlap),
-               **(options or {})}
-    return queue.enqueue(app.db, "ingest", payload)
+    payload = IngestPayload(
+        name, [str(Path(p) if watched else Path(p).resolve()) for p in paths], model_name,
+        sync=bool(sync), staged=str(staged) if staged else None, overlap=bool(overlap),
+        **(options or {}))
+    return INGEST.submit(app.db, payload)
 
 
 def sweep_uploads(app: App, keep: Path | None = None) -> int:
@@ -249,21 +249,21 @@ def sweep_uploads(app: App, keep: Path | None = None) -> int:
     return gone
 
 
-def ingest_task(ctx, payload: dict) -> dict:
+def ingest_task(ctx, payload: IngestPayload) -> dict:
     """The ``ingest`` job: read, compare, store, report; then queue the embedding."""
-    app, name = ctx.app, payload["corpus"]
+    app, name = ctx.app, payload.corpus
     with app.db.session() as s:
-        corpus = repo.get_or_create_corpus(s, name, payload["model"])
+        corpus = repo.get_or_create_corpus(s, name, payload.model)
         corpus_id = corpus.id
         stored = repo.stored_files(s, corpus_id)
-    paths = [Path(p) for p in payload["paths"]]
-    run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=bool(payload.get("sync")),
-               sources=source_keys(paths, staged=bool(payload.get("staged"))))
-    run.report.notes += payload.get("notes") or []  # an upload's names made distinct
+    paths = [Path(p) for p in payload.paths]
+    run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=payload.sync,
+               sources=source_keys(paths, staged=bool(payload.staged)))
+    run.report.notes += payload.notes  # an upload's names made distinct
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
-    include, exclude = payload.get("include") or (), payload.get("exclude") or ()
+    include, exclude = payload.include or (), payload.exclude or ()
 
     def wanted(path: str) -> bool:
         return accepts(path) and matches(path, include, exclude)
@@ -272,24 +272,24 @@ def ingest_task(ctx, payload: dict) -> dict:
         check_synced(paths, payload)  # a watched folder: still the one added, or nothing
         with _alongside(app, name, ctx, payload, run) as run.alongside:
             run.read(iter_rooted(paths, work, InputLimits.from_env(), wanted,
-                                 settle=float(payload.get("settle") or 0),
+                                 settle=float(payload.settle or 0),
                                  names=_upload_names(payload),
                                  identity=folder_identity(payload)), total)
         run.report_read()
-        if payload.get("sync"):
+        if payload.sync:
             check_synced(paths, payload)  # unmounted or replaced while read: nothing goes
             run.remove_gone()
     except JobCancelled:  # the uploaded files go with the job; what was stored stays
-        if payload.get("staged"):
-            shutil.rmtree(payload["staged"], ignore_errors=True)
+        if payload.staged:
+            shutil.rmtree(payload.staged, ignore_errors=True)
         raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report = run.report
     if report.added or report.changed or report.removed or report.documents:
         report.embed_job = request_embed(app, name, new_rows=True)
-    if payload.get("staged"):
-        shutil.rmtree(payload["staged"], ignore_errors=True)
+    if payload.staged:
+        shutil.rmtree(payload.staged, ignore_errors=True)
     return report.as_dict()
 
 
@@ -308,18 +308,18 @@ def source_keys(paths: Sequence[Path], staged: bool = False) -> list[str]:
             for p in paths]
 
 
-def _upload_names(payload: dict) -> dict[str, str]:
+def _upload_names(payload: IngestPayload) -> dict[str, str]:
     """{path of an uploaded file on disk: the name it is known by} (``staging``)."""
-    if not payload.get("staged"):
+    if not payload.staged:
         return {}
-    folder = Path(payload["staged"]).resolve()
-    return {str(folder / disk): name for disk, name in (payload.get("names") or {}).items()}
+    folder = Path(payload.staged).resolve()
+    return {str(folder / disk): name for disk, name in payload.names.items()}
 
 
-def _alongside(app: App, name: str, ctx, payload: dict, run: _Run):
-    """What embeds the batches while files are still read (``payload["overlap"]``, on
+def _alongside(app: App, name: str, ctx, payload: IngestPayload, run: _Run):
+    """What embeds the batches while files are still read (the payload's ``overlap``, on
     by default; off, the embed job after the ingest does it all)."""
-    if payload.get("overlap", True):
+    if payload.overlap:
         return EmbedAlongside(app, name, getattr(ctx, "checkpoint", None),
                               waiting=lambda: run.report_embedding())
     return contextlib.nullcontext()

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from searchapp.corpora.job_kinds import IngestPayload
 from searchapp.errors import IngestError
 from searchapp.store.watched_folders import RESTORED
 
@@ -140,24 +141,24 @@ def trouble(path: str, recorded: str | None, roots: Sequence[str | Path] | None 
     return None
 
 
-def check_synced(paths: Sequence[Path], payload: dict) -> None:
+def check_synced(paths: Sequence[Path], payload: IngestPayload) -> None:
     """Before an ingest reads a watched folder and before it removes anything: IngestError
     (nothing read, nothing removed) unless ``paths`` is the one folder the sync was queued
     for and ``trouble`` finds nothing (``payload``: ``watch``, ``device``, ``roots``).
     Any other ingest passes."""
-    if not payload.get("watch") and payload.get("device") is None:
+    if not payload.watch and payload.device is None:
         return
     if len(paths) != 1:
         raise IngestError("A watched folder's sync reads that one folder; nothing was read.")
-    reason = trouble(str(paths[0]), payload.get("device"), payload.get("roots"))
+    reason = trouble(str(paths[0]), payload.device, payload.roots)
     if reason:
         raise IngestError(f"{paths[0]} was not synced: {reason}.")
 
 
-def folder_identity(payload: dict) -> tuple[int, int] | None:
+def folder_identity(payload: IngestPayload) -> tuple[int, int] | None:
     """The (st_dev, st_ino) a watched folder's walk must find at its top, or None (not a
     watched folder, or an older record without the inode)."""
-    identity = Identity.parse(payload.get("device"))
-    if not payload.get("watch") or identity.device is None or identity.inode is None:
+    identity = Identity.parse(payload.device)
+    if not payload.watch or identity.device is None or identity.inode is None:
         return None
     return identity.device, identity.inode

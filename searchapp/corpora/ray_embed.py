@@ -46,6 +46,7 @@ import numpy as np
 from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.corpora.embed_batches import BATCH_CPU, BATCH_GPU  # per block, encode call, commit
+from searchapp.corpora.job_kinds import EmbedPayload
 from searchapp.errors import ConfigError
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
@@ -74,11 +75,12 @@ class RayOptions:
     max_restarts: int | None = None  # None: Ray Data's default (restart and retry, forever)
 
     @classmethod
-    def from_payload(cls, payload: dict) -> RayOptions:
-        address = payload.get("address", "auto")
+    def from_payload(cls, payload: EmbedPayload) -> RayOptions:
+        """The options an ``embed`` job's payload carries ("" or "local": a local cluster)."""
+        address = payload.address
         return cls(address=None if address in (None, "", "local") else address,
-                   actors=payload.get("actors"), cpus_per_actor=payload.get("cpus_per_actor"),
-                   batch=payload.get("batch"))
+                   actors=payload.actors, cpus_per_actor=payload.cpus_per_actor,
+                   batch=payload.batch)
 
 
 @dataclass(frozen=True)

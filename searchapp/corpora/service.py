@@ -28,10 +28,10 @@ from searchapp.corpora.builder import (
     plan_columns,
 )
 from searchapp.corpora.ingest import Table, read_table  # noqa: F401 - used in the doctest
+from searchapp.corpora.job_kinds import EMBED, EmbedPayload
 from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
-from searchapp.jobs import queue
-from searchapp.jobs.tasks import TASKS
+from searchapp.jobs import kinds, queue
 from searchapp.store import repo, sources
 
 NAME_MAX = 200
@@ -216,7 +216,8 @@ def split_long(app: App, name: str) -> tuple[int, int | None]:
 
 def active_jobs(app: App, name: str) -> list[queue.JobView]:
     """Queued or running jobs of any kind whose payload names this corpus."""
-    return [j for kind in TASKS if (j := queue.active_for(app.db, kind, "corpus", name))]
+    return [j for kind in kinds.kinds()
+            if (j := queue.active_for(app.db, kind.name, "corpus", name))]
 
 
 def request_embed(app: App, name: str, new_rows: bool = False) -> int | None:
@@ -266,20 +267,20 @@ def request_ray_embed(app: App, name: str, address: str | None = "auto", actors:
 
 def _enqueue_embed(app: App, corpus: str, model: str | None = None, switch: bool = False,
                    ray: dict | None = None, once: bool = False) -> int:
-    """The one place an ``embed`` job's payload is written (``corpora.embed_job`` reads it).
+    """The one place an ``embed`` job is queued (``corpora.job_kinds.EmbedPayload``).
 
-    ``{"corpus"}``, plus ``"model"`` and ``"switch": True`` to move the corpus to another
-    model, or ``"engine": "ray"`` with the Ray options that were given.
+    ``model`` and ``switch`` to move the corpus to another model, or ``ray`` (the Ray
+    options that were given) to encode on a Ray cluster.
     """
-    payload: dict = {"corpus": corpus}
+    payload = EmbedPayload(corpus)
     if model is not None:
-        payload.update(model=model, switch=switch)
+        payload.model, payload.switch = model, switch
     if ray is not None:
-        payload.update({"engine": "ray", "address": ray.get("address")}
-                       | {k: v for k, v in ray.items() if v is not None and k != "address"})
-    if once:  # one pending embed job per corpus, whoever asks at the same moment
-        return queue.enqueue_once(app.db, "embed", payload, "corpus")
-    return queue.enqueue(app.db, "embed", payload)
+        payload.engine, payload.address = "ray", ray.get("address")
+        payload.actors, payload.cpus_per_actor, payload.batch = (
+            ray.get("actors"), ray.get("cpus_per_actor"), ray.get("batch"))
+    # once: one pending embed job per corpus, whoever asks at the same moment
+    return EMBED.submit(app.db, payload, once_key="corpus" if once else None)
 
 
 def request_model_switch(app: App, corpus: str, model: str) -> int:

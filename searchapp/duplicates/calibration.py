@@ -25,9 +25,9 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.corpora.ingest import read_table
+from searchapp.duplicates.job_kinds import CALIBRATE, CalibratePayload
 from searchapp.errors import TrainingDataError
 from searchapp.evaluation.metrics import pair_metrics, paired_cosine, precision_recall_curve
-from searchapp.jobs import queue
 from searchapp.pairs.threshold import INFO_KEY
 from searchapp.store import repo
 
@@ -176,21 +176,20 @@ def request_calibration(app: App, model_name: str, source: bytes | str | Path,
     pairs = read_labelled_pairs(data, name)
     copy = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{name}"
     copy.write_bytes(data)
-    job_id = queue.enqueue(app.db, "calibrate", {"model": model_name, "path": str(copy),
-                                                 "filename": name})
+    job_id = CALIBRATE.submit(app.db, CalibratePayload(model_name, str(copy), name))
     return job_id, pairs
 
 
-def calibrate_task(ctx, payload: dict) -> dict:
-    """Worker task ``calibrate``: payload {"model", "path", "filename", "save": bool}."""
-    path = Path(payload["path"])
-    pairs = read_labelled_pairs(path, payload.get("filename") or path.name)
+def calibrate_task(ctx, payload: CalibratePayload) -> dict:
+    """Worker task ``calibrate``: score the pairs at ``payload.path``, keep it if ``save``."""
+    path = Path(payload.path)
+    pairs = read_labelled_pairs(path, payload.filename or path.name)
     ctx.progress(0, len(pairs), f"Scoring {len(pairs)} labelled pairs", force=True)
     calibration = calibrate(
-        ctx.app, payload["model"], pairs, source=payload.get("filename") or path.name,
+        ctx.app, payload.model, pairs, source=payload.filename or path.name,
         on_progress=lambda done, total: ctx.progress(done, total,
                                                      f"Scored {done:,} of {total:,} pairs"))
-    if payload.get("save"):
+    if payload.save:
         save_threshold(ctx.app, calibration)
     ctx.progress(len(pairs), len(pairs), "Done", force=True)
     return calibration.as_dict()

@@ -20,6 +20,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.duplicates.grouping import group_pairs
+from searchapp.duplicates.job_kinds import DUPLICATES, DuplicatesPayload
 from searchapp.duplicates.mining import Mined, mine
 from searchapp.duplicates.params import (
     DEFAULT_K,
@@ -150,12 +151,12 @@ def request_mining(app: App, corpus: str | CorpusHandle, threshold: float | None
     """Queue a ``duplicates`` job (or return the id of the same one already queued/running)."""
     handle = open_for_duplicates(app, corpus)
     threshold = resolve_threshold(app, handle.model.name, threshold)
-    payload = {"corpus": handle.name, "threshold": threshold, "k": check_k(k)}
+    payload = DuplicatesPayload(handle.name, threshold, check_k(k))
     active = queue.active_for(app.db, KIND, "corpus", handle.name)
     if active and active.payload.get("k") == k and \
             floor_for(active.payload.get("threshold", 2.0)) <= threshold:
         return active.id
-    return queue.enqueue(app.db, KIND, payload)
+    return DUPLICATES.submit(app.db, payload)
 
 
 def duplicates_report(app: App, corpus: str | CorpusHandle, threshold: float | None,
@@ -183,15 +184,15 @@ def duplicates_report(app: App, corpus: str | CorpusHandle, threshold: float | N
     return report
 
 
-def duplicates_task(ctx, payload: dict) -> dict:
-    """Worker task ``duplicates``: payload {"corpus", "threshold", "k"}.
+def duplicates_task(ctx, payload: DuplicatesPayload) -> dict:
+    """Worker task ``duplicates``: mine ``payload.corpus`` (``threshold``, ``k``).
 
     Idempotent: a current stored result is reused; after a crash it mines again.
     """
     app = ctx.app
-    handle = open_for_duplicates(app, payload["corpus"])
-    threshold = resolve_threshold(app, handle.model.name, payload.get("threshold"))
-    k = check_k(payload.get("k", DEFAULT_K))
+    handle = open_for_duplicates(app, payload.corpus)
+    threshold = resolve_threshold(app, handle.model.name, payload.threshold)
+    k = check_k(payload.k)
     mined = stored(app, handle, threshold, k)
     if mined is None:
         ctx.progress(0, handle.index.count, "Finding nearest neighbours", force=True)

@@ -38,8 +38,8 @@ from searchapp.context import App
 from searchapp.evaluation import bootstrap
 from searchapp.evaluation.candidates import QueryLists, candidate_lists, rank_table
 from searchapp.evaluation.encoded import handle_for
+from searchapp.evaluation.job_kinds import FIT_FUSION, FitFusionPayload
 from searchapp.evaluation.judged import Items
-from searchapp.jobs import queue
 from searchapp.search.fusion import MAX_DEPTH, Fusion, fusion_for, save_fusion
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle
@@ -166,16 +166,15 @@ def request_fusion_fit(app: App, corpus: str, model: str | None = None) -> int:
     """
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)  # an unknown corpus fails here, listing them
-    return queue.enqueue(app.db, KIND, {"corpus": state.name,
-                                        "model": model or state.model_name})
+    return FIT_FUSION.submit(app.db, FitFusionPayload(state.name, model or state.model_name))
 
 
-def fit_fusion_task(ctx, payload: dict) -> dict:
+def fit_fusion_task(ctx, payload: FitFusionPayload) -> dict:
     """The job: fit on the corpus' judgements, keep if better; the FusionFit as a dict."""
     def report(done: int, total: int, message: str) -> None:
         ctx.progress(done, total, message, force=done in (0, total))
 
-    return fit_fusion(ctx.app, payload["corpus"], payload.get("model"),
+    return fit_fusion(ctx.app, payload.corpus, payload.model,
                       progress=report).as_dict()
 
 

@@ -25,8 +25,8 @@ from searchapp.embedding.models import model_path, read_card
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.evaluation.benchmark_files import read_qrels, read_queries
 from searchapp.evaluation.corpus import check_items, evaluate
+from searchapp.evaluation.job_kinds import EVALUATE, EvaluatePayload
 from searchapp.evaluation.judged import Items, from_files, from_judgements
-from searchapp.jobs import queue
 from searchapp.store import repo
 
 KIND = "evaluate"
@@ -77,7 +77,7 @@ def request_evaluation(app: App, corpus: str, *, model: str | None = None,
         state = repo.corpus_state(s, corpus)
     model = model or state.model_name
     model_path(model, app.settings)  # an unknown model fails here, listing the known ones
-    payload: dict = {"corpus": state.name, "model": model}
+    payload = EvaluatePayload(state.name, model)
     if (queries is None) != (qrels is None):
         raise InvalidParameterError("Give both --queries and --qrels (a benchmark's queries "
                                     "and its judgements), or neither to use the corpus' "
@@ -87,24 +87,24 @@ def request_evaluation(app: App, corpus: str, *, model: str | None = None,
         check_items(items)
         folder = app.settings.work_dir / "evaluate" / uuid.uuid4().hex[:12]
         folder.mkdir(parents=True)
-        payload.update(queries=_copy(queries, queries_filename, folder, "queries"),
-                       qrels=_copy(qrels, qrels_filename, folder, "qrels"),
-                       note=f"benchmark files {queries_filename or Path(str(queries)).name}, "
-                            f"{qrels_filename or Path(str(qrels)).name}")
+        payload.queries = _copy(queries, queries_filename, folder, "queries")
+        payload.qrels = _copy(qrels, qrels_filename, folder, "qrels")
+        payload.note = (f"benchmark files {queries_filename or Path(str(queries)).name}, "
+                        f"{qrels_filename or Path(str(qrels)).name}")
     else:
         check_items(judgement_items(app, state.name))
-        payload["note"] = "judgements"
-    return queue.enqueue(app.db, KIND, payload)
+        payload.note = "judgements"
+    return EVALUATE.submit(app.db, payload)
 
 
-def evaluate_task(ctx, payload: dict) -> dict:
+def evaluate_task(ctx, payload: EvaluatePayload) -> dict:
     """The job: measure, save the evaluation run, return the report (with its run id)."""
     from searchapp.evaluation.encoded import handle_for
     from searchapp.judgements.service import evaluation_runs, save_evaluation_run
 
-    app, corpus, model = ctx.app, payload["corpus"], payload["model"]
-    if payload.get("queries"):
-        items = file_items(payload["queries"], payload["qrels"])
+    app, corpus, model = ctx.app, payload.corpus, payload.model
+    if payload.queries:
+        items = file_items(payload.queries, payload.qrels)
     else:
         items = judgement_items(app, corpus)
 
@@ -115,8 +115,8 @@ def evaluate_task(ctx, payload: dict) -> dict:
                         progress=lambda d, t, m: ctx.progress(d, t, m, unit="documents"))
     result = evaluate(app, handle, items, progress=report)
     out = result.as_dict()
-    out["note"] = f"{payload.get('note', '')} (evaluate job {ctx.job_id})"
-    if not payload.get("queries") and (warning := trained_on(app, corpus, model)):
+    out["note"] = f"{payload.note} (evaluate job {ctx.job_id})"
+    if not payload.queries and (warning := trained_on(app, corpus, model)):
         out["warning"] = warning
     earlier = [r for r in evaluation_runs(app, corpus, model) if r.note == out["note"]]
     run = earlier[0] if earlier else save_evaluation_run(app, corpus, model, out,

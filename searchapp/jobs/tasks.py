@@ -1,52 +1,27 @@
-"""Task kinds the worker runs, and the context a task reports through.
+"""The context a running task reports through, and the worker's stop and fault points.
 
-A task is ``fn(ctx: TaskContext, payload: dict) -> dict`` (the dict is the
-job's result). Tasks must be resumable: started again after a crash they carry
-on from what the database holds. Kinds map to "module:function" and are
-imported on first use, so the worker only loads what it runs.
+A task is the run function of a job kind (``searchapp.jobs.kinds``):
+``run(ctx: TaskContext, payload) -> dict``, the dict being the job's result.
+Tasks must be resumable: started again after a crash they carry on from what
+the database holds.
 
 Example:
-    >>> sorted(TASKS)[:3]
-    ['adapt', 'backup', 'calibrate']
+    >>> TaskContext(app, lease, "documents").progress(3, 10, "embedding")  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from searchapp.context import App
-from searchapp.errors import JobCancelled, JobError
+from searchapp.errors import JobCancelled
 from searchapp.jobs import queue
 from searchapp.jobs.horizon import SEPARATOR, RateMeter
-
-TASKS: dict[str, str] = {
-    "embed": "searchapp.corpora.embed_job:embed_corpus",
-    "ingest": "searchapp.corpora.files_job:ingest_task",
-    "finetune": "searchapp.training.task:finetune",
-    "duplicates": "searchapp.duplicates.service:duplicates_task",
-    "calibrate": "searchapp.duplicates.calibration:calibrate_task",
-    "clusters": "searchapp.clusters.service:clusters_task",
-    "backup": "searchapp.backups.service:backup_task",
-    "evaluate": "searchapp.evaluation.service:evaluate_task",
-    "fit-fusion": "searchapp.evaluation.fusion_fit:fit_fusion_task",
-    "learn": "searchapp.training.learn:learn_task",
-    "adapt": "searchapp.training.learn:adapt_task",
-    "rerank": "searchapp.training.reranker_job:reranker_task",
-}
-# What each kind counts, for its rate ("412 documents/s").
-UNITS: dict[str, str] = {"embed": "documents", "ingest": "files", "finetune": "steps",
-                         "duplicates": "documents",
-                         "calibrate": "pairs", "clusters": "documents", "backup": "steps",
-                         "evaluate": "queries", "fit-fusion": "queries", "learn": "steps",
-                         "adapt": "steps", "rerank": "steps"}
-
 
 # Fault injection (tests/test_faults.py): with SEARCHAPP_FAULT_KILL_AT=N set, the process
 # SIGKILLs itself at the Nth fault point it passes; unset, fault_point does nothing.
@@ -165,12 +140,3 @@ class TaskContext:
             self._meter = RateMeter(unit)
         horizon = self._meter.observe(done, total, now) if total > 1 else None
         return f"{message}{SEPARATOR}{horizon}" if horizon and done < total else message
-
-
-def resolve(kind: str) -> Callable[[TaskContext, dict], dict]:
-    """The function for a job kind; the error lists the known kinds."""
-    target = TASKS.get(kind)
-    if target is None:
-        raise JobError(f"Unknown job kind {kind!r}; known kinds: {', '.join(sorted(TASKS))}.")
-    module, _, name = target.partition(":")
-    return getattr(importlib.import_module(module), name)

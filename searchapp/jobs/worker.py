@@ -10,8 +10,10 @@ CLI's ``--wait`` work the queue in its own process until one job ends, through
 the same claim, so it never races a background worker.
 
 A heartbeat thread keeps a running job fresh while the task is in a long step,
-so only a dead worker's jobs are ever taken over. ``run_job`` is the worker's
-error boundary: a task's SearchAppError is the job's error (one line, capped);
+so only a dead worker's jobs are ever taken over. ``run_job`` finds the job's kind
+(``searchapp.jobs.kinds``) and reads its payload into the kind's dataclass before
+anything runs: a payload that does not fit fails the job, naming the field. It is
+the worker's error boundary: a task's SearchAppError is the job's error (one line, capped);
 any other exception is logged with its traceback under a reference
 (``searchapp.reporting``) and the job fails with one line naming it.
 
@@ -45,16 +47,9 @@ from searchapp.config import (
 )
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError, os_error
-from searchapp.jobs import queue
+from searchapp.jobs import kinds, queue
 from searchapp.jobs.processes import pid_alive
-from searchapp.jobs.tasks import (
-    STOPPING,
-    UNITS,
-    TaskContext,
-    WorkerStopping,
-    fault_point,
-    resolve,
-)
+from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, fault_point
 from searchapp.reporting import describe, one_line
 
 log = logging.getLogger("searchapp.worker")
@@ -72,8 +67,9 @@ def run_job(app: App, job: queue.JobView) -> str:
     beat.start()
     try:
         fault_point(f"{job.kind} job {job.id} claimed")
-        ctx = TaskContext(app, lease, UNITS.get(job.kind, "items"))
-        result = resolve(job.kind)(ctx, job.payload)
+        kind = kinds.kind(job.kind)  # unknown: the job fails, listing the known kinds
+        payload = kinds.parse_payload(kind, job.payload)  # refused before anything runs
+        result = kind.run(TaskContext(app, lease, kind.unit), payload)
         fault_point(f"{job.kind} job {job.id} returned, result not recorded")
         return _final(app, lease, "succeeded", result=result, message="Done.")
     except queue.LeaseLost:

@@ -55,6 +55,9 @@ from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_jud
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.training import holdout
+from searchapp.training.job_kinds import ADAPT as ADAPT_KIND
+from searchapp.training.job_kinds import LEARN as LEARN_KIND
+from searchapp.training.job_kinds import AdaptPayload, LearnPayload
 from searchapp.training.names import check_new_model
 from searchapp.training.negatives import (
     Example,
@@ -66,7 +69,7 @@ from searchapp.training.negatives import (
 from searchapp.training.recipe import Recipe, recipe_named
 
 log = logging.getLogger("searchapp.training")
-LEARN, ADAPT = "learn", "adapt"
+LEARN, ADAPT = LEARN_KIND.name, ADAPT_KIND.name
 AUGMENT_BELOW = 500  # "auto" tries Augmented SBERT below this many positive training judgements
 AUGMENT_CHOICES = ("auto", "on", "off")
 DEV_FRACTION = 0.2  # of the training judgements, left out to decide on augmentation
@@ -162,10 +165,9 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     check_verdict_possible(held)
     augmenting = augment == "on" or (augment == "auto" and _positives(train) < AUGMENT_BELOW)
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
-    job_id = queue.enqueue(app.db, LEARN, {"corpus": state.name, "name": name,
-                                           "base": state.model_name, "augment": augmenting,
-                                           "hyper": hyper, "recipe": chosen.as_dict(),
-                                           "train_on_all": bool(train_on_all)})
+    job_id = LEARN_KIND.submit(app.db, LearnPayload(
+        state.name, name, state.model_name, augment=augmenting, hyper=hyper,
+        recipe=chosen.as_dict(), train_on_all=bool(train_on_all)))
     return Started(job_id, _counts(train), _counts(held), augmenting)
 
 
@@ -255,45 +257,45 @@ def _work_folder_made(app: App, name: str) -> Path:
     return folder
 
 
-def learn_task(ctx, payload: dict) -> dict:
+def learn_task(ctx, payload: LearnPayload) -> dict:
     """The ``learn`` job (see the module docstring); resumes step by step after a kill."""
-    app, name, corpus = ctx.app, payload["name"], payload["corpus"]
+    app, name, corpus = ctx.app, payload.name, payload.corpus
     done_card = read_card(app.settings.models_dir / name)
     if _finished(done_card, ctx.job_id):  # killed after its last step
         return _summary(done_card, app.settings.models_dir / name)
     folder = _work_folder_made(app, name)
     keys = ["items", "mine", "gold"]
-    if payload.get("augment"):
+    if payload.augment:
         keys += ["cross", "silver", "augmented", "choose"]
     keys.append("verdict")
-    if payload.get("train_on_all"):
+    if payload.train_on_all:
         keys.append("final")
     steps = _Steps(ctx, folder, keys)
     clock = {"started": time.monotonic()}
     split = steps.done("items") or steps.save("items", _split_items(app, corpus,
-                                                                    payload.get("augment")))
+                                                                    payload.augment))
     steps.reporter("items", "judgements")(1, 1, f"{split['counts']['train']['judgements']} to "
                                                "train on, "
                                                f"{split['counts']['held']['judgements']} held out")
     train_items, held_items = _items_from(split["train"]), _items_from(split["held"])
-    recipe = recipe_named(payload.get("recipe", "before"))  # a job queued before recipes
-    mined = steps.done("mine") or steps.save("mine", _mine(app, corpus, payload["base"],
+    recipe = recipe_named(payload.recipe)  # "before": a job queued before recipes
+    mined = steps.done("mine") or steps.save("mine", _mine(app, corpus, payload.base,
                                                            train_items,
                                                            steps.reporter("mine", "anchors"),
                                                            recipe))
     examples = [Example(**e) for e in mined["examples"]]
-    hyper = payload.get("hyper", {})
+    hyper = payload.hyper
     _lap(clock, "items_and_mine")
-    gold = _train_step(app, steps, "gold", payload["base"], examples, hyper, recipe=recipe)
+    gold = _train_step(app, steps, "gold", payload.base, examples, hyper, recipe=recipe)
     _lap(clock, "train")
     chosen, augmentation = gold, {"tried": False}
-    if payload.get("augment"):
+    if payload.augment:
         chosen, augmentation = _augment_steps(app, corpus, payload, steps, train_items,
                                               _items_from(split["dev"]), examples, gold, hyper)
     card = done_card if done_card.get("job_id") == ctx.job_id else _save_model(
         app, name, Path(chosen["folder"]), {
-            "name": name, "job_id": ctx.job_id, "base_model": payload["base"],
-            "base_path": str(model_path(payload["base"], app.settings)), "corpus": corpus,
+            "name": name, "job_id": ctx.job_id, "base_model": payload.base,
+            "base_path": str(model_path(payload.base, app.settings)), "corpus": corpus,
             "source": "judgements", "objective": training_data(examples).objective,
             "data": {"source": f"judgements of corpus {corpus!r}",
                      "examples": len(examples), "split": split["counts"]},
@@ -307,21 +309,21 @@ def learn_task(ctx, payload: dict) -> dict:
     fits: list = []
     if problem:
         verdict = {"verdict": "not measured", "corpus": corpus, "sentence": (
-            f"{name} was not measured against {payload['base']}: {problem}. Judge more "
+            f"{name} was not measured against {payload.base}: {problem}. Judge more "
             "(the Label page proposes pairs), then evaluate both (searchapp evaluate "
             f"--corpus {corpus} --model {name}).")}
     else:
-        verdict = judge_side_by_side(app, corpus, payload["base"], name, held_items,
+        verdict = judge_side_by_side(app, corpus, payload.base, name, held_items,
                                      steps.reporter("verdict", "documents"),
                                      note=f"held-out judgements, learning job {ctx.job_id}",
-                                     store=not payload.get("train_on_all"),
+                                     store=not payload.train_on_all,
                                      on_candidate=lambda h: fits.append(
                                          _fit_fusion(app, corpus, name, held_items, h)))
     card["verdict"] = verdict
     if fits:
         card["fusion"] = fits[0].as_dict()
     _lap(clock, "verdict")
-    if payload.get("train_on_all") and "trained_on_all" not in card:
+    if payload.train_on_all and "trained_on_all" not in card:
         card["trained_on_all"] = _train_on_all(app, payload, steps, split, recipe, chosen)
         _lap(clock, "final")
     if fits:
@@ -349,7 +351,7 @@ def _lap(clock: dict, key: str) -> None:
     clock["last"] = now
 
 
-def _train_on_all(app: App, payload: dict, steps: _Steps, split: dict, recipe: Recipe,
+def _train_on_all(app: App, payload: LearnPayload, steps: _Steps, split: dict, recipe: Recipe,
                   chosen: dict) -> dict:
     """The final model trained on every judgement, held-out part included, with the same
     recipe and as many epochs as the verdict's model needed; it replaces the saved weights
@@ -358,23 +360,23 @@ def _train_on_all(app: App, payload: dict, steps: _Steps, split: dict, recipe: R
     every = _items_from(split["train"])
     held = _items_from(split["held"])
     every = Items(every.queries + held.queries, every.pairs + held.pairs)
-    mined = _mine(app, payload["corpus"], payload["base"], every,
+    mined = _mine(app, payload.corpus, payload.base, every,
                   steps.reporter("final", "anchors"), recipe)
     examples = [Example(**e) for e in mined["examples"]]
     config = chosen["config"]
     per_epoch = max(1, math.ceil(len(examples) / config["batch_size"]))
     epochs = max(1, math.ceil(chosen["result"]["best_step"] / per_epoch)) \
         if chosen["result"]["best_step"] else config["epochs"]
-    hyper = {**payload.get("hyper", {}), "epochs": epochs}
-    final = train_bi_encoder(app, payload["base"], examples, hyper, steps.folder / "final",
+    hyper = {**payload.hyper, "epochs": epochs}
+    final = train_bi_encoder(app, payload.base, examples, hyper, steps.folder / "final",
                              steps.reporter("final", "steps"), recipe=recipe)
-    target = app.settings.models_dir / payload["name"]
+    target = app.settings.models_dir / payload.name
     card = read_card(target)
-    tmp = app.settings.models_dir / f".{payload['name']}.final"
+    tmp = app.settings.models_dir / f".{payload.name}.final"
     shutil.rmtree(tmp, ignore_errors=True)
     shutil.copytree(final["folder"], tmp)
     write_card(tmp, card)
-    old = app.settings.models_dir / f".{payload['name']}.replaced"
+    old = app.settings.models_dir / f".{payload.name}.replaced"
     shutil.rmtree(old, ignore_errors=True)
     target.rename(old)
     tmp.rename(target)
@@ -554,7 +556,7 @@ def _train_step(app: App, steps: _Steps, key: str, base: str, examples: list[Exa
 
 
 # ---- Augmented SBERT ---------------------------------------------------------------------
-def _augment_steps(app: App, corpus: str, payload: dict, steps: _Steps, train_items: Items,
+def _augment_steps(app: App, corpus: str, payload: LearnPayload, steps: _Steps, train_items: Items,
                    dev_items: Items, examples: list[Example], gold: dict, hyper: dict
                    ) -> tuple[dict, dict]:
     """Cross-encoder, silver pairs, a second bi-encoder, and the choice between the two."""
@@ -562,7 +564,7 @@ def _augment_steps(app: App, corpus: str, payload: dict, steps: _Steps, train_it
     from searchapp.training import augment
     from searchapp.training.cross_train import CrossConfig, train
 
-    base = payload["base"]
+    base = payload.base
     cross_dir = steps.folder / "cross"
     if not (cross_dir / "model" / "cross_encoder.json").is_file():
         ce = CrossEncoder.from_bi_encoder(model_path(base, app.settings), app.settings.device)
@@ -735,22 +737,21 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
         raise TrainingDataError(f"Corpus {state.name!r} has {state.documents} documents; an "
                                 "adaptation to its text needs at least 64.")
     shutil.rmtree(work_folder(app, name), ignore_errors=True)
-    return queue.enqueue(app.db, ADAPT, {"corpus": state.name, "name": name,
-                                         "base": state.model_name, "hyper": hyper})
+    return ADAPT_KIND.submit(app.db, AdaptPayload(state.name, name, state.model_name, hyper))
 
 
-def adapt_task(ctx, payload: dict) -> dict:
+def adapt_task(ctx, payload: AdaptPayload) -> dict:
     """The ``adapt`` job: SimCSE on the corpus' text, then judged on its judgements if any."""
     from searchapp.training.simcse import BATCH, LR, simcse_data
     from searchapp.training.trainer import Trainer
 
-    app, name, corpus = ctx.app, payload["name"], payload["corpus"]
+    app, name, corpus = ctx.app, payload.name, payload.corpus
     done_card = read_card(app.settings.models_dir / name)
     if _finished(done_card, ctx.job_id):  # killed after its last step
         return _summary(done_card, app.settings.models_dir / name)
     folder = _work_folder_made(app, name)
     steps = _Steps(ctx, folder, ["gold", "verdict"])
-    hyper = {"batch_size": BATCH, "epochs": 1, **payload.get("hyper", {})}
+    hyper = {"batch_size": BATCH, "epochs": 1, **payload.hyper}
     trained = (folder / "gold" / "done.json")
     if trained.is_file():
         done = json.loads(trained.read_text("utf-8"))
@@ -762,7 +763,7 @@ def adapt_task(ctx, payload: dict) -> dict:
             texts = [t for _, batch in repo.iter_texts(s, state.id) for t in batch]
         data = simcse_data(texts, seed=hyper.get("seed") or 42)
         config = _config(hyper, len(data), batch_default=BATCH, lr_default=LR)
-        encoder = SiameseEncoder.load(model_path(payload["base"], app.settings),
+        encoder = SiameseEncoder.load(model_path(payload.base, app.settings),
                                       device=app.settings.device,
                                       precision=app.settings.precision)
         work = folder / "gold"
@@ -776,8 +777,8 @@ def adapt_task(ctx, payload: dict) -> dict:
         trained.write_text(json.dumps(done), "utf-8")
     card = done_card if done_card.get("job_id") == ctx.job_id else _save_model(
         app, name, Path(done["folder"]), {
-            "name": name, "job_id": ctx.job_id, "base_model": payload["base"],
-            "base_path": str(model_path(payload["base"], app.settings)), "corpus": corpus,
+            "name": name, "job_id": ctx.job_id, "base_model": payload.base,
+            "base_path": str(model_path(payload.base, app.settings)), "corpus": corpus,
             "source": "corpus text", "objective": "simcse",
             "data": {"source": f"texts of corpus {corpus!r} (unsupervised SimCSE)",
                      "kind": "pairs", "examples": done.get("sentences")},
@@ -788,7 +789,7 @@ def adapt_task(ctx, payload: dict) -> dict:
     items = corpus_items(app, corpus)
     measurable = items.queries or len({p.label for p in items.pairs}) == 2
     if measurable:
-        card["verdict"] = judge_side_by_side(app, corpus, payload["base"], name, items,
+        card["verdict"] = judge_side_by_side(app, corpus, payload.base, name, items,
                                              steps.reporter("verdict", "documents"),
                                              note=f"all judgements, adaptation job {ctx.job_id}")
     else:

@@ -22,6 +22,7 @@ from searchapp.errors import JobError
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.training import holdout
+from searchapp.training.job_kinds import RERANK, RerankPayload
 from searchapp.training.learn import corpus_items
 from searchapp.training.reranker import RerankerConfig, check_items, train_reranker
 
@@ -43,12 +44,12 @@ def request_reranker(app: App, corpus: str, **settings) -> int:
         raise JobError(f"Corpus {state.name!r} already has a reranker job queued or running.")
     check_items(*holdout.split(corpus_items(app, state.name)))
     chosen = {k: v for k, v in settings.items() if v is not None}
-    return queue.enqueue(app.db, KIND, {"corpus": state.name, "settings": chosen})
+    return RERANK.submit(app.db, RerankPayload(state.name, chosen))
 
 
-def reranker_task(ctx, payload: dict) -> dict:
+def reranker_task(ctx, payload: RerankPayload) -> dict:
     """The job: split the judgements, train, judge, attach when better (``train_reranker``)."""
-    corpus = payload["corpus"]
+    corpus = payload.corpus
     train, held = holdout.split(corpus_items(ctx.app, corpus))
 
     def progress(done: int, total: int, message: str = "") -> None:
@@ -56,7 +57,7 @@ def reranker_task(ctx, payload: dict) -> dict:
                      force=done == total)
 
     result = train_reranker(ctx.app, corpus, train, held,
-                            config=RerankerConfig(**payload.get("settings", {})),
+                            config=RerankerConfig(**payload.settings),
                             progress=progress)
     ctx.progress(1, 1, ("Kept: " if result.kept else "Not kept: ") + result.reason, force=True)
     return result.as_dict()

@@ -29,6 +29,7 @@ from searchapp.embedding.models import BUNDLED, model_path, read_card, validate_
 from searchapp.errors import JobError, ModelError
 from searchapp.jobs import queue
 from searchapp.training.data import TrainingData, load_training_data, split_dev
+from searchapp.training.job_kinds import FINETUNE, FinetunePayload
 
 log = logging.getLogger("searchapp.training")
 JOB_FILE = "job.json"
@@ -85,13 +86,12 @@ def request_finetune(app: App, train: str | Path | bytes, *, name: str,
     folder = work_folder(app, name)
     shutil.rmtree(folder, ignore_errors=True)  # leftovers of an earlier failed job
     folder.mkdir(parents=True)
-    payload = {"name": name, "base": base, "objective": data.objective, "columns": columns,
-               "train": _copy(train_raw, train_filename, folder, "train"),
-               "train_filename": train_filename, "dev": None, "dev_filename": dev_filename,
-               "hyper": hyper}
+    payload = FinetunePayload(name, base, data.objective,
+                              _copy(train_raw, train_filename, folder, "train"), train_filename,
+                              columns=columns, dev_filename=dev_filename, hyper=hyper)
     if dev_raw is not None:
-        payload["dev"] = _copy(dev_raw, dev_filename, folder, "dev")
-    return Started(queue.enqueue(app.db, "finetune", payload), data, dev_data)
+        payload.dev = _copy(dev_raw, dev_filename, folder, "dev")
+    return Started(FINETUNE.submit(app.db, payload), data, dev_data)
 
 
 def load_dev(raw: bytes | str | Path, filename: str | None, train: TrainingData,
@@ -102,36 +102,35 @@ def load_dev(raw: bytes | str | Path, filename: str | None, train: TrainingData,
                               classes=train.classes)
 
 
-def finetune(ctx, payload: dict) -> dict:
+def finetune(ctx, payload: FinetunePayload) -> dict:
     """The job: train, save ``models/NAME`` with its card, return the metrics."""
     from searchapp.embedding.encoder import SiameseEncoder
     from searchapp.training.trainer import TrainConfig, Trainer
 
-    app, name = ctx.app, payload["name"]
+    app, name = ctx.app, payload.name
     done = read_card(app.settings.models_dir / name)
     if done.get("job_id") == ctx.job_id:  # saved before a crash: nothing left to do
         return _summary(done, app.settings.models_dir / name)
     folder = work_folder(app, name)
     _claim_folder(folder, ctx.job_id)
-    hyper = TrainConfig(**payload.get("hyper", {}))
-    data = load_training_data(payload["train"], payload["train_filename"],
-                              objective=payload["objective"], columns=payload.get("columns"),
+    hyper = TrainConfig(**payload.hyper)
+    data = load_training_data(payload.train, payload.train_filename,
+                              objective=payload.objective, columns=payload.columns,
                               batch_size=hyper.batch_size)
-    if payload.get("dev"):
-        train, dev = data, load_dev(payload["dev"], payload["dev_filename"], data,
-                                    payload.get("columns"))
-        dev_source = payload["dev_filename"]
+    if payload.dev:
+        train, dev = data, load_dev(payload.dev, payload.dev_filename, data, payload.columns)
+        dev_source = payload.dev_filename
     else:
         train, dev = split_dev(data, 0.1, hyper.seed)
-        dev_source = f"10% of {payload['train_filename']} held out"
-    base_path = model_path(payload["base"], app.settings)
+        dev_source = f"10% of {payload.train_filename} held out"
+    base_path = model_path(payload.base, app.settings)
     encoder = SiameseEncoder.load(base_path, device=app.settings.device,
                                   precision=app.settings.precision)
-    ctx.progress(0, 1, f"Evaluating {payload['base']} on the dev set before training",
+    ctx.progress(0, 1, f"Evaluating {payload.base} on the dev set before training",
                  force=True)
     trainer = Trainer(encoder, train, dev, hyper, folder, progress=_reporter(ctx))
     result = trainer.run()
-    card = {"name": name, "job_id": ctx.job_id, "base_model": payload["base"],
+    card = {"name": name, "job_id": ctx.job_id, "base_model": payload.base,
             "base_path": str(base_path),
             "objective": train.objective, "data": train.to_card(),
             "dev": {"source": dev_source, "examples": len(dev)},

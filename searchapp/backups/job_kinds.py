@@ -1,0 +1,28 @@
+"""The backups' job kind, declared once: ``backup`` (a snapshot of the data folder).
+
+Example:
+    >>> BACKUP.submit(app.db, BackupPayload(name=new_snapshot_name()))   # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchapp.jobs.kinds import declare
+from searchapp.jobs.tasks import TaskContext
+
+
+@dataclass
+class BackupPayload:
+    """``name``: the snapshot's name (None: one made when the job starts)."""
+
+    name: str | None = None
+
+
+def _backup(ctx: TaskContext, payload: BackupPayload) -> dict:
+    from searchapp.backups.service import backup_task
+
+    return backup_task(ctx, payload)
+
+
+BACKUP = declare("backup", unit="steps", payload=BackupPayload, run=_backup)
