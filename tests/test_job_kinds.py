@@ -9,6 +9,7 @@ import json
 import shutil
 import subprocess
 import sys
+import types
 import typing
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,7 @@ def _strategy(hint: Any) -> st.SearchStrategy:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is Any:
         return JSON_SCALARS
-    if origin in (typing.Union, __import__("types").UnionType):
+    if origin in (typing.Union, types.UnionType):
         return st.one_of([_strategy(a) for a in args])
     simple = {type(None): st.none(), bool: st.booleans(), int: st.integers(-10**9, 10**9),
               float: st.floats(allow_nan=False, allow_infinity=False), str: st.text(max_size=12)}
