@@ -249,3 +249,15 @@ def test_each_services_declarations_are_found_without_a_list(tmp_path):
     assert heavy == []
     assert sorted({module.split(".")[1] for module in found.values()}) == declared
     assert len(found) == 12
+
+
+def test_a_payload_dataclass_names_one_kind_and_submit_finds_it(app):
+    """``submit`` queues the kind whose payload a request built; a second kind with the
+    same dataclass is refused (it would make that lookup ambiguous)."""
+    from searchapp.backups.job_payloads import BackupPayload
+
+    job_id = kinds.submit(app.db, BackupPayload(name="2026-01-01T00-00-00"))
+    assert queue.get(app.db, job_id).kind == "backup"
+    with pytest.raises(ValueError, match="already 'backup'"):
+        kinds.declare("backup-twin", unit="steps", payload=BackupPayload, run=lambda c, p: {})
+    assert "backup-twin" not in kinds.DECLARED

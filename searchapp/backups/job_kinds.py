@@ -6,17 +6,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from searchapp.backups.job_payloads import BackupPayload
 from searchapp.jobs.kinds import declare
 from searchapp.jobs.tasks import TaskContext
-
-
-@dataclass
-class BackupPayload:
-    """``name``: the snapshot's name (None: one made when the job starts)."""
-
-    name: str | None = None
 
 
 def _backup(ctx: TaskContext, payload: BackupPayload) -> dict:

@@ -49,12 +49,13 @@ from pathlib import Path
 from searchapp import __version__
 from searchapp.backups import contents, trust
 from searchapp.backups.contents import Contents
-from searchapp.backups.job_kinds import BACKUP, BackupPayload
+from searchapp.backups.job_payloads import BackupPayload
 from searchapp.base import data_lock
 from searchapp.base.private_files import private_dir
 from searchapp.context import App
 from searchapp.errors import BackupError, DataFolderBusyError, NotFoundError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.store import archive, snapshot
 from searchapp.store.schema import SCHEMA_VERSION
 
@@ -411,7 +412,7 @@ def request_backup(app: App) -> int:
     for job in queue.recent(app.db, 200):
         if job.kind == "backup" and not job.finished:
             return job.id
-    return BACKUP.submit(app.db, BackupPayload(name=new_snapshot_name()))
+    return submit(app.db, BackupPayload(name=new_snapshot_name()))
 
 
 def backup_task(ctx, payload: BackupPayload) -> dict:

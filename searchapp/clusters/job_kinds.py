@@ -6,21 +6,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from searchapp.clusters.job_payloads import ClustersPayload
 from searchapp.jobs.kinds import declare
 from searchapp.jobs.tasks import TaskContext
-
-
-@dataclass
-class ClustersPayload:
-    """``params``: the ClusterParams as a dict; ``key``: corpus and params, so the same
-    request finds the job already queued (``queue.active_for``)."""
-
-    corpus: str
-    params: dict[str, Any] = field(default_factory=dict)
-    key: str | None = None
 
 
 def _clusters(ctx: TaskContext, payload: ClustersPayload) -> dict:

@@ -18,12 +18,13 @@ import numpy as np
 
 from searchapp.clusters.compute import IndexLoan, Progress, compute
 from searchapp.clusters.edits import merged_members
-from searchapp.clusters.job_kinds import CLUSTERS, ClustersPayload
+from searchapp.clusters.job_payloads import ClustersPayload
 from searchapp.clusters.params import CONSTRAINED, KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.store import judgement_rows, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
 
@@ -147,7 +148,7 @@ def request_clusters(app: App, corpus: str | CorpusHandle, params: ClusterParams
     if job is not None:
         return None, job.id
     payload = ClustersPayload(handle.name, asdict(params), key)
-    return None, CLUSTERS.submit(app.db, payload)
+    return None, submit(app.db, payload)
 
 
 def clusters_result(app: App, corpus: str | CorpusHandle, params: ClusterParams,

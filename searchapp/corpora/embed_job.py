@@ -38,7 +38,7 @@ from searchapp.corpora.embed_batches import (
     BATCH_GPU,
     FIRST_BATCH,
 )
-from searchapp.corpora.job_kinds import EmbedPayload
+from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.embedding.passages import embed_documents
 from searchapp.jobs.tasks import TaskContext, fault_point
 from searchapp.store import repo

@@ -63,13 +63,14 @@ from searchapp.corpora.inputs import (
     is_archive,
     iter_rooted,
 )
-from searchapp.corpora.job_kinds import INGEST, IngestPayload
+from searchapp.corpora.job_payloads import IngestPayload
 from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import OriginalChangedError, keep
 from searchapp.corpora.service import request_embed, validate_corpus_name
 from searchapp.embedding.models import model_path
 from searchapp.errors import ConfigError, IngestError, JobCancelled, ModelError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.jobs.tasks import fault_point
 from searchapp.store import repo, sources
 from searchapp.store.documents import StoredFile
@@ -226,7 +227,7 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
         name, [str(Path(p) if watched else Path(p).resolve()) for p in paths], model_name,
         sync=bool(sync), staged=str(staged) if staged else None, overlap=bool(overlap),
         **(options or {}))
-    return INGEST.submit(app.db, payload)
+    return submit(app.db, payload)
 
 
 def sweep_uploads(app: App, keep: Path | None = None) -> int:

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from searchapp.corpora.job_kinds import IngestPayload
+from searchapp.corpora.job_payloads import IngestPayload
 from searchapp.errors import IngestError
 from searchapp.store.watched_folders import RESTORED
 

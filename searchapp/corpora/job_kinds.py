@@ -8,59 +8,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
+from searchapp.corpora.job_payloads import EmbedPayload, IngestPayload
 from searchapp.jobs.kinds import OPTIONAL, declare, parse_payload  # noqa: F401 - doctest
 from searchapp.jobs.tasks import TaskContext
-
-
-@dataclass
-class EmbedPayload:
-    """Vectors for the documents of ``corpus`` still without one (``corpora.embed_job``).
-
-    ``model`` (None: the corpus' own) and ``switch``: move the corpus to ``model`` once
-    every document has a vector for it. ``engine`` "ray" encodes on a Ray cluster at
-    ``address`` (None, "" or "local": one started here; "auto": the one on this machine)
-    with ``actors``, ``cpus_per_actor`` and ``batch`` (None: chosen by the cluster).
-    ``batch_chars``: the most characters one batch holds (None: by device).
-    """
-
-    corpus: str
-    model: str | None = field(default=None, metadata=OPTIONAL)
-    switch: bool = field(default=False, metadata=OPTIONAL)
-    engine: str | None = field(default=None, metadata=OPTIONAL)
-    address: str | None = field(default="auto", metadata=OPTIONAL)
-    actors: int | None = field(default=None, metadata=OPTIONAL)
-    cpus_per_actor: int | None = field(default=None, metadata=OPTIONAL)
-    batch: int | None = field(default=None, metadata=OPTIONAL)
-    batch_chars: int | None = field(default=None, metadata=OPTIONAL)
-
-
-@dataclass
-class IngestPayload:
-    """Read ``paths`` (files, folders, archives) into ``corpus`` (``corpora.files_job``).
-
-    ``sync``: remove what is gone from the paths; ``staged``: the folder of uploaded
-    files the job owns, with their ``names`` and the report's ``notes``; ``overlap``:
-    embed while reading. A watched folder's sync carries its id (``watch``), its
-    ``include``/``exclude`` globs, ``settle`` seconds, ``device`` and the ``roots``
-    it must stay under.
-    """
-
-    corpus: str
-    paths: list[str]
-    model: str
-    sync: bool = False
-    staged: str | None = None
-    overlap: bool = True
-    names: dict[str, str] = field(default_factory=dict, metadata=OPTIONAL)
-    notes: list[str] = field(default_factory=list, metadata=OPTIONAL)
-    watch: int | None = field(default=None, metadata=OPTIONAL)
-    include: list[str] | None = field(default=None, metadata=OPTIONAL)
-    exclude: list[str] | None = field(default=None, metadata=OPTIONAL)
-    settle: float | None = field(default=None, metadata=OPTIONAL)
-    device: str | None = field(default=None, metadata=OPTIONAL)
-    roots: list[str] | None = field(default=None, metadata=OPTIONAL)
 
 
 def _embed(ctx: TaskContext, payload: EmbedPayload) -> dict:

@@ -46,7 +46,7 @@ import numpy as np
 from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.corpora.embed_batches import BATCH_CPU, BATCH_GPU  # per block, encode call, commit
-from searchapp.corpora.job_kinds import EmbedPayload
+from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.errors import ConfigError
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus

@@ -28,10 +28,11 @@ from searchapp.corpora.builder import (
     plan_columns,
 )
 from searchapp.corpora.ingest import Table, read_table  # noqa: F401 - used in the doctest
-from searchapp.corpora.job_kinds import EMBED, EmbedPayload
+from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.embedding.models import model_path
 from searchapp.errors import InvalidNameError, JobError, ModelError
 from searchapp.jobs import kinds, queue
+from searchapp.jobs.kinds import submit
 from searchapp.store import repo, sources
 
 NAME_MAX = 200
@@ -280,7 +281,7 @@ def _enqueue_embed(app: App, corpus: str, model: str | None = None, switch: bool
         payload.actors, payload.cpus_per_actor, payload.batch = (
             ray.get("actors"), ray.get("cpus_per_actor"), ray.get("batch"))
     # once: one pending embed job per corpus, whoever asks at the same moment
-    return EMBED.submit(app.db, payload, once_key="corpus" if once else None)
+    return submit(app.db, payload, once_key="corpus" if once else None)
 
 
 def request_model_switch(app: App, corpus: str, model: str) -> int:

@@ -25,9 +25,10 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.corpora.ingest import read_table
-from searchapp.duplicates.job_kinds import CALIBRATE, CalibratePayload
+from searchapp.duplicates.job_payloads import CalibratePayload
 from searchapp.errors import TrainingDataError
 from searchapp.evaluation.metrics import pair_metrics, paired_cosine, precision_recall_curve
+from searchapp.jobs.kinds import submit
 from searchapp.pairs.threshold import INFO_KEY
 from searchapp.store import repo
 
@@ -176,7 +177,7 @@ def request_calibration(app: App, model_name: str, source: bytes | str | Path,
     pairs = read_labelled_pairs(data, name)
     copy = app.settings.work_dir / f"pairs-{uuid.uuid4().hex[:8]}-{name}"
     copy.write_bytes(data)
-    job_id = CALIBRATE.submit(app.db, CalibratePayload(model_name, str(copy), name))
+    job_id = submit(app.db, CalibratePayload(model_name, str(copy), name))
     return job_id, pairs
 
 

@@ -7,31 +7,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from searchapp.duplicates.params import DEFAULT_K
-from searchapp.jobs.kinds import OPTIONAL, declare
+from searchapp.duplicates.job_payloads import CalibratePayload, DuplicatesPayload
+from searchapp.jobs.kinds import declare
 from searchapp.jobs.tasks import TaskContext
-
-
-@dataclass
-class DuplicatesPayload:
-    """Mine ``corpus`` down to ``threshold`` (None: the model's) with ``k`` neighbours."""
-
-    corpus: str
-    threshold: float | None = None
-    k: int = DEFAULT_K
-
-
-@dataclass
-class CalibratePayload:
-    """Score the labelled pairs kept at ``path`` (known as ``filename``) with ``model``;
-    ``save``: keep the threshold found as the model's."""
-
-    model: str
-    path: str
-    filename: str | None = None
-    save: bool = field(default=False, metadata=OPTIONAL)
 
 
 def _duplicates(ctx: TaskContext, payload: DuplicatesPayload) -> dict:

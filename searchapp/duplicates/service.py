@@ -20,7 +20,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.duplicates.grouping import group_pairs
-from searchapp.duplicates.job_kinds import DUPLICATES, DuplicatesPayload
+from searchapp.duplicates.job_payloads import DuplicatesPayload
 from searchapp.duplicates.mining import Mined, mine
 from searchapp.duplicates.params import (
     DEFAULT_K,
@@ -34,6 +34,7 @@ from searchapp.duplicates.params import (
 from searchapp.duplicates.results import DuplicateReport
 from searchapp.errors import CorpusChangedError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.pairs.text_keys import text_key
 from searchapp.pairs.threshold import resolve_threshold
 from searchapp.store import repo
@@ -156,7 +157,7 @@ def request_mining(app: App, corpus: str | CorpusHandle, threshold: float | None
     if active and active.payload.get("k") == k and \
             floor_for(active.payload.get("threshold", 2.0)) <= threshold:
         return active.id
-    return DUPLICATES.submit(app.db, payload)
+    return submit(app.db, payload)
 
 
 def duplicates_report(app: App, corpus: str | CorpusHandle, threshold: float | None,

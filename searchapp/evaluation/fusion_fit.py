@@ -38,8 +38,9 @@ from searchapp.context import App
 from searchapp.evaluation import bootstrap
 from searchapp.evaluation.candidates import QueryLists, candidate_lists, rank_table
 from searchapp.evaluation.encoded import handle_for
-from searchapp.evaluation.job_kinds import FIT_FUSION, FitFusionPayload
+from searchapp.evaluation.job_payloads import FitFusionPayload
 from searchapp.evaluation.judged import Items
+from searchapp.jobs.kinds import submit
 from searchapp.search.fusion import MAX_DEPTH, Fusion, fusion_for, save_fusion
 from searchapp.store import repo
 from searchapp.vectors.handle import CorpusHandle
@@ -166,7 +167,7 @@ def request_fusion_fit(app: App, corpus: str, model: str | None = None) -> int:
     """
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)  # an unknown corpus fails here, listing them
-    return FIT_FUSION.submit(app.db, FitFusionPayload(state.name, model or state.model_name))
+    return submit(app.db, FitFusionPayload(state.name, model or state.model_name))
 
 
 def fit_fusion_task(ctx, payload: FitFusionPayload) -> dict:

@@ -7,30 +7,9 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from searchapp.jobs.kinds import OPTIONAL, declare
+from searchapp.evaluation.job_payloads import EvaluatePayload, FitFusionPayload
+from searchapp.jobs.kinds import declare
 from searchapp.jobs.tasks import TaskContext
-
-
-@dataclass
-class EvaluatePayload:
-    """Measure ``model`` on ``corpus``: on its judgements, or on the copies of the
-    benchmark files ``queries`` and ``qrels``; ``note`` says which, in the result."""
-
-    corpus: str
-    model: str
-    queries: str | None = field(default=None, metadata=OPTIONAL)
-    qrels: str | None = field(default=None, metadata=OPTIONAL)
-    note: str = ""
-
-
-@dataclass
-class FitFusionPayload:
-    """Fit the fusion of ``corpus`` with ``model`` (None: the corpus' own)."""
-
-    corpus: str
-    model: str | None = None
 
 
 def _evaluate(ctx: TaskContext, payload: EvaluatePayload) -> dict:

@@ -25,8 +25,9 @@ from searchapp.embedding.models import model_path, read_card
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.evaluation.benchmark_files import read_qrels, read_queries
 from searchapp.evaluation.corpus import check_items, evaluate
-from searchapp.evaluation.job_kinds import EVALUATE, EvaluatePayload
+from searchapp.evaluation.job_payloads import EvaluatePayload
 from searchapp.evaluation.judged import Items, from_files, from_judgements
+from searchapp.jobs.kinds import submit
 from searchapp.store import repo
 
 KIND = "evaluate"
@@ -94,7 +95,7 @@ def request_evaluation(app: App, corpus: str, *, model: str | None = None,
     else:
         check_items(judgement_items(app, state.name))
         payload.note = "judgements"
-    return EVALUATE.submit(app.db, payload)
+    return submit(app.db, payload)
 
 
 def evaluate_task(ctx, payload: EvaluatePayload) -> dict:

@@ -89,6 +89,30 @@ class JobKind:
         return queue.enqueue(db, self.name, written)
 
 
+def submit(db, payload: Any, once_key: str | None = None) -> int:
+    """Queue a job of the kind whose payload dataclass ``payload`` is; its id.
+
+    Why: a service builds its payload (from its ``job_payloads`` module) and queues it
+    here, without importing the module that declares its kinds (which imports the service
+    to run them): requests and declarations never import each other.
+
+    Example:
+        >>> submit(app.db, EmbedPayload(corpus="faq"))              # doctest: +SKIP
+        12
+    """
+    return by_payload(type(payload)).submit(db, payload, once_key)
+
+
+def by_payload(payload_type: type) -> JobKind:
+    """The declared kind whose payload dataclass is ``payload_type``."""
+    discover()
+    for declared in DECLARED.values():
+        if declared.payload is payload_type:
+            return declared
+    raise JobError(f"No job kind is declared with the payload {payload_type.__name__}; "
+                   "declare it in its service's job_kinds module.")
+
+
 def declare(name: str, *, unit: str, payload: type,
             run: Callable[[TaskContext, Any], dict]) -> JobKind:
     """Declare a job kind (once, in the owning service's ``job_kinds`` module); returns it.
@@ -100,6 +124,10 @@ def declare(name: str, *, unit: str, payload: type,
     if not dataclasses.is_dataclass(payload):
         raise TypeError(f"job kind {name!r}: the payload must be a dataclass")
     declared = JobKind(name, unit, payload, run)
+    twin = next((k for k in DECLARED.values() if k.payload is payload and k.name != name), None)
+    if twin is not None:  # ``submit`` finds a kind by its payload's dataclass
+        raise ValueError(f"job kind {name!r}: {payload.__name__} is already {twin.name!r}'s "
+                         "payload; give each kind a dataclass of its own")
     previous = DECLARED.get(name)
     if previous is not None and previous != declared:
         raise ValueError(f"job kind {name!r} is declared twice")

@@ -53,11 +53,10 @@ from searchapp.errors import JobError, ModelError, TrainingDataError
 from searchapp.evaluation.enough import items_shortfall
 from searchapp.evaluation.judged import Items, JudgedPair, JudgedQuery, from_judgements
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.store import repo
 from searchapp.training import holdout
-from searchapp.training.job_kinds import ADAPT as ADAPT_KIND
-from searchapp.training.job_kinds import LEARN as LEARN_KIND
-from searchapp.training.job_kinds import AdaptPayload, LearnPayload
+from searchapp.training.job_payloads import AdaptPayload, LearnPayload
 from searchapp.training.names import check_new_model
 from searchapp.training.negatives import (
     Example,
@@ -69,7 +68,7 @@ from searchapp.training.negatives import (
 from searchapp.training.recipe import Recipe, recipe_named
 
 log = logging.getLogger("searchapp.training")
-LEARN, ADAPT = LEARN_KIND.name, ADAPT_KIND.name
+LEARN, ADAPT = "learn", "adapt"  # the kinds' names (``job_kinds`` declares them)
 AUGMENT_BELOW = 500  # "auto" tries Augmented SBERT below this many positive training judgements
 AUGMENT_CHOICES = ("auto", "on", "off")
 DEV_FRACTION = 0.2  # of the training judgements, left out to decide on augmentation
@@ -165,7 +164,7 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     check_verdict_possible(held)
     augmenting = augment == "on" or (augment == "auto" and _positives(train) < AUGMENT_BELOW)
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
-    job_id = LEARN_KIND.submit(app.db, LearnPayload(
+    job_id = submit(app.db, LearnPayload(
         state.name, name, state.model_name, augment=augmenting, hyper=hyper,
         recipe=chosen.as_dict(), train_on_all=bool(train_on_all)))
     return Started(job_id, _counts(train), _counts(held), augmenting)
@@ -737,7 +736,7 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
         raise TrainingDataError(f"Corpus {state.name!r} has {state.documents} documents; an "
                                 "adaptation to its text needs at least 64.")
     shutil.rmtree(work_folder(app, name), ignore_errors=True)
-    return ADAPT_KIND.submit(app.db, AdaptPayload(state.name, name, state.model_name, hyper))
+    return submit(app.db, AdaptPayload(state.name, name, state.model_name, hyper))
 
 
 def adapt_task(ctx, payload: AdaptPayload) -> dict:

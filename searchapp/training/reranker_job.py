@@ -20,9 +20,10 @@ from dataclasses import fields
 from searchapp.context import App
 from searchapp.errors import JobError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.store import repo
 from searchapp.training import holdout
-from searchapp.training.job_kinds import RERANK, RerankPayload
+from searchapp.training.job_payloads import RerankPayload
 from searchapp.training.learn import corpus_items
 from searchapp.training.reranker import RerankerConfig, check_items, train_reranker
 
@@ -44,7 +45,7 @@ def request_reranker(app: App, corpus: str, **settings) -> int:
         raise JobError(f"Corpus {state.name!r} already has a reranker job queued or running.")
     check_items(*holdout.split(corpus_items(app, state.name)))
     chosen = {k: v for k, v in settings.items() if v is not None}
-    return RERANK.submit(app.db, RerankPayload(state.name, chosen))
+    return submit(app.db, RerankPayload(state.name, chosen))
 
 
 def reranker_task(ctx, payload: RerankPayload) -> dict:

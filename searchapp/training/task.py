@@ -28,8 +28,9 @@ from searchapp.context import App
 from searchapp.embedding.models import BUNDLED, model_path, read_card, validate_name, write_card
 from searchapp.errors import JobError, ModelError
 from searchapp.jobs import queue
+from searchapp.jobs.kinds import submit
 from searchapp.training.data import TrainingData, load_training_data, split_dev
-from searchapp.training.job_kinds import FINETUNE, FinetunePayload
+from searchapp.training.job_payloads import FinetunePayload
 
 log = logging.getLogger("searchapp.training")
 JOB_FILE = "job.json"
@@ -91,7 +92,7 @@ def request_finetune(app: App, train: str | Path | bytes, *, name: str,
                               columns=columns, dev_filename=dev_filename, hyper=hyper)
     if dev_raw is not None:
         payload.dev = _copy(dev_raw, dev_filename, folder, "dev")
-    return Started(FINETUNE.submit(app.db, payload), data, dev_data)
+    return Started(submit(app.db, payload), data, dev_data)
 
 
 def load_dev(raw: bytes | str | Path, filename: str | None, train: TrainingData,
