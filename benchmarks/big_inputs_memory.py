@@ -173,7 +173,7 @@ OURS = """
 import json, sys
 from pathlib import Path
 from searchapp.context import App
-from searchapp.corpora.files_job import request_ingest
+from searchapp.intake.files_job import request_ingest
 from searchapp.jobs.worker import run_until_done
 app = App()
 job = run_until_done(app, request_ingest(app, "big", [Path(sys.argv[1])],

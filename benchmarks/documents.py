@@ -232,7 +232,7 @@ def setup(tool: str, fmt: str):
         import pypdfium2  # noqa: F401
         import trafilatura  # noqa: F401
 
-        from searchapp.corpora.formats.document_readers import read_document
+        from searchapp.intake.formats.document_readers import read_document
 
         def extract(path: Path):
             docs = read_document(path, path.name)

@@ -301,7 +301,7 @@ def peer(bench: Bench, interval: float, edits: int, idle: float, timeout: float)
     """The folder paused for the keeper; a full ``ingest --sync`` every ``interval`` s."""
     import threading
 
-    from searchapp.corpora.files_job import request_ingest
+    from searchapp.intake.files_job import request_ingest
     from searchapp.watching.folders import set_paused
 
     set_paused(bench.app, str(bench.folder), True)

@@ -49,8 +49,8 @@ def make_app():
     app = App()
     marker = APP_DIR / "INGESTED"
     if not marker.exists():
-        from searchapp.corpora.ingest import read_table
-        from searchapp.corpora.service import upload
+        from searchapp.intake.ingest import read_table
+        from searchapp.intake.table_upload import upload
         from searchapp.jobs.worker import run_until_done
 
         started = time.monotonic()

@@ -60,7 +60,7 @@ app = App()
 started = time.perf_counter()
 try:
     if kind == "ingest":
-        from searchapp.corpora.files_job import request_ingest
+        from searchapp.intake.files_job import request_ingest
         from searchapp.jobs.worker import run_until_done
         job = run_until_done(app, request_ingest(app, "bench", [target], overlap=False),
                              poll_seconds=0.05)
@@ -70,7 +70,7 @@ try:
                    "problems": [p["reason"][:300] for p in r.get("problems", [])],
                    "notes": [n[:300] for n in r.get("notes", [])]}
     elif kind == "table":
-        from searchapp.corpora.ingest import read_table
+        from searchapp.intake.ingest import read_table
         try:
             rows = sum(1 for _ in read_table(target).rows())
             outcome = {"status": "read", "rows": rows}

@@ -52,7 +52,7 @@ def make_folder(work: Path, files: int, pdfs: int) -> Path:
 
 def one_run(folder: Path, work: Path, overlap: bool) -> dict:
     from searchapp.context import App
-    from searchapp.corpora.files_job import request_ingest
+    from searchapp.intake.files_job import request_ingest
     from searchapp.jobs.worker import run_until_done
     from searchapp.store import repo
 

@@ -83,8 +83,8 @@ def make_app(folder: Path):
 def ingest(app, docs: dict[str, str]) -> float:
     import pandas as pd
 
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
 
     started = time.monotonic()
@@ -193,9 +193,9 @@ def stsb_simcse(app, steps: int) -> dict:
     """SimCSE on the STSb test sentences (no scores), Spearman on STSb test before and after."""
     import pandas as pd
 
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
     from searchapp.evaluation.metrics import encode_pairs, sts_metrics
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
     from searchapp.training.learn import request_adaptation
 

@@ -62,8 +62,8 @@ def build100k(work: Path, n: int) -> None:
     from scale import real_texts
 
     from searchapp.clusters import ClusterParams, compute_and_store
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import work as run_jobs
 
     texts, composition = real_texts(n)

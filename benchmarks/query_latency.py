@@ -143,8 +143,8 @@ def ingest_pages(app, name: str, pages: list[tuple[str, str]]) -> float:
     """Upload and embed the pages as the app does (kept in the work folder); seconds taken."""
     import pandas as pd
 
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import work
     from searchapp.store import repo
 

@@ -37,8 +37,8 @@ sys.path.insert(0, str(HERE.parent))
 from searchapp.config import Settings  # noqa: E402
 from searchapp.context import App  # noqa: E402
 from searchapp.corpora import service as corpora  # noqa: E402
-from searchapp.corpora.ingest import read_table  # noqa: E402
 from searchapp.corpora.ray_embed import RayOptions, run_embed  # noqa: E402
+from searchapp.intake.ingest import read_table  # noqa: E402
 from searchapp.jobs import queue  # noqa: E402
 from searchapp.jobs.worker import run_until_done  # noqa: E402
 from tests.helpers import vectors_by_external_id as vectors  # noqa: E402

@@ -42,8 +42,8 @@ def make_app(folder: Path, docs: int):
 
     os.environ["SEARCHAPP_DATA_DIR"] = str(folder)
     from searchapp.context import App
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
     from searchapp.store import repo
 

@@ -45,8 +45,8 @@ def make_app(folder: Path):
 
 def ingest(app) -> float:
     """Upload and embed corpus.csv unless the cached app has it already; the seconds taken."""
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
     from searchapp.store import repo
 

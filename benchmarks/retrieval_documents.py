@@ -96,7 +96,7 @@ def read_questions(path: Path) -> list[tuple[str, set[str]]]:
 
 def page_texts(folder: Path, names: list[str]) -> dict[str, str]:
     """Each file's text as the app stores it (the reader's parts joined)."""
-    from searchapp.corpora.formats.document_readers import read_document
+    from searchapp.intake.formats.document_readers import read_document
 
     out = {}
     for name in names:
@@ -199,7 +199,7 @@ def commit() -> str:
 
 # ---- ours ------------------------------------------------------------------------------------
 def ingest(app, folder: Path, names: list[str]) -> dict:
-    from searchapp.corpora.files_job import request_ingest
+    from searchapp.intake.files_job import request_ingest
     from searchapp.jobs.worker import run_until_done
 
     started = time.perf_counter()

@@ -131,8 +131,9 @@ def long_documents(planted: list[tuple[str, str]], tokenizer, window: int, seed:
 
 # ---- running -------------------------------------------------------------------------------
 def ingest(app, name: str, texts: list[str]) -> dict:
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import request_embed, upload
+    from searchapp.corpora.service import request_embed
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
 
     frame = pd.DataFrame({"id": [f"d{i}" for i in range(len(texts))], "text": texts})

@@ -25,8 +25,8 @@ def prepare(data_dir, bundled_encoder) -> str:
     from searchapp.access import keys
     from searchapp.config import Settings
     from searchapp.context import App
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import work
 
     app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": str(data_dir)}))

@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.cli.main import main
-from searchapp.corpora.inputs import InputFile, InputLimits, Skipped, iter_inputs
+from searchapp.intake.inputs import InputFile, InputLimits, Skipped, iter_inputs
 from searchapp.store.tarsafe import MAX_CHAIN, MAX_HEADER_BYTES
 
 GOOD = b"# Notes\nThe office is closed over the winter holidays.\n"

@@ -10,8 +10,8 @@ from __future__ import annotations
 import pytest
 
 from searchapp.context import App
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service
 from tests.browser import ARTIFACTS, browser_page, chromium, playwright_or_skip, served_app

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from searchapp.corpora.files_job import request_ingest
+from searchapp.intake.files_job import request_ingest
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
 from searchapp.watching.folders import add_watch

@@ -16,8 +16,8 @@ import numpy as np
 import pytest
 
 from searchapp.clusters import ClusterParams, compute_and_store
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus

@@ -13,9 +13,9 @@ import pytest
 
 from searchapp.clusters import ClusterParams, compute_and_store
 from searchapp.context import App
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.duplicates import mine_corpus
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.store import repo

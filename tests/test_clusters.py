@@ -296,8 +296,8 @@ SENTENCES = {
 
 
 def test_real_encoder_groups_sentences_by_topic(app):
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
 
     rows = [(topic, s) for topic, group in SENTENCES.items() for s in group]
     csv = "id,text\n" + "".join(f"{t}{i},\"{s}\"\n" for i, (t, s) in enumerate(rows))

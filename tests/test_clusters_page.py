@@ -148,8 +148,8 @@ def test_a_large_corpus_gets_a_first_view_while_the_job_runs(app, monkeypatch):
 @pytest.mark.slow  # embeds with the bundled model and loads it again for the query
 def test_a_search_is_ringed_on_the_map(app):
     """The bundled encoder embeds the corpus and the query; hits get their own trace."""
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from tests.test_clusters import SENTENCES
 
     rows = [s for group in SENTENCES.values() for s in group]

@@ -8,11 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.builder import ColumnPlan, plan_columns
-from searchapp.corpora.columns import column_stats
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.errors import IngestError, InvalidParameterError
+from searchapp.intake.builder import ColumnPlan, plan_columns
+from searchapp.intake.columns import column_stats
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.search.refine import facet_values, more_like, word_matches
 from searchapp.store import repo
 from tests.test_clusters import make_corpus

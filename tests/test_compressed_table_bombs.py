@@ -19,9 +19,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.cli import main
-from searchapp.corpora import source
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import IngestError
+from searchapp.intake import source
+from searchapp.intake.ingest import read_table
 from searchapp.judgements import csv_io
 from tests.test_duplicates import FAQ, make_corpus
 

@@ -31,9 +31,9 @@ import numpy as np
 import pytest
 
 from searchapp.context import App
-from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
 from searchapp.embedding.encoder import SiameseEncoder
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
 
@@ -72,7 +72,7 @@ def faq_app(app: App, bundled_encoder: SiameseEncoder) -> App:
     """The test's App with the bundled encoder and a small corpus "faq", embedded and indexed."""
     app.install_encoder(MODEL, bundled_encoder)  # the session's loaded encoder, not a second load
     csv = "id,text\n" + "".join(f"q{i},{text}\n" for i, text in enumerate(FAQ))
-    summary = corpora.upload(app, read_table(csv.encode(), "faq.csv"), "faq")
+    summary = table_upload.upload(app, read_table(csv.encode(), "faq.csv"), "faq")
     assert run_until_done(app, summary.job_id, poll_seconds=0.05).status == "succeeded"
     return app
 

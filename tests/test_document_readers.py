@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from searchapp.corpora.formats.document import DocumentError, Limits
-from searchapp.corpora.formats.document_readers import document_type, read_document
-from searchapp.corpora.formats.html import read_html_bytes
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import IngestError
+from searchapp.intake.formats.document import DocumentError, Limits
+from searchapp.intake.formats.document_readers import document_type, read_document
+from searchapp.intake.formats.html import read_html_bytes
+from searchapp.intake.ingest import read_table
 from tests import document_files as files
 
 PG_DOCS = sorted(Path("/usr/share/doc").glob("postgresql-doc-*/html"))
@@ -83,7 +83,7 @@ def test_a_long_pdf_is_read_with_the_document_opened_again_as_it_goes(tmp_path, 
     """PDFium keeps every page it parsed until the document closes (a 514 MB PDF held 533 MB,
     opened again every 100 pages 91 MB): the reader opens it again every REOPEN_PAGES pages,
     and every page keeps its text and its number."""
-    from searchapp.corpora.formats import pdf as pdf_reader
+    from searchapp.intake.formats import pdf as pdf_reader
 
     monkeypatch.setattr(pdf_reader, "REOPEN_PAGES", 2)
     opened, real_open = [], pdf_reader._open

@@ -260,7 +260,7 @@ def test_an_ingest_killed_mid_way_resumes_with_nothing_lost_or_doubled(app, tmp_
     import subprocess
     import sys
 
-    from searchapp.corpora.files_job import BATCH_DOCUMENTS, request_ingest
+    from searchapp.intake.files_job import BATCH_DOCUMENTS, request_ingest
     from searchapp.jobs import queue
     from searchapp.jobs.worker import work
 
@@ -291,8 +291,8 @@ def test_an_ingest_killed_mid_way_resumes_with_nothing_lost_or_doubled(app, tmp_
 def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
     import os
 
-    from searchapp.corpora.files_job import request_ingest
-    from searchapp.corpora.staging import stage_uploads
+    from searchapp.intake.files_job import request_ingest
+    from searchapp.intake.staging import stage_uploads
     from searchapp.jobs import queue
     from searchapp.jobs.worker import work
 
@@ -315,8 +315,8 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
 
 def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
     """OCR is the long step of a scan: the job's message names the file and its page."""
-    from searchapp.corpora.files_job import ingest_task
-    from searchapp.corpora.job_kinds import IngestPayload
+    from searchapp.intake.job_payloads import IngestPayload
+    from searchapp.intake.files_job import ingest_task
     from tests.test_extract_pool import slow_tesseract
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0)
@@ -347,7 +347,7 @@ def test_batches_are_embedded_while_the_files_are_read(app, tmp_path, overlap):
     """With ``overlap`` each stored batch is embedded inside the ingest job, while the next
     files are read: when the job ends every new document has its vector and the embed job
     after it has nothing left. Without it, nothing is embedded until that job runs."""
-    from searchapp.corpora.files_job import request_ingest
+    from searchapp.intake.files_job import request_ingest
     from searchapp.jobs.worker import run_until_done
     from searchapp.vectors.handle import open_corpus
 
@@ -373,8 +373,8 @@ def test_the_job_says_it_is_embedding_the_last_batches_after_the_last_file(app, 
     import threading
 
     from searchapp.corpora import embed_alongside
-    from searchapp.corpora.files_job import ingest_task
-    from searchapp.corpora.job_kinds import IngestPayload
+    from searchapp.intake.job_payloads import IngestPayload
+    from searchapp.intake.files_job import ingest_task
 
     said, real = threading.Event(), embed_alongside.embed_rows
 

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from searchapp import duplicates as dup
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.errors import EmptyCorpusError, InvalidParameterError
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done, work
 from searchapp.store import repo

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 
 from searchapp.cli import main
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.evaluation.corpus import compare, evaluate
 from searchapp.evaluation.encoded import encode_corpus, handle_for
 from searchapp.evaluation.service import judgement_items
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service as judgements
 

@@ -14,13 +14,13 @@ import time
 
 import pytest
 
-from searchapp.corpora.extract_pool import (
+from searchapp.errors import ConfigError
+from searchapp.intake.extract_pool import (
     ExtractionPool,
     TaskCrashed,
     TaskTimedOut,
     limits_from_env,
 )
-from searchapp.errors import ConfigError
 
 CAP = 512 << 20
 
@@ -130,7 +130,7 @@ def slow_tesseract(folder, seconds: float, stuck_on: str = ""):
 def test_a_long_ocr_lives_while_its_pages_come_and_reports_each(tmp_path, monkeypatch):
     """Four scanned pages at 0.6 s each: 2.4 s in all against a 1.5 s timeout. The timeout
     counts from the last page read, so the file is read, and the parent hears every page."""
-    from searchapp.corpora.extract import extract_file
+    from searchapp.intake.extract import extract_file
     from tests.document_files import make_pdf
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0.6)
@@ -150,7 +150,7 @@ def test_a_long_ocr_lives_while_its_pages_come_and_reports_each(tmp_path, monkey
 
 
 def test_a_task_that_stops_reporting_still_times_out(tmp_path, monkeypatch):
-    from searchapp.corpora.extract import extract_file
+    from searchapp.intake.extract import extract_file
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0.1, stuck_on="P5")  # every page hangs
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
@@ -164,7 +164,7 @@ def test_a_task_that_stops_reporting_still_times_out(tmp_path, monkeypatch):
 
 
 def test_inline_tasks_report_progress_too(tmp_path, monkeypatch):
-    from searchapp.corpora.extract import extract_file
+    from searchapp.intake.extract import extract_file
     from tests.document_files import make_pdf
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0)

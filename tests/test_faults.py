@@ -61,9 +61,9 @@ import pytest
 from sqlalchemy import delete, func, select
 
 from searchapp.context import App
-from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
 from searchapp.embedding.models import CARD_FILE
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.store.schema import Analysis, EmbeddedCount, Embedding
@@ -241,7 +241,7 @@ class Scenario(Protocol):
 
 def upload(app: App, name: str) -> int:
     """Store the corpus under ``name`` for the model ``tiny``; returns its embed job."""
-    summary = corpora.upload(app, read_table(corpus_csv(), "docs.csv"), name, "text", "id",
+    summary = table_upload.upload(app, read_table(corpus_csv(), "docs.csv"), name, "text", "id",
                              model="tiny")
     assert summary.job_id is not None
     return summary.job_id

@@ -15,8 +15,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from searchapp.cli.main import main
-from searchapp.corpora.formats import registry
-from searchapp.corpora.formats.registry import Format, find, listing, register
+from searchapp.intake.formats import registry
+from searchapp.intake.formats.registry import Format, find, listing, register
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
 from searchapp.store import repo

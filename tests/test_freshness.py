@@ -12,7 +12,8 @@ import pytest
 from searchapp import duplicates as dup
 from searchapp.context import App
 from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
 
@@ -31,7 +32,7 @@ def apps(app, bundled_encoder):
 
 
 def ingest(app: App, csv: str, corpus: str = "faq") -> None:
-    summary = corpora.upload(app, read_table(csv.encode(), "faq.csv"), corpus)
+    summary = table_upload.upload(app, read_table(csv.encode(), "faq.csv"), corpus)
     if summary.job_id is not None:
         assert run_until_done(app, summary.job_id).status == "succeeded"
 

@@ -17,8 +17,8 @@ from hypothesis import strategies as st
 
 from searchapp.cli.main import main
 from searchapp.corpora.documents import get
-from searchapp.corpora.formats.document_readers import read_document
-from searchapp.corpora.formats.yaml_front import MAX_DEPTH, MAX_FRONT_BYTES
+from searchapp.intake.formats.document_readers import read_document
+from searchapp.intake.formats.yaml_front import MAX_DEPTH, MAX_FRONT_BYTES
 
 BODY = "# Holidays\nThe office is closed over the winter holidays.\n"
 

@@ -11,8 +11,6 @@ import pandas as pd
 import pytest
 
 from searchapp.cli import main
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.evaluation.candidates import candidate_lists, ranking
 from searchapp.evaluation.corpus import evaluate
 from searchapp.evaluation.encoded import handle_for
@@ -20,6 +18,8 @@ from searchapp.evaluation.fusion_fit import fit_fusion
 from searchapp.evaluation.judged import Items, JudgedQuery
 from searchapp.evaluation.ranking import metrics_table
 from searchapp.evaluation.service import judgement_items
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import service as judgements
 from searchapp.search.fusion import DEFAULT, Fusion, fusion_for, save_fusion

@@ -43,15 +43,15 @@ def test_the_app_config_turns_off_streamlits_collection_after_every_run():
 
 def test_preload_opens_the_indexes_of_embedded_corpora_smallest_first(app, bundled_encoder,
                                                                       monkeypatch, unfrozen):
-    from searchapp.corpora import service as corpora
-    from searchapp.corpora.ingest import read_table
+    from searchapp.intake import table_upload
+    from searchapp.intake.ingest import read_table
     from searchapp.jobs.worker import run_until_done
     from searchapp.ui import resources
 
     app.install_encoder(app.settings.model, bundled_encoder)
     for name, rows in (("small", 3), ("large", 5)):
         csv = "id,text\n" + "".join(f"{i},Document number {i} of {name}\n" for i in range(rows))
-        job = corpora.upload(app, read_table(csv.encode(), f"{name}.csv"), name).job_id
+        job = table_upload.upload(app, read_table(csv.encode(), f"{name}.csv"), name).job_id
         assert run_until_done(app, job).status == "succeeded"
     reader = App()  # a fresh process' App: no index opened yet
     reader.install_encoder(app.settings.model, bundled_encoder)

@@ -12,10 +12,11 @@ from hypothesis import strategies as st
 
 from searchapp.cli.main import main
 from searchapp.corpora import documents as docs
-from searchapp.corpora.builder import ID_COLUMN_GUESSES
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import create_corpus, upload
+from searchapp.corpora.service import create_corpus
 from searchapp.errors import IngestError, InvalidParameterError
+from searchapp.intake.builder import ID_COLUMN_GUESSES
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.store import repo
 
 
@@ -43,8 +44,8 @@ def test_control_characters_and_dot_ids_are_refused_naming_the_rule(corpus, bad,
 
 
 def test_an_upload_refuses_an_id_with_a_control_character_naming_the_line(corpus, tmp_path):
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
 
     path = tmp_path / "ids.csv"
     path.write_text('id,text\nok,fine\n"a\tb",tabbed\n')

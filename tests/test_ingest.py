@@ -4,8 +4,8 @@ import json
 import pandas as pd
 import pytest
 
-from searchapp.corpora.ingest import guess_text_column, read_table, to_documents
 from searchapp.errors import IngestError
+from searchapp.intake.ingest import guess_text_column, read_table, to_documents
 
 
 def docs_of(raw: bytes, name: str, **kw):

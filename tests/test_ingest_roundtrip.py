@@ -26,9 +26,9 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.formats import delimited
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import IngestError
+from searchapp.intake.formats import delimited
+from searchapp.intake.ingest import read_table
 
 MAX_EXAMPLES = 60
 SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None,

@@ -21,7 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.inputs import (
+from searchapp.intake.inputs import (
     LINK,
     NESTED,
     NOT_READ,

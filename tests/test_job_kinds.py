@@ -160,11 +160,11 @@ def tiny(app, tiny_bert):
 def test_every_request_writes_a_payload_its_kind_reads(app, tiny, notes, tmp_path):
     from searchapp.backups.service import request_backup
     from searchapp.clusters import ClusterParams, request_clusters
-    from searchapp.corpora.files_job import request_ingest
     from searchapp.duplicates.calibration import request_calibration
     from searchapp.duplicates.service import request_mining
     from searchapp.evaluation.fusion_fit import request_fusion_fit
     from searchapp.evaluation.service import request_evaluation
+    from searchapp.intake.files_job import request_ingest
     from searchapp.training.learn import request_adaptation, request_learning
     from searchapp.training.reranker_job import request_reranker
     from searchapp.training.task import request_finetune
@@ -200,8 +200,9 @@ def test_every_request_writes_a_payload_its_kind_reads(app, tiny, notes, tmp_pat
 def test_an_embed_requests_payloads_read_back_as_written(app, tiny):
     """The local, the Ray and the model-switch embed jobs: each payload reads back as it was
     written (a Ray job is only queued here: no Ray is needed)."""
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import request_model_switch, request_ray_embed, upload
+    from searchapp.corpora.service import request_model_switch, request_ray_embed
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
 
     csv = "id,text\n" + "".join(f"d{i},text number {i}\n" for i in range(5))
     local = upload(app, read_table(csv.encode(), "d.csv"), "docs", model=tiny).job_id
@@ -241,7 +242,7 @@ def test_each_services_declarations_are_found_without_a_list(tmp_path):
     script = ("import sys, json; from searchapp.jobs import kinds; "
               "found = {k.name: k.run.__module__ for k in kinds.kinds()}; "
               "heavy = [m for m in ('torch', 'searchapp.training.learn', "
-              "'searchapp.corpora.files_job') if m in sys.modules]; "
+              "'searchapp.intake.files_job') if m in sys.modules]; "
               "print(json.dumps([found, heavy]))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=REPO, check=True, timeout=120).stdout

@@ -11,7 +11,7 @@ import shutil
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.files_job import request_ingest
+from searchapp.intake.files_job import request_ingest
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
 from searchapp.store import repo

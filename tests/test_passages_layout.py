@@ -8,8 +8,8 @@ import threading
 
 import numpy as np
 
-from searchapp.corpora.formats.document import Extracted, Part
 from searchapp.embedding.passages import embed_documents, plan
+from searchapp.intake.formats.document import Extracted, Part
 
 
 class Recorder:

@@ -23,8 +23,8 @@ import pytest
 from sqlalchemy import select, text
 
 from searchapp.context import App
-from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
@@ -208,7 +208,7 @@ def test_upload_embed_and_search_on_postgres(postgres_url, monkeypatch):
     monkeypatch.setenv("SEARCHAPP_DATABASE_URL", postgres_url)
     app = App()
     try:
-        summary = corpora.upload(app, read_table(FAQ, "faq.csv"), "faq")
+        summary = table_upload.upload(app, read_table(FAQ, "faq.csv"), "faq")
         job = run_until_done(app, summary.job_id)
         assert job.status == "succeeded", job.error
         hits = search(app, "faq", "I forgot my password", k=2)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
 from searchapp.judgements import proposals, service
 from searchapp.search.service import search

@@ -193,8 +193,8 @@ def test_without_onnxruntime_queries_go_through_torch_and_the_reason_says_so(
 
 
 def test_a_hybrid_search_times_each_stage(app, bundled_encoder):
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import work
     from searchapp.search.service import search
 

@@ -18,8 +18,9 @@ import pytest
 from sqlalchemy import text
 
 from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
 from searchapp.corpora.ray_embed import RayOptions, run_embed
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
@@ -69,9 +70,9 @@ def generation(app, name: str) -> int:
 
 
 def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, captions):
-    local_job = corpora.upload(app, captions, "local").job_id
+    local_job = table_upload.upload(app, captions, "local").job_id
     assert run_until_done(app, local_job).status == "succeeded"
-    queued = corpora.upload(app, captions, "ray").job_id  # a local embed job, replaced:
+    queued = table_upload.upload(app, captions, "ray").job_id  # a local embed job, replaced:
     before = generation(app, "ray")
     job_id = corpora.request_ray_embed(app, "ray", cpus_per_actor=1, batch=BATCH)
     assert queue.get(app.db, queued).status == "cancelled"
@@ -93,7 +94,7 @@ def test_ray_gives_the_local_workers_vectors_one_per_document(ray_cluster, app, 
 
 @pytest.mark.slow
 def test_a_killed_actor_loses_only_its_uncommitted_block(ray_cluster, app, captions):
-    corpora.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
+    table_upload.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
     before = generation(app, "faq")
     killed = RayOptions(address=None, cpus_per_actor=1, batch=BATCH, max_restarts=0,
                         actor_env=KILL_BEFORE_SECOND_COMMIT)
@@ -115,7 +116,7 @@ def test_a_killed_actor_loses_only_its_uncommitted_block(ray_cluster, app, capti
 def test_ray_restarts_killed_actors_and_finishes_the_run(ray_cluster, app, captions):
     """Ray restarts an actor killed after its commit and retries the block: the retry
     finds nothing missing and commits nothing (the generation moves once per block)."""
-    corpora.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
+    table_upload.upload(app, captions, "faq")  # its local job stays queued: no worker runs here
     before = generation(app, "faq")
     restarting = RayOptions(address=None, cpus_per_actor=1, batch=BATCH,
                             actor_env=KILL_AFTER_SECOND_COMMIT)
@@ -129,7 +130,7 @@ def test_one_ray_job_per_corpus_and_a_running_local_job_is_not_raced(app, captio
     """No Ray needed: which job ``embed --engine ray`` returns, replaces or refuses."""
     from searchapp.errors import JobError
 
-    corpora.upload(app, captions, "faq")
+    table_upload.upload(app, captions, "faq")
     ray_job = corpora.request_ray_embed(app, "faq", address="auto")
     assert corpora.request_ray_embed(app, "faq") == ray_job  # a dead driver's job is resumed
     queue.cancel(app.db, ray_job)
@@ -171,7 +172,7 @@ def test_the_jobs_page_offers_ray_only_where_a_cluster_is_configured(
 
     shared.reset()  # a new App reads the setting
     app = get_app()
-    queued = corpora.upload(app, captions, "faq").job_id
+    queued = table_upload.upload(app, captions, "faq").job_id
     at = jobs_page()
     assert at.selectbox[0].options == ["faq"]
     [ray_button] = [b for b in at.button if b.label == "Embed on Ray"]

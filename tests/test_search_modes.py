@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from sqlalchemy import select, text, update
 
 from searchapp.corpora import service as corpora
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.errors import InvalidParameterError, JobError
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
 from searchapp.search import service as search_module
 from searchapp.search.service import search

@@ -11,9 +11,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.corpora import documents as docs
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.errors import IngestError
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 
 CELL = st.text(st.sampled_from("ab ;,\"'\n-é"), min_size=1, max_size=12).filter(
     lambda s: s.strip() and s == s.strip())

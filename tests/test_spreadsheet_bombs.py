@@ -23,9 +23,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.cli import main
-from searchapp.corpora.formats import sheet_extent
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import IngestError
+from searchapp.intake.formats import sheet_extent
+from searchapp.intake.ingest import read_table
 from tests.document_files import xlsx_members
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -101,7 +101,7 @@ def test_one_cell_at_the_last_position_no_longer_aborts_the_process(tmp_path):
     bomb = tmp_path / "bomb.xlsx"
     bomb.write_bytes(xlsx(far_cell("XFD1048576", 1_048_576)))
     assert len(bomb.read_bytes()) < 2_000
-    script = ("import sys; from searchapp.corpora.ingest import read_table\n"
+    script = ("import sys; from searchapp.intake.ingest import read_table\n"
               "from searchapp.errors import IngestError\n"
               "try: list(read_table(open(sys.argv[1], 'rb').read(), 'bomb.xlsx').rows())\n"
               "except IngestError as e: print(e)\n")

@@ -225,8 +225,8 @@ def test_a_full_disk_during_ingest_is_one_line_and_stores_nothing(tmp_path, monk
 
 def test_a_full_disk_during_an_embed_job_fails_it_with_one_line(tmp_path, monkeypatch,
                                                                        bundled_encoder):
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs import queue
     from searchapp.jobs.worker import work
 

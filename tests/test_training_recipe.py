@@ -107,8 +107,8 @@ LONG = {
 def long_corpus(app, bundled_encoder):
     import pandas as pd
 
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
 
     app.install_encoder("all-MiniLM-L6-v2", bundled_encoder)

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from searchapp.corpora.folder_check import Identity, identity_of, trouble
-from searchapp.corpora.inputs import LINK, InputFile, InputLimits, Skipped, iter_inputs
+from searchapp.intake.folder_check import Identity, identity_of, trouble
+from searchapp.intake.inputs import LINK, InputFile, InputLimits, Skipped, iter_inputs
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
 from searchapp.store import repo

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from searchapp.cli.main import main
-from searchapp.corpora import files_job
 from searchapp.corpora.originals import OriginalChangedError, keep
+from searchapp.intake import files_job
 from searchapp.jobs.worker import work
 from searchapp.store import repo
 from tests.document_files import make_pdf

@@ -25,8 +25,8 @@ from searchapp.backups.trust import RESUME
 from searchapp.cli.main import main
 from searchapp.config import Settings
 from searchapp.context import App
-from searchapp.corpora.files_job import request_ingest
 from searchapp.errors import BackupError, WatchError
+from searchapp.intake.files_job import request_ingest
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work
 from searchapp.store import archive

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.ui.resources import get_app

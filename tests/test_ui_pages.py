@@ -18,8 +18,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from searchapp.context import App
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import work, worker_pid
 from searchapp.store import repo

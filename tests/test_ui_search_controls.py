@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import work
 from searchapp.ui.search_controls import marked_markdown
 

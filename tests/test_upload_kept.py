@@ -19,9 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 from sqlalchemy import select
 
-from searchapp.corpora.ingest import read_table, to_documents
-from searchapp.corpora.service import upload
 from searchapp.errors import IngestError, InvalidParameterError
+from searchapp.intake.ingest import read_table, to_documents
+from searchapp.intake.table_upload import upload
 from searchapp.search.filters import parse_condition, where_sql
 from searchapp.search.service import search
 from searchapp.store import fulltext, repo
@@ -312,7 +312,7 @@ def big_file(name: str, n: int) -> bytes:
 def peak_while_reading(name: str, n: int) -> int:
     """tracemalloc's peak while every document of an n-row file goes through the batches an
     upload stores (the reading and checking; the database write is the benchmark's)."""
-    from searchapp.corpora.builder import ColumnPlan, Counts, document_batches
+    from searchapp.intake.builder import ColumnPlan, Counts, document_batches
 
     table = read_table(big_file(name, n), name)
     counts = Counts()

@@ -8,7 +8,7 @@ import os
 from hypothesis import given
 from hypothesis import strategies as st
 
-from searchapp.corpora.files_job import matches
+from searchapp.intake.files_job import matches
 from searchapp.store.watched_folders import FolderRow
 from searchapp.watching.keeper import Keeper, Tuning
 

@@ -388,7 +388,7 @@ def _two_keepers(app, tmp_path) -> None:
 
 def _ingest_now(app, folder: Path, **options) -> queue.JobView:
     """One ``--sync`` ingest of ``folder`` run here to its end (no embedding)."""
-    from searchapp.corpora.files_job import request_ingest
+    from searchapp.intake.files_job import request_ingest
 
     job_id = request_ingest(app, "notes", [folder], sync=True, options=options or None)
     job = queue.claim(app.db, "test", kinds=("ingest",))
@@ -424,7 +424,7 @@ def _worker(env: dict, log: Path):
 def test_a_worker_killed_mid_sync_resumes_with_nothing_lost_or_doubled(app, tmp_path):
     """The real ``searchapp worker`` (keeper and jobs) SIGKILLed once the first batch of a
     folder's first sync is committed; the next worker takes the folder's lease and the job over."""
-    from searchapp.corpora.files_job import BATCH_DOCUMENTS
+    from searchapp.intake.files_job import BATCH_DOCUMENTS
     from tests.browser import stop
 
     root = tmp_path / "notes"

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from searchapp.config import worker_rest
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import upload
 from searchapp.errors import ConfigError
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done, work
 from searchapp.search.service import search
 from tests.test_watched_folders import wait_for

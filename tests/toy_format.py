@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from searchapp.corpora.formats.document import DEFAULT_LIMITS, Extracted, Limits, Part
-from searchapp.corpora.formats.registry import Format, register
+from searchapp.intake.formats.document import DEFAULT_LIMITS, Extracted, Limits, Part
+from searchapp.intake.formats.registry import Format, register
 
 
 def read_toy(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:

@@ -27,8 +27,8 @@ from searchapp.api.jobs import job_out
 from searchapp.api.problems import ProblemRoute
 from searchapp.config import max_upload_bytes
 from searchapp.corpora import documents as docs
-from searchapp.corpora.files_job import request_ingest
-from searchapp.corpora.staging import stage_uploads
+from searchapp.intake.files_job import request_ingest
+from searchapp.intake.staging import stage_uploads
 from searchapp.jobs import queue
 from searchapp.web.originals import download_name, original_response
 

@@ -13,8 +13,8 @@ import sys
 from searchapp.cli import common
 from searchapp.cli.common import positive_int
 from searchapp.cli.output import print_json, print_table
-from searchapp.corpora.formats.registry import labels, listing
 from searchapp.errors import InvalidParameterError, SearchAppError
+from searchapp.intake.formats.registry import labels, listing
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -78,7 +78,7 @@ def is_table(paths: list[str], whole_files: bool) -> bool:
     """
     from pathlib import Path
 
-    from searchapp.corpora.routing import takes_table
+    from searchapp.intake.routing import takes_table
 
     return not any(Path(p).is_dir() for p in paths) and takes_table(
         [Path(p).name for p in paths], whole_files)
@@ -90,9 +90,9 @@ def ingest(args: argparse.Namespace) -> int:
     if args.sync:
         raise InvalidParameterError("--sync is for files, folders and archives; a table's rows "
                                     "are kept in step by uploading the table again.")
-    from searchapp.corpora.columns import column_stats
-    from searchapp.corpora.ingest import read_table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.columns import column_stats
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
 
     app = common.open_app()
     table = read_table(args.path[0])
@@ -122,7 +122,7 @@ def ingest_files(args: argparse.Namespace) -> int:
     """Files, folders and archives: the ``ingest`` job, run here with ``--wait``."""
     from pathlib import Path
 
-    from searchapp.corpora.files_job import IngestReport, request_ingest
+    from searchapp.intake.files_job import IngestReport, request_ingest
 
     app = common.open_app()
     job_id = request_ingest(app, args.corpus, [Path(p) for p in args.path], sync=args.sync,

@@ -1,16 +1,18 @@
-"""Corpora service: files read into documents, corpora created, embedded, deleted.
+"""Corpora: a corpus' life once its documents are in (getting them in is ``searchapp.intake``).
 
-- ``ingest``: a CSV/TSV/JSONL/JSON/TXT/Parquet file (also gzipped) opened as a ``Table``
-  (``table``): ``source`` reads the bytes a piece at a time, ``formats`` has a reader per
-  format, every cell the text the file wrote (``cells``: also the one size check).
-- ``builder``: rows into checked documents, a batch at a time (``seen_ids``: repeats).
-- ``service``: upload (streamed into one transaction, then the embed job), delete, status,
-  re-embedding.
+- ``service``: a corpus' name checked, created, its status, the embed job requested (again
+  with another model, on Ray), its long documents split, deleted.
+- ``embed_job`` (the ``embed`` job; ``job_kinds``, ``job_payloads``), ``embed_alongside``
+  (embedding while an ingest still reads), ``ray_embed`` (on a Ray cluster), with the batch
+  sizes all three share (``embed_batches``).
+- ``documents``: single documents by id upserted, read and deleted.
+- ``names``: the one rule for document ids and for names from inside files and uploads.
+- ``originals``: each original file kept once per SHA-256.
 - ``csv_safe``: CSV written so that a spreadsheet never runs a cell as a formula.
 
 Example:
-    >>> from searchapp.corpora.ingest import read_table                 # doctest: +SKIP
-    >>> from searchapp.corpora.service import upload                    # doctest: +SKIP
+    >>> from searchapp.intake.ingest import read_table                  # doctest: +SKIP
+    >>> from searchapp.intake.table_upload import upload                # doctest: +SKIP
     >>> upload(app, read_table("faq.csv"), "faq").describe()            # doctest: +SKIP
     "Corpus 'faq': 13 added."
 """

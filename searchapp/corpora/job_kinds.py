@@ -8,7 +8,7 @@ Example:
 
 from __future__ import annotations
 
-from searchapp.corpora.job_payloads import EmbedPayload, IngestPayload
+from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.jobs.kinds import OPTIONAL, declare, parse_payload  # noqa: F401 - doctest
 from searchapp.jobs.tasks import TaskContext
 
@@ -19,11 +19,4 @@ def _embed(ctx: TaskContext, payload: EmbedPayload) -> dict:
     return embed_corpus(ctx, payload)
 
 
-def _ingest(ctx: TaskContext, payload: IngestPayload) -> dict:
-    from searchapp.corpora.files_job import ingest_task
-
-    return ingest_task(ctx, payload)
-
-
 EMBED = declare("embed", unit="documents", payload=EmbedPayload, run=_embed)
-INGEST = declare("ingest", unit="files", payload=IngestPayload, run=_ingest)

@@ -31,30 +31,3 @@ class EmbedPayload:
     cpus_per_actor: int | None = field(default=None, metadata=OPTIONAL)
     batch: int | None = field(default=None, metadata=OPTIONAL)
     batch_chars: int | None = field(default=None, metadata=OPTIONAL)
-
-
-@dataclass
-class IngestPayload:
-    """Read ``paths`` (files, folders, archives) into ``corpus`` (``corpora.files_job``).
-
-    ``sync``: remove what is gone from the paths; ``staged``: the folder of uploaded
-    files the job owns, with their ``names`` and the report's ``notes``; ``overlap``:
-    embed while reading. A watched folder's sync carries its id (``watch``), its
-    ``include``/``exclude`` globs, ``settle`` seconds, ``device`` and the ``roots``
-    it must stay under.
-    """
-
-    corpus: str
-    paths: list[str]
-    model: str
-    sync: bool = False
-    staged: str | None = None
-    overlap: bool = True
-    names: dict[str, str] = field(default_factory=dict, metadata=OPTIONAL)
-    notes: list[str] = field(default_factory=list, metadata=OPTIONAL)
-    watch: int | None = field(default=None, metadata=OPTIONAL)
-    include: list[str] | None = field(default=None, metadata=OPTIONAL)
-    exclude: list[str] | None = field(default=None, metadata=OPTIONAL)
-    settle: float | None = field(default=None, metadata=OPTIONAL)
-    device: str | None = field(default=None, metadata=OPTIONAL)
-    roots: list[str] | None = field(default=None, metadata=OPTIONAL)

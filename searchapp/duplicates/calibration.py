@@ -24,10 +24,10 @@ from pathlib import Path
 import numpy as np
 
 from searchapp.context import App
-from searchapp.corpora.ingest import read_table
 from searchapp.duplicates.job_payloads import CalibratePayload
 from searchapp.errors import TrainingDataError
 from searchapp.evaluation.metrics import pair_metrics, paired_cosine, precision_recall_curve
+from searchapp.intake.ingest import read_table
 from searchapp.jobs.kinds import submit
 from searchapp.pairs.threshold import INFO_KEY
 from searchapp.store import repo

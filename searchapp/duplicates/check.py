@@ -72,8 +72,8 @@ def check_report(app: App, corpus: str | CorpusHandle, question: str,
 
 def add_question(app: App, corpus: str, question: str, external_id: str | None = None):
     """Add one question to the corpus and queue its embedding (returns the UploadSummary)."""
-    from searchapp.corpora.ingest import Table
-    from searchapp.corpora.service import upload
+    from searchapp.intake.ingest import Table
+    from searchapp.intake.table_upload import upload
 
     question = validate_query(question, 1, None)
     row = {"text": question} | ({"id": external_id.strip()} if external_id else {})

@@ -25,9 +25,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from searchapp.config import max_upload_bytes
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.source import Source
 from searchapp.errors import IngestError
+from searchapp.intake.ingest import read_table
+from searchapp.intake.source import Source
 
 QUERY_ID_COLUMNS = ("_id", "query-id", "query_id", "qid", "id")
 QUERY_TEXT_COLUMNS = ("text", "query", "question", "title")

@@ -33,8 +33,8 @@ from sqlalchemy import insert, update
 from sqlalchemy.orm import Session
 
 from searchapp.corpora.csv_safe import FORMULA_STARTS, safe_csv
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import InvalidParameterError, JudgementError
+from searchapp.intake.ingest import read_table
 from searchapp.judgements.items import check_label, item_of
 from searchapp.store import judgement_rows as rows
 from searchapp.store.schema import Judgement as JudgementRow

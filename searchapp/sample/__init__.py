@@ -16,8 +16,8 @@ from pathlib import Path
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
-from searchapp.corpora.ingest import read_table
-from searchapp.corpora.service import UploadSummary, upload
+from searchapp.intake.ingest import read_table
+from searchapp.intake.table_upload import UploadSummary, upload
 
 SAMPLE_FILE = Path(__file__).with_name("captions.csv.gz")
 SAMPLE_CORPUS = "captions"

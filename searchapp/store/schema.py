@@ -126,7 +126,7 @@ class Document(Base):
 class DocumentLayout(Base):
     """Where each part of a document read from a file sits: ``parts`` is
     ``[[start, end, page, section], ...]``, character spans of the document's text
-    in order (``searchapp.corpora.formats.document``). Only documents read from
+    in order (``searchapp.intake.formats.document``). Only documents read from
     files have one; a passage never spans two parts, and a hit names its part's
     page and section."""
 

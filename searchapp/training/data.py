@@ -1,6 +1,6 @@
 """Labelled training files → pairs or triplets, with the objective detected from the columns.
 
-A file (CSV, TSV, JSONL, ... read by ``searchapp.corpora.ingest.read_table``) is one of:
+A file (CSV, TSV, JSONL, ... read by ``searchapp.intake.ingest.read_table``) is one of:
 
 | columns                                         | kind             | default objective |
 |-------------------------------------------------|------------------|-------------------|
@@ -32,8 +32,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from searchapp.corpora.ingest import read_table
 from searchapp.errors import TrainingDataError
+from searchapp.intake.ingest import read_table
 from searchapp.training.losses import OBJECTIVES, SCORED_OBJECTIVES
 
 ROLES = ("sentence1", "sentence2", "score", "label", "anchor", "positive", "negative")

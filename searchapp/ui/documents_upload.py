@@ -19,12 +19,12 @@ from pathlib import Path
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.corpora.files_job import IngestReport, accepts, request_ingest, type_words
-from searchapp.corpora.ingest import table_words
-from searchapp.corpora.inputs import is_archive
-from searchapp.corpora.routing import takes_table
-from searchapp.corpora.source import size_words
-from searchapp.corpora.staging import stage_uploads
+from searchapp.intake.files_job import IngestReport, accepts, request_ingest, type_words
+from searchapp.intake.ingest import table_words
+from searchapp.intake.inputs import is_archive
+from searchapp.intake.routing import takes_table
+from searchapp.intake.source import size_words
+from searchapp.intake.staging import stage_uploads
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
 

@@ -22,7 +22,7 @@ import os  # noqa: F401  (the example's)
 from collections.abc import Sequence
 from pathlib import Path
 
-from searchapp.corpora.folder_check import identity_of, trouble
+from searchapp.intake.folder_check import identity_of, trouble
 
 __all__ = ["identity_of", "unavailable"]
 

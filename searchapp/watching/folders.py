@@ -19,10 +19,10 @@ from datetime import datetime
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.corpora.folder_check import Identity, under
 from searchapp.corpora.service import validate_corpus_name
 from searchapp.embedding.models import model_path
 from searchapp.errors import AlreadyExistsError, WatchedFolderNotFoundError, WatchError
+from searchapp.intake.folder_check import Identity, under
 from searchapp.store import repo
 from searchapp.store import watched_folders as rows
 from searchapp.store.schema import utcnow

@@ -40,10 +40,10 @@ from watchdog.events import FileSystemEvent, FileSystemEventHandler
 from watchdog.observers import Observer
 
 from searchapp.context import App
-from searchapp.corpora.files_job import accepts, matches
-from searchapp.corpora.folder_check import Identity
-from searchapp.corpora.inputs import is_archive
 from searchapp.errors import ConfigError, JobNotFoundError
+from searchapp.intake.files_job import accepts, matches
+from searchapp.intake.folder_check import Identity
+from searchapp.intake.inputs import is_archive
 from searchapp.jobs import queue
 from searchapp.store import watched_folders as rows
 from searchapp.watching.availability import identity_of, unavailable

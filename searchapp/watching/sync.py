@@ -20,8 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.corpora.files_job import request_ingest
 from searchapp.errors import SearchAppError
+from searchapp.intake.files_job import request_ingest
 from searchapp.jobs import queue
 from searchapp.reporting import one_line
 from searchapp.store import watched_folders as rows

@@ -16,9 +16,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from searchapp.corpora.ingest import read_table
 from searchapp.embedding.models import list_models
 from searchapp.errors import SearchAppError
+from searchapp.intake.ingest import read_table
 from searchapp.jobs import queue
 from searchapp.training.data import AUTO_REASONS, ROLES, load_training_data
 from searchapp.training.losses import OBJECTIVES

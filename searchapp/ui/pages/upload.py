@@ -4,7 +4,7 @@ watch folders (``searchapp.ui.folders_section``), delete a corpus.
 Documents (several files, archives, anything but one table) go through
 ``searchapp.ui.documents_upload`` and the ``ingest`` job; a table as below.
 
-The page opens the file (``searchapp.corpora.ingest``: its columns and first rows, for
+The page opens the file (``searchapp.intake.ingest``: its columns and first rows, for
 the preview), stores it in one transaction (``searchapp.corpora.service.upload``, which
 streams the rows and queues the embedding job), and then shows that job's progress.
 Every problem with the file appears as a message naming the row to fix; nothing is
@@ -19,15 +19,16 @@ import pandas as pd
 import streamlit as st
 
 from searchapp.corpora import service as corpora
-from searchapp.corpora.columns import column_stats
-from searchapp.corpora.formats.registry import labels, listing
-from searchapp.corpora.ingest import (
+from searchapp.errors import SearchAppError
+from searchapp.intake import table_upload
+from searchapp.intake.columns import column_stats
+from searchapp.intake.formats.registry import labels, listing
+from searchapp.intake.ingest import (
     Table,
     guess_id_column,
     guess_text_column,
     read_table,
 )
-from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS, SAMPLE_SIZE, load_sample
 from searchapp.ui.common import (
@@ -59,7 +60,7 @@ state = st.session_state
 state.setdefault("upload.nonce", 0)  # bumped after an upload to clear the file picker
 
 
-def remember_upload(summary: corpora.UploadSummary) -> None:
+def remember_upload(summary: table_upload.UploadSummary) -> None:
     """Keep the summary and job for after the rerun, and clear the file picker."""
     remember({"message": summary.describe(), "job_id": summary.job_id,
               "corpus": summary.corpus})
@@ -273,7 +274,7 @@ if uploaded is not None:
             text = text_columns[0] if len(text_columns) == 1 else text_columns
             with user_errors(f"Nothing was stored from {uploaded.name}: "), \
                     st.spinner("Storing the documents..."):
-                remember_upload(corpora.upload(app, table, corpus, text, id_column))
+                remember_upload(table_upload.upload(app, table, corpus, text, id_column))
 
 # ---- watched folders ----------------------------------------------------------------
 folders_section(app)
