@@ -315,8 +315,8 @@ def test_a_cancelled_ingest_stops_and_drops_its_uploaded_files(app, tmp_path):
 
 def test_the_job_says_which_scanned_page_ocr_is_on(app, tmp_path, monkeypatch):
     """OCR is the long step of a scan: the job's message names the file and its page."""
-    from searchapp.intake.job_payloads import IngestPayload
     from searchapp.intake.files_job import ingest_task
+    from searchapp.intake.job_payloads import IngestPayload
     from tests.test_extract_pool import slow_tesseract
 
     bin_dir = slow_tesseract(tmp_path / "bin", 0)
@@ -373,8 +373,8 @@ def test_the_job_says_it_is_embedding_the_last_batches_after_the_last_file(app, 
     import threading
 
     from searchapp.corpora import embed_alongside
-    from searchapp.intake.job_payloads import IngestPayload
     from searchapp.intake.files_job import ingest_task
+    from searchapp.intake.job_payloads import IngestPayload
 
     said, real = threading.Event(), embed_alongside.embed_rows
 
