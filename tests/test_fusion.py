@@ -104,13 +104,15 @@ def test_ties_are_broken_as_search_breaks_them():
     """Equal fused scores (ranks 1 and 3 in one list, 3 and 1 in the other): the better
     semantic rank first, then lexical-only documents in lexical order, as search's _rank."""
     from searchapp.evaluation.candidates import QueryLists
+    from searchapp.search.modes import mode_named
     from searchapp.search.service import _Candidate, _rank
 
     semantic, lexical = [7, 8, 9], [9, 5, 7, 6]
     lists = QueryLists("ties", np.array(semantic), np.array(lexical))
     for fusion in (Fusion(1.0, 1.0, 10, 50), Fusion(1.0, 1.0, 10, 2), DEFAULT):
-        wanted = [r.doc for r in _rank("hybrid", [_Candidate(d, 1.0 - i / 10) for i, d in
-                                                  enumerate(semantic[:max(5, fusion.depth)])],
+        candidates = [_Candidate(d, 1.0 - i / 10)
+                      for i, d in enumerate(semantic[:max(5, fusion.depth)])]
+        wanted = [r.doc for r in _rank(mode_named("hybrid"), candidates,
                                        [(d, 1.0) for d in lexical[:max(5, fusion.depth)]], 5,
                                        "ties", fusion)]
         assert ranking(lists, "hybrid", fusion, 5).tolist() == wanted

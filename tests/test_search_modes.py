@@ -287,3 +287,23 @@ def test_cli_embed_split_long(app):
     assert "1 document was longer than a passage and was split into" in out
     again = run_cli("embed", "--corpus", "docs", "--split-long").stdout
     assert "No document of 'docs' needs splitting" in again
+
+
+def test_a_mode_added_by_its_record_alone_is_searchable(app, monkeypatch):
+    """A new mode is one record in ``search/modes.py``: ``search`` asks the record which lists
+    to gather and how to order them, and never tests a mode's name."""
+    from searchapp.search import modes
+
+    def meaning_reversed(candidates, semantic, lexical, weights, rrf_k):
+        return [candidates[c.doc] for c in reversed(semantic)]
+
+    toy = modes.Mode("reversed", "Meaning, worst first", "Score: cosine.", semantic=True,
+                     lexical=False, order=meaning_reversed)
+    ingest(app, "short", [{"id": i, "text": t} for i, t, *_ in SHORT])
+    assert_refused = pytest.raises(InvalidParameterError, match="Unknown search mode 'reversed'")
+    with assert_refused:
+        search(app, "short", "a dog on the beach", k=6, mode="reversed")
+    monkeypatch.setitem(modes.MODES, "reversed", toy)
+    forward = [h.id for h in search(app, "short", "a dog on the beach", k=6, mode="semantic")]
+    backward = [h.id for h in search(app, "short", "a dog on the beach", k=6, mode="reversed")]
+    assert backward == forward[::-1] and forward[0] == "dog"

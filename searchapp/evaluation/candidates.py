@@ -30,6 +30,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.search.fusion import Fusion, rrf_scores
+from searchapp.search.modes import mode_named
 from searchapp.search.service import semantic_candidates, validate_query
 from searchapp.store import fulltext
 from searchapp.vectors.handle import CorpusHandle
@@ -82,9 +83,10 @@ def ranking(lists: QueryLists, mode: str, fusion: Fusion, k: int) -> np.ndarray:
     Hybrid fuses both lists taken max(k, fusion.depth) deep, as ``search`` does,
     ties broken by the semantic rank (lexical-only documents last among equals).
     """
-    if mode == "semantic":
+    spec = mode_named(mode)
+    if not spec.lexical:
         return lists.semantic[:k]
-    if mode == "lexical":
+    if not spec.semantic:
         return lists.lexical[:k]
     depth = max(k, fusion.depth)
     docs, sem_rank, lex_rank = rank_table(lists, depth)

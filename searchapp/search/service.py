@@ -53,6 +53,8 @@ from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
     Fusion,
     fusion_for,
 )
+from searchapp.search.modes import DEFAULT_MODE, Mode, mode_named
+from searchapp.search.modes import MODES as SEARCH_MODES
 from searchapp.search.snippets import Snippet, make_snippet
 from searchapp.search.sources import hit_source
 from searchapp.store import fulltext, repo
@@ -62,8 +64,7 @@ from searchapp.vectors.passage_index import STRIDE
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 10_000
-MODES = ("hybrid", "semantic", "lexical")
-DEFAULT_MODE = "hybrid"
+MODES = tuple(SEARCH_MODES)  # the names, for the API's schema and the CLI's choices
 WIDEN = 4
 WIDEN_MAX = 4096  # semantic candidates checked against a filter before the exact fallback
 # documents passing a filter that are scored exactly; above, hnswlib's filtered search
@@ -185,10 +186,8 @@ def validate_query(query: str, k: int, min_score: float | None) -> str:
 
 
 def check_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise InvalidParameterError(f"Unknown search mode {mode!r}; use one of "
-                                    f"{', '.join(MODES)}.")
-    return mode
+    """``mode`` if it names a search mode (``modes.MODES``), else an error listing them."""
+    return mode_named(mode).name
 
 
 def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
@@ -219,8 +218,8 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
             min_score: float | None, mode: str, where: Sequence[str | Condition] | None,
             times: StageTimes | None, fusion: Fusion | None, rerank: bool) -> list[SearchHit]:
     query = validate_query(query, k, min_score)
-    mode = check_mode(mode)
-    if mode == "lexical" and min_score is not None:
+    spec = mode_named(mode)
+    if not spec.semantic and min_score is not None:
         raise InvalidParameterError("The minimum score is a cosine; lexical search has none. "
                                     "Leave it out, or use the semantic or hybrid mode.")
     handle = as_handle(app, corpus)
@@ -229,24 +228,24 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
     check_columns(conditions, handle.meta_columns, handle.name)
     flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
-    if mode == "hybrid" and fusion is None:
+    if spec.fuses and fusion is None:
         fusion = fusion_for(app, handle.corpus_id, handle.model.name)
-    depth = wanted if mode != "hybrid" else max(wanted, fusion.depth)
+    depth = max(wanted, fusion.depth) if spec.fuses else wanted
     times = times if times is not None else StageTimes()
-    # hybrid: the full-text query runs on its own thread and connection beside the encoder
-    # and the vector search (all release the GIL), so it costs about the slower side;
-    # lexical alone runs here (a hand-over to a thread costs 0.1-0.2 ms)
+    # both lists: the full-text query runs on its own thread and connection beside the
+    # encoder and the vector search (all release the GIL), so it costs about the slower
+    # side; the lexical list alone runs here (a hand-over to a thread costs 0.1-0.2 ms)
     lexical = _LEXICAL.submit(_lexical, app, handle, query, depth, flt, times) \
-        if mode == "hybrid" else None
+        if spec.fuses else None
     semantic, vector = [], None
-    if mode != "lexical":
+    if spec.semantic:
         vector = app.encoder(handle.model.name).encode_query(
             query, times, alone=_SEARCHING.count <= 1)
         semantic = _semantic(app, handle, vector, depth, flt, times)
     found = lexical.result() if lexical else \
-        _lexical(app, handle, query, depth, flt, times) if mode == "lexical" else []
+        _lexical(app, handle, query, depth, flt, times) if spec.lexical else []
     with times.stage("fusion"):
-        ranked = _rank(mode, semantic, found, wanted, query, fusion or DEFAULT)
+        ranked = _rank(spec, semantic, found, wanted, query, fusion or DEFAULT)
         if vector is not None:
             _fill_cosines(handle, vector, ranked)
             if min_score is not None:
@@ -349,29 +348,17 @@ class _Ranked:
     passage: int | None = None
 
 
-def _rank(mode: str, semantic: list[_Candidate], lexical: list[tuple[int, float]], k: int,
+def _rank(mode: Mode, semantic: list[_Candidate], lexical: list[tuple[int, float]], k: int,
           query: str = "", fusion: Fusion = DEFAULT) -> list[_Ranked]:
-    """The k best of the mode: one list as it is, or both fused by reciprocal rank."""
+    """The k best of the mode: each candidate of either list once, ordered by the mode."""
     out: dict[int, _Ranked] = {}
     for rank, c in enumerate(semantic, start=1):
         out[c.doc] = _Ranked(c.doc, c.score, rank, c.score, passage=c.passage)
     for rank, (doc, score) in enumerate(lexical, start=1):
         hit = out.setdefault(doc, _Ranked(doc, score))
         hit.lexical_rank, hit.lexical_score = rank, score
-    if mode == "semantic":
-        ranked = [out[c.doc] for c in semantic]
-    elif mode == "lexical":
-        ranked = [out[doc] for doc, _ in lexical]
-        for r in ranked:
-            r.score = r.lexical_score
-    else:
-        w_sem, w_lex = fusion.weights(query)
-        for r in out.values():
-            r.score = sum(w / (fusion.rrf_k + rank) for w, rank in ((w_sem, r.semantic_rank),
-                                                            (w_lex, r.lexical_rank))
-                          if rank is not None)
-        ranked = sorted(out.values(), key=lambda r: (-r.score, r.semantic_rank or 10**9))
-    return ranked[:k]
+    weights = fusion.weights(query) if mode.fuses else (1.0, 1.0)
+    return mode.order(out, semantic, lexical, weights, fusion.rrf_k)[:k]
 
 
 def fusion_weights(query: str) -> tuple[float, float]:

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from searchapp.search.filters import OPERATORS, Condition, make_condition
+from searchapp.search.modes import MODES as SEARCH_MODES
+from searchapp.search.modes import mode_named
 from searchapp.search.service import DEFAULT_MODE, MAX_K, MODES, SearchHit
 from searchapp.ui.common import md_escape
 from searchapp.ui.url_state import UrlState
@@ -25,17 +27,9 @@ FILTER_HELP = ("Pick a column and a value (the most common are offered with thei
                "or type one. Numbers and dates (YYYY-MM-DD) compare by value; other text "
                "with = or !=. Every filter must hold; a row appears for the next one.")
 NO_COLUMN = "(no filter)"
-MODE_LABELS = {
-    "hybrid": "Meaning + words",
-    "semantic": "Meaning",
-    "lexical": "Words (BM25)",
-}
+MODE_LABELS = {name: m.label for name, m in SEARCH_MODES.items()}
 OPERATOR_CHOICES = ["=", "!=", ">=", ">", "<=", "<"]
-SCORE_NOTES = {  # one line under the form, with the counts and the time
-    "hybrid": "Ranked by meaning and words; score: cosine to the query (1 = same meaning).",
-    "semantic": "Score: cosine to the query (1 = same meaning).",
-    "lexical": "Score: BM25 over the query's words (higher is better).",
-}
+SCORE_NOTES = {name: m.score_note for name, m in SEARCH_MODES.items()}  # under the form
 assert set(OPERATOR_CHOICES) == set(OPERATORS)
 
 
@@ -168,7 +162,7 @@ def search_form() -> SearchRequest:
                              help="A cross-encoder trained on this corpus' judgements "
                                   "reorders the first 30 results (`searchapp judge "
                                   "train-reranker` trains one); slower.")
-    return SearchRequest(query, k, None if mode == "lexical" else float(min_score),
+    return SearchRequest(query, k, float(min_score) if mode_named(mode).semantic else None,
                          mode, submitted, rerank=rerank)
 
 
