@@ -16,7 +16,7 @@ from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
 from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.embedding.models import model_path
-from searchapp.errors import InvalidNameError, JobError, ModelError
+from searchapp.errors import AlreadyExistsError, InvalidNameError, JobError, ModelError
 from searchapp.jobs import kinds, queue
 from searchapp.jobs.kinds import submit
 from searchapp.store import repo
@@ -235,8 +235,6 @@ def create_corpus(app: App, name: str, model: str | None = None) -> CorpusStatus
         >>> create_corpus(app, "tickets").documents               # doctest: +SKIP
         0
     """
-    from searchapp.errors import AlreadyExistsError
-
     name = validate_corpus_name(name)
     model_name = model or app.settings.model
     model_path(model_name, app.settings)  # raises with the known models listed

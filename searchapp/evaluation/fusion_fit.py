@@ -40,6 +40,7 @@ from searchapp.evaluation.candidates import QueryLists, candidate_lists, rank_ta
 from searchapp.evaluation.encoded import handle_for
 from searchapp.evaluation.job_payloads import FitFusionPayload
 from searchapp.evaluation.judged import Items
+from searchapp.evaluation.service import judgement_items
 from searchapp.jobs.kinds import submit
 from searchapp.search.fusion import MAX_DEPTH, Fusion, fusion_for, save_fusion
 from searchapp.store import repo
@@ -135,8 +136,6 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
         >>> fit.store(app)          # later, once pg-v2 is adopted     # doctest: +SKIP
         True
     """
-    from searchapp.evaluation.service import judgement_items
-
     started = time.monotonic()
     handle = handle or handle_for(app, corpus, model)
     items = judgement_items(app, handle.name) if items is None else items

@@ -25,9 +25,11 @@ from searchapp.embedding.models import model_path, read_card
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.evaluation.benchmark_files import read_qrels, read_queries
 from searchapp.evaluation.corpus import check_items, evaluate
+from searchapp.evaluation.encoded import handle_for
 from searchapp.evaluation.job_payloads import EvaluatePayload
 from searchapp.evaluation.judged import Items, from_files, from_judgements
 from searchapp.jobs.kinds import submit
+from searchapp.judgements.service import evaluation_runs, list_judgements, save_evaluation_run
 from searchapp.store import repo
 
 KIND = "evaluate"
@@ -35,8 +37,6 @@ KIND = "evaluate"
 
 def judgement_items(app: App, corpus: str) -> Items:
     """The corpus' judgements as evaluation items."""
-    from searchapp.judgements.service import list_judgements
-
     return from_judgements(list_judgements(app, corpus))
 
 
@@ -100,9 +100,6 @@ def request_evaluation(app: App, corpus: str, *, model: str | None = None,
 
 def evaluate_task(ctx, payload: EvaluatePayload) -> dict:
     """The job: measure, save the evaluation run, return the report (with its run id)."""
-    from searchapp.evaluation.encoded import handle_for
-    from searchapp.judgements.service import evaluation_runs, save_evaluation_run
-
     app, corpus, model = ctx.app, payload.corpus, payload.model
     if payload.queries:
         items = file_items(payload.queries, payload.qrels)

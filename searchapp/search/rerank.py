@@ -45,7 +45,7 @@ from searchapp.base.timing import StageTimes
 from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.embedding.models import RERANKERS
-from searchapp.errors import NoRerankerError
+from searchapp.errors import ModelError, NoRerankerError
 from searchapp.store import repo
 
 if TYPE_CHECKING:
@@ -145,8 +145,6 @@ class Reranker:
 def _graph_of(model: CrossEncoder, folder: Path | None) -> tuple[object | None, str]:
     """The model's checked int8 ONNX graph and the path's name, or (None, "torch-int8")."""
     from searchapp.embedding.cross_graph import CrossGraph
-    from searchapp.errors import ModelError
-
     try:
         return CrossGraph.load_or_export(model, folder), "onnx-int8"
     except ModelError as exc:
