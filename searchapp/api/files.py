@@ -27,8 +27,8 @@ from searchapp.api.jobs import job_out
 from searchapp.api.problems import ProblemRoute
 from searchapp.config import max_upload_bytes
 from searchapp.corpora import documents as docs
-from searchapp.intake.files_job import request_ingest
 from searchapp.intake.staging import stage_uploads
+from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.web.originals import download_name, original_response
 
@@ -44,8 +44,7 @@ def add_files(request: Request, name: Name, app: AppDep,
     staged = stage_uploads(app.settings.work_dir, [(f.filename or "upload", f.file)
                                                    for f in files], max_upload_bytes())
     try:
-        job_id = request_ingest(app, name, staged.paths, sync=sync, staged=staged.folder,
-                                options=staged.options())
+        job_id = ingest(app, name, sync=sync, staged=staged).job_id
     except BaseException:
         shutil.rmtree(staged.folder, ignore_errors=True)
         raise

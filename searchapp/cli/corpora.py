@@ -69,39 +69,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=corpora)
 
 
-def is_table(paths: list[str], whole_files: bool) -> bool:
-    """One file (not a folder) that ``routing.takes_table``: read row by row.
-
-    Example:
-        >>> is_table(["faq.csv"], False), is_table(["notes.txt"], True), is_table(["a.pdf"], False)
-        (True, False, False)
-    """
+def ingest(args: argparse.Namespace) -> int:
+    """``searchapp ingest``: any input through the one way in (``intake.way_in``); with
+    ``--wait``, its jobs run here to their end."""
     from pathlib import Path
 
-    from searchapp.intake.routing import takes_table
-
-    return not any(Path(p).is_dir() for p in paths) and takes_table(
-        [Path(p).name for p in paths], whole_files)
-
-
-def ingest(args: argparse.Namespace) -> int:
-    if not is_table(args.path, args.whole_files):
-        return ingest_files(args)
-    if args.sync:
-        raise InvalidParameterError("--sync is for files, folders and archives; a table's rows "
-                                    "are kept in step by uploading the table again.")
-    from searchapp.intake.columns import column_stats
-    from searchapp.intake.ingest import read_table
-    from searchapp.intake.table_upload import upload
+    from searchapp.intake.way_in import ingest as ingest_input
 
     app = common.open_app()
-    table = read_table(args.path[0])
     text = args.text_column[0] if args.text_column and len(args.text_column) == 1 \
         else args.text_column
+    went = ingest_input(app, args.corpus, [Path(p) for p in args.path],
+                        whole_files=args.whole_files, sync=args.sync, text_column=text,
+                        id_column=args.id_column, model=args.model,
+                        on_table=lambda table: _warn_about_columns(table, text))
+    if went.path == "table":
+        return _table_done(app, args, went.summary)
+    return _files_done(app, args, went.job_id)
+
+
+def _warn_about_columns(table, text) -> None:
+    from searchapp.intake.columns import column_stats
+
     for stats in column_stats(table.preview(), [text] if isinstance(text, str) else text or []):
         if stats.warning:
             print(f"warning: {stats.warning}.", file=sys.stderr)
-    summary = upload(app, table, args.corpus, text, args.id_column, model=args.model)
+
+
+def _table_done(app, args: argparse.Namespace, summary) -> int:
     print(summary.describe())
     if summary.job_id is None:
         print("Nothing new to embed.")
@@ -118,15 +113,10 @@ def ingest(args: argparse.Namespace) -> int:
     return 0
 
 
-def ingest_files(args: argparse.Namespace) -> int:
+def _files_done(app, args: argparse.Namespace, job_id: int) -> int:
     """Files, folders and archives: the ``ingest`` job, run here with ``--wait``."""
-    from pathlib import Path
+    from searchapp.intake.files_job import IngestReport
 
-    from searchapp.intake.files_job import IngestReport, request_ingest
-
-    app = common.open_app()
-    job_id = request_ingest(app, args.corpus, [Path(p) for p in args.path], sync=args.sync,
-                            model=args.model)
     if not args.wait:
         print(f"Ingest job {job_id} queued; `searchapp worker` runs it "
               f"(`searchapp jobs` shows its progress).")

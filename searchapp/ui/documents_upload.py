@@ -19,12 +19,13 @@ from pathlib import Path
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.intake.files_job import IngestReport, accepts, request_ingest, type_words
+from searchapp.intake.files_job import IngestReport, accepts, type_words
 from searchapp.intake.ingest import table_words
 from searchapp.intake.inputs import is_archive
 from searchapp.intake.routing import takes_table
 from searchapp.intake.source import size_words
 from searchapp.intake.staging import stage_uploads
+from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
 
@@ -85,8 +86,7 @@ def documents_form(app: App, files: Sequence, names: list[str],
         with user_errors("Nothing was stored: "), st.spinner("Keeping the files..."):
             staged = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
                                    app.settings.max_upload_bytes)
-            job_id = request_ingest(app, corpus, staged.paths, sync=sync,
-                                    staged=staged.folder, options=staged.options())
+            job_id = ingest(app, corpus, sync=sync, staged=staged).job_id
             remember({"message": f"Corpus {corpus!r}: reading {len(files):,} uploaded "
                       f"file{'s' if len(files) != 1 else ''} (job {job_id}).",
                       "job_id": job_id, "corpus": corpus})

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from searchapp.context import App
 from searchapp.errors import SearchAppError
-from searchapp.intake.files_job import request_ingest
+from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.reporting import one_line
 from searchapp.store import watched_folders as rows
@@ -36,8 +36,8 @@ def queue_sync(app: App, folder: rows.FolderRow, settle: float, waiting: int = 0
                "settle": settle, "device": folder.device,
                "roots": [str(root) for root in allowed_roots()] or None}
     try:
-        job_id = request_ingest(app, folder.corpus, [Path(folder.path)], sync=True,
-                                options=options)
+        job_id = ingest(app, folder.corpus, [Path(folder.path)], sync=True,
+                        options=options).job_id
     except SearchAppError as exc:
         with app.db.session() as s:
             rows.write_status(s, folder.id, reason=f"not synced: {one_line(exc)}")
