@@ -154,7 +154,7 @@ def brief(test: dict) -> dict:
 def learn(app, name: str, recipe: str, threads: int, train_on_all: bool = False
           ) -> tuple[dict, float, list]:
     from searchapp.jobs.worker import run_until_done
-    from searchapp.training.learn import request_learning
+    from searchapp.training.learn_job import request_learning
 
     started = time.monotonic()
     job_id = request_learning(app, CORPUS, name=name, augment="off", recipe=recipe,

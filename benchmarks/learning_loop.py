@@ -169,7 +169,7 @@ def paired(a: dict, b: dict) -> dict:
 
 def learn(app, name: str, augment: str, max_steps: int | None) -> tuple[dict, float]:
     from searchapp.jobs.worker import run_until_done
-    from searchapp.training.learn import request_learning
+    from searchapp.training.learn_job import request_learning
 
     started = time.monotonic()
     job_id = request_learning(app, CORPUS, name=name, augment=augment,
@@ -197,7 +197,7 @@ def stsb_simcse(app, steps: int) -> dict:
     from searchapp.intake.ingest import read_table
     from searchapp.intake.table_upload import upload
     from searchapp.jobs.worker import run_until_done
-    from searchapp.training.learn import request_adaptation
+    from searchapp.training.adapt_job import request_adaptation
 
     df = pd.read_csv(DATA / "stsb" / "stsbenchmark.tsv.gz", sep="\t", keep_default_na=False)
     test = df[df.split == "test"]
@@ -318,7 +318,7 @@ def main() -> None:
         save()
     if args.simcse:
         from searchapp.jobs.worker import run_until_done
-        from searchapp.training.learn import request_adaptation
+        from searchapp.training.adapt_job import request_adaptation
 
         set_judgements(app, [])
         started = time.monotonic()

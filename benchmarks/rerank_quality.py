@@ -110,7 +110,7 @@ def test_scores(items, hits, scorer=None) -> np.ndarray:
 def one_n(app, n: int, items, hits, base: np.ndarray, args) -> dict:
     from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
     from searchapp.training import holdout
-    from searchapp.training.learn import corpus_items
+    from searchapp.training.judged_items import corpus_items
     from searchapp.training.reranker import RerankerConfig, train_reranker
 
     set_judgements(app, n)

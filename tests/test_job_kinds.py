@@ -165,7 +165,8 @@ def test_every_request_writes_a_payload_its_kind_reads(app, tiny, notes, tmp_pat
     from searchapp.evaluation.fusion_fit import request_fusion_fit
     from searchapp.evaluation.service import request_evaluation
     from searchapp.intake.files_job import request_ingest
-    from searchapp.training.learn import request_adaptation, request_learning
+    from searchapp.training.adapt_job import request_adaptation
+    from searchapp.training.learn_job import request_learning
     from searchapp.training.reranker_job import request_reranker
     from searchapp.training.task import request_finetune
 
@@ -241,8 +242,9 @@ def test_each_services_declarations_are_found_without_a_list(tmp_path):
     declared = sorted(p.parent.name for p in (REPO / "searchapp").glob("*/job_kinds.py"))
     script = ("import sys, json; from searchapp.jobs import kinds; "
               "found = {k.name: k.run.__module__ for k in kinds.kinds()}; "
-              "heavy = [m for m in ('torch', 'searchapp.training.learn', "
-              "'searchapp.intake.files_job') if m in sys.modules]; "
+              "heavy = [m for m in ('torch', 'searchapp.training.learn_job', "
+              "'searchapp.training.adapt_job', 'searchapp.intake.files_job') "
+              "if m in sys.modules]; "
               "print(json.dumps([found, heavy]))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                          cwd=REPO, check=True, timeout=120).stdout

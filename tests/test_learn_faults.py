@@ -17,7 +17,7 @@ import pytest
 
 from searchapp.context import App
 from searchapp.jobs import queue
-from searchapp.training.learn import request_learning
+from searchapp.training.learn_job import request_learning
 from tests.learning_data import make_learning_corpus
 from tests.test_faults import PROBE, _fork_server, run_trials, worker_env
 

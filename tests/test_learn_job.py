@@ -15,7 +15,9 @@ from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job, run_until_done
 from searchapp.judgements.service import evaluation_runs
 from searchapp.store import repo
-from searchapp.training.learn import request_adaptation, request_learning, work_folder
+from searchapp.training.adapt_job import request_adaptation
+from searchapp.training.job_steps import work_folder
+from searchapp.training.learn_job import request_learning
 from tests.learning_data import make_learning_corpus
 
 FAST = {"max_steps": 4, "batch_size": 8, "checkpoint_every": 2}
@@ -125,7 +127,7 @@ def test_a_learning_job_stopped_mid_step_carries_on_from_there(app, tiny, stop_a
                                                                resumed_from):
     from searchapp.jobs.kinds import parse_payload
     from searchapp.jobs.tasks import TaskContext
-    from searchapp.training.learn import learn_task
+    from searchapp.training.learn_job import learn_task
 
     class StopAt(TaskContext):
         def progress(self, done, total, message=None, **kwargs):

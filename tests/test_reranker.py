@@ -99,7 +99,7 @@ def test_the_api_field_and_the_cli_flag_rerank(topics, capsys, monkeypatch, stac
 
 def test_the_blend_keeps_the_search_order_where_the_cross_encoder_knows_nothing(topics):
     from searchapp.training import holdout
-    from searchapp.training.learn import corpus_items
+    from searchapp.training.judged_items import corpus_items
     from searchapp.training.reranker import compare, fit_blend
 
     handle = open_corpus(topics, "topics")

@@ -119,7 +119,7 @@ def long_corpus(app, bundled_encoder):
 
 
 def test_the_best_passage_of_a_long_document_is_the_one_about_the_query(long_corpus):
-    from searchapp.training.learn import CorpusView
+    from searchapp.training.mining import CorpusView
 
     view = CorpusView(long_corpus, "docs", "all-MiniLM-L6-v2")
     [query] = view.encode(["how are nightly backups made"])
@@ -130,14 +130,14 @@ def test_the_best_passage_of_a_long_document_is_the_one_about_the_query(long_cor
 
 def test_passage_positives_replace_the_whole_document_in_the_triplets(long_corpus):
     from searchapp.evaluation.judged import Items, JudgedQuery
-    from searchapp.training.learn import _mine
+    from searchapp.training.mining import mine
     from searchapp.training.recipe import Recipe
 
     items = Items([JudgedQuery("how are nightly backups made", {"manual": 1})])
-    whole = _mine(long_corpus, "docs", "all-MiniLM-L6-v2", items, lambda *a: None,
-                  Recipe(cached=False, lexical=False, passages=False))
-    short = _mine(long_corpus, "docs", "all-MiniLM-L6-v2", items, lambda *a: None,
-                  Recipe(cached=False, lexical=False, passages=True))
+    whole = mine(long_corpus, "docs", "all-MiniLM-L6-v2", items, lambda *a: None,
+                 Recipe(cached=False, lexical=False, passages=False))
+    short = mine(long_corpus, "docs", "all-MiniLM-L6-v2", items, lambda *a: None,
+                 Recipe(cached=False, lexical=False, passages=True))
     assert whole["examples"][0]["positive"] == LONG["manual"].strip()
     assert "pg_dump" in short["examples"][0]["positive"]
     assert len(short["examples"][0]["positive"]) < len(LONG["manual"]) / 2
@@ -180,7 +180,7 @@ def test_the_verdict_keeps_the_new_models_vectors_so_the_switch_embeds_nothing(a
     from searchapp.evaluation.encoded import is_stored
     from searchapp.jobs.worker import run_until_done
     from searchapp.training.adoption import accept
-    from searchapp.training.learn import request_learning
+    from searchapp.training.learn_job import request_learning
     from tests.learning_data import make_learning_corpus
 
     shutil.copytree(tiny_bert, app.settings.models_dir / "tiny")
@@ -202,7 +202,7 @@ def test_training_on_all_judgements_replaces_the_weights_after_the_verdict(app, 
     from searchapp.embedding.models import read_card
     from searchapp.evaluation.encoded import is_stored
     from searchapp.jobs.worker import run_until_done
-    from searchapp.training.learn import request_learning
+    from searchapp.training.learn_job import request_learning
     from tests.learning_data import make_learning_corpus
 
     shutil.copytree(tiny_bert, app.settings.models_dir / "tiny")

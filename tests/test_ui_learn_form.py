@@ -13,7 +13,7 @@ from streamlit.testing.v1 import AppTest
 from searchapp.errors import TrainingDataError
 from searchapp.jobs import queue
 from searchapp.judgements import service as judgements
-from searchapp.training.learn import LEARN, request_learning
+from searchapp.training.learn_job import LEARN, request_learning
 from searchapp.ui.resources import get_app
 from searchapp.ui.url_state import write_last_corpus
 from tests.learning_data import TOPICS, make_learning_corpus

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_until_done
 from searchapp.store import repo
-from searchapp.training.learn import request_learning
+from searchapp.training.learn_job import request_learning
 from searchapp.ui.resources import get_app
 from tests.learning_data import make_learning_corpus
 

@@ -119,7 +119,8 @@ def evaluate(args: argparse.Namespace) -> int:
 
 
 def finetune(args: argparse.Namespace) -> int:
-    from searchapp.training.learn import request_adaptation, request_learning
+    from searchapp.training.adapt_job import request_adaptation
+    from searchapp.training.learn_job import request_learning
 
     if args.train or args.dev:
         raise InvalidParameterError("--corpus trains on the corpus' judgements (or its text "

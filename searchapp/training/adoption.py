@@ -1,6 +1,6 @@
 """Adopting a new model for a corpus: only on the user's word, with its threshold, reversibly.
 
-A learning job ends with a verdict (``learn.judge_side_by_side``) but never
+A learning job ends with a verdict (``verdict.judge_side_by_side``) but never
 switches the corpus. ``accept`` does, when the user asks: it gives the new
 model the duplicate threshold proposed for it (``threshold_proposal``: the
 same precision on the held-out judged pairs, or the same expected number of

@@ -24,7 +24,7 @@ them ("silver"), and train the bi-encoder on gold and silver together. Here:
 It does not always help (the paper reports losses on some tasks, and our
 cross-encoder starts from bi-encoder weights): the learning job trains both
 ways and keeps the augmented model only when it is measurably better on
-judgements kept out of both (``searchapp.training.learn``).
+judgements kept out of both (``searchapp.training.augment_steps``).
 
 Example:
     >>> pick_silver([("q", "d1", 0.95), ("q", "d2", 0.05), ("q", "d3", 0.5)])

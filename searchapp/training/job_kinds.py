@@ -28,13 +28,13 @@ def _finetune(ctx: TaskContext, payload: FinetunePayload) -> dict:
 
 
 def _learn(ctx: TaskContext, payload: LearnPayload) -> dict:
-    from searchapp.training.learn import learn_task
+    from searchapp.training.learn_job import learn_task
 
     return learn_task(ctx, payload)
 
 
 def _adapt(ctx: TaskContext, payload: AdaptPayload) -> dict:
-    from searchapp.training.learn import adapt_task
+    from searchapp.training.adapt_job import adapt_task
 
     return adapt_task(ctx, payload)
 

@@ -277,7 +277,7 @@ class MixedLoss(nn.Module):
 
 
 OBJECTIVES = ("softmax", "cosine", "triplet", "mnrl", "contrastive", "cosent", "angle")
-MIXED = "mixed"  # judgements of both kinds (searchapp.training.learn); not for files
+MIXED = "mixed"  # judgements of both kinds (searchapp.training.learn_job); not for files
 SCORED_OBJECTIVES = ("cosine", "cosent", "angle")  # pairs with a similarity score
 
 

@@ -24,7 +24,7 @@ from searchapp.jobs.kinds import submit
 from searchapp.store import repo
 from searchapp.training import holdout
 from searchapp.training.job_payloads import RerankPayload
-from searchapp.training.learn import corpus_items
+from searchapp.training.judged_items import corpus_items
 from searchapp.training.reranker import RerankerConfig, check_items, train_reranker
 
 KIND = "rerank"

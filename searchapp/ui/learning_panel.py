@@ -19,7 +19,8 @@ from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.training import adoption
-from searchapp.training.learn import ADAPT, LEARN, request_adaptation, request_learning
+from searchapp.training.adapt_job import ADAPT, request_adaptation
+from searchapp.training.learn_job import LEARN, request_learning
 from searchapp.training.names import check_new_model, suggested_name
 from searchapp.ui.charts_evaluation import comparison_table
 from searchapp.ui.common import duration, job_progress, md_escape, seed_corpus
