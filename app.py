@@ -10,7 +10,7 @@ did not come through that door with a live login; the pages are only declared af
 import streamlit as st
 
 from searchapp.ui.auth import logout_button, require_login
-from searchapp.ui.welcome import APP_NAME, ICON, say_unknown_address
+from searchapp.ui.welcome import APP_NAME, ICON, open_page_in_other_case, say_unknown_address
 
 # The icon is a file served by the app (a Material icon here is fetched from fonts.gstatic.com).
 st.set_page_config(page_title=APP_NAME, page_icon=ICON, layout="wide")
@@ -34,5 +34,8 @@ PAGES = [
 
 logout_button()
 page = st.navigation({APP_NAME: PAGES})  # the section's title names the app in the sidebar
+meant = open_page_in_other_case(PAGES)  # /Jobs opens the Jobs page (once, as the session opens)
+if meant is not None and meant is not page:
+    st.switch_page(meant)
 say_unknown_address(["", *(p.url_path for p in PAGES)], page.title)  # not silently Upload
 page.run()

@@ -395,3 +395,14 @@ def test_an_address_that_names_no_page_says_so(served, page):
     page.get_by_role("heading", name="Search").wait_for(timeout=WAIT)
     idle(page)
     assert page.get_by_text("There is no page at").count() == 0
+
+
+def test_a_page_named_in_another_case_opens_that_page(served, page):
+    """People type a page's name as the sidebar writes it: /Jobs opens the Jobs page (it
+    said "There is no page at /Jobs" and showed the Upload page)."""
+    url, _browser, _app = served
+    page.goto(f"{url}/Jobs")
+    page.get_by_role("heading", name="Jobs").first.wait_for(timeout=WAIT)
+    idle(page)
+    assert urlsplit(page.url).path.endswith("/jobs")
+    assert page.get_by_text("There is no page at").count() == 0

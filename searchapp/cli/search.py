@@ -10,6 +10,7 @@ import argparse
 
 from searchapp.cli import common
 from searchapp.cli.output import cell, print_json
+from searchapp.search.modes import DEFAULT_MODE, MODES
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,9 +20,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("query")
     c.add_argument("-k", type=int, default=10)
     c.add_argument("--min-score", type=float, help="minimum cosine (semantic and hybrid)")
-    c.add_argument("--mode", default=None, metavar="{hybrid,semantic,lexical}",
-                   help="hybrid (default): meaning and words fused; semantic: meaning only; "
-                        "lexical: words only (BM25)")
+    c.add_argument("--mode", default=None, metavar="{" + ",".join(MODES) + "}",
+                   help="; ".join(f"{m.name}{' (default)' if m.name == DEFAULT_MODE else ''}: "
+                                  f"{m.label}" for m in MODES.values()))
     c.add_argument("--where", action="append", metavar="COL=VAL",
                    help="metadata filter, repeatable: product=billing, year>=2024, "
                         "date<2024-06-01 (operators = != < <= > >=)")
@@ -33,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def search(args: argparse.Namespace) -> int:
-    from searchapp.search.service import DEFAULT_MODE, check_mode, hit_json
+    from searchapp.search.service import check_mode, hit_json
     from searchapp.search.service import search as run_search
 
     mode = check_mode(args.mode or DEFAULT_MODE)
@@ -48,7 +49,7 @@ def search(args: argparse.Namespace) -> int:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
         snippet = " ".join(h.marked_snippet.split())  # a page's line breaks are layout
-        print(f"{rank:>3}. {h.score:.3f}  [{cell(h.id)}]  {cell(snippet)}")
+        print(f"{rank:>3}. {shown_score(h)}  [{cell(h.id)}]  {cell(snippet)}")
         if h.source:
             print(" " * 7 + cell(where_in_file(h.source)))
         if mode == "hybrid" or h.passage is not None:
@@ -73,15 +74,44 @@ def where_in_file(source: dict) -> str:
 
 
 def hit_detail(h) -> str:
-    """``semantic #2 0.812 · lexical #1 7.310 · passage 4`` for the text output."""
+    """``meaning #2 0.812 · words #1 BM25 7.31 · passage 4`` for the text output: each list's
+    rank and score (a cosine; BM25, ≈0 where the query's words are in most documents).
+
+    Example:
+        >>> from searchapp.search.service import SearchHit
+        >>> hit_detail(SearchHit("a", "", 0.03, semantic_rank=2, semantic_score=0.8123,
+        ...                      lexical_rank=1, lexical_score=0.0000004))
+        'meaning #2 0.812 · words #1 BM25 ≈0 (its words are in most documents)'
+    """
     parts = []
-    for name, rank, score in (("semantic", h.semantic_rank, h.semantic_score),
-                              ("lexical", h.lexical_rank, h.lexical_score)):
+    for name, rank, score, shown in (
+            ("meaning", h.semantic_rank, h.semantic_score, _cosine),
+            ("words", h.lexical_rank, h.lexical_score, _bm25)):
         if score is not None:
             parts.append(f"{name} {'#' + str(rank) if rank else '(not in its list)'} "
-                         f"{score:.3f}")
+                         f"{shown(score)}")
         else:
             parts.append(f"{name} -")
     if h.passage is not None:
         parts.append(f"passage {h.passage + 1}")
     return " · ".join(parts)
+
+
+def shown_score(h) -> str:
+    """The score a hit is listed with, as on the Search page: its cosine where it has one
+    (the fused rank-fusion score means nothing to a reader), else its BM25."""
+    if h.semantic_score is not None:
+        return _cosine(h.semantic_score)
+    if h.lexical_score is not None:
+        return _bm25(h.lexical_score)
+    return f"{h.score:.3f}"
+
+
+def _cosine(score: float) -> str:
+    return f"{score:.3f}"
+
+
+def _bm25(score: float) -> str:
+    if abs(score) < 0.0005:
+        return "BM25 ≈0 (its words are in most documents)"
+    return f"BM25 {score:.2f}"

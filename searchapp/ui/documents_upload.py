@@ -14,7 +14,6 @@ Example (inside the page script):
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import streamlit as st
 
@@ -28,8 +27,8 @@ from searchapp.intake.staging import stage_uploads
 from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
+from searchapp.ui.upload_target import upload_target
 
-NEW, EXISTING = "A new corpus", "An existing corpus"
 REPORT_LINES = 50  # files left out listed on the page; the rest are counted
 
 
@@ -75,7 +74,8 @@ def documents_form(app: App, files: Sequence, names: list[str],
                          (f" and {len(files) - 20:,} more" if len(files) > 20 else "") +
                          ". A document per file (an archive: per file inside it), its id "
                          "the path inside the archive or the file's name."))
-    corpus = _pick_corpus(files[0].name if len(files) == 1 else "documents", names, key)
+    corpus = upload_target(files[0].name if len(files) == 1 else "documents", names,
+                           f"doc-{key}", "documents")
     sync = st.checkbox("Also remove what earlier uploads added whose files are not in this "
                        "upload", key=f"sync-{key}", help="For an archive of a whole folder "
                        "uploaded again: files deleted from the folder leave the corpus too. "
@@ -90,21 +90,6 @@ def documents_form(app: App, files: Sequence, names: list[str],
             remember({"message": f"Corpus {corpus!r}: reading {len(files):,} uploaded "
                       f"file{'s' if len(files) != 1 else ''} (job {job_id}).",
                       "job_id": job_id, "corpus": corpus})
-
-
-def _pick_corpus(filename: str, names: list[str], key: str) -> str | None:
-    mode = NEW if not names else st.radio("Add the documents to", [NEW, EXISTING],
-                                          horizontal=True, key=f"doc-mode-{key}")
-    if mode == EXISTING:
-        return st.selectbox("Corpus", names, key=f"doc-existing-{key}")
-    stem = Path(filename).name.split(".")[0] or "documents"
-    name = st.text_input("New corpus name", value=stem, key=f"doc-name-{key}", max_chars=200)
-    if name.strip() in names:
-        st.warning(f"A corpus named {md_escape(repr(name.strip()))} already exists. Choose "
-                   f"'{EXISTING}' to add these documents to it, or pick another name.",
-                   icon=":material/warning:")
-        return None
-    return name
 
 
 def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[], None],

@@ -38,6 +38,7 @@ def welcome() -> None:
     st.markdown("\n".join(f"- {icon} **{name}**: {what}." for name, icon, what in STEPS))
 
 
+CASE_CHECKED = "welcome.case_checked"  # the first address was looked at for /Jobs
 UNKNOWN_SAID = "welcome.unknown-address-said"  # this session was told once
 
 
@@ -53,10 +54,39 @@ def unknown_address(requested: str, known: list[str], shown: str) -> str | None:
         True
     """
     name = requested.strip("/").split("/")[-1] if requested.strip("/") else ""
-    if name in known:
+    if name.lower() in {k.lower() for k in known}:  # /Jobs opens the Jobs page
         return None
     return (f"There is no page at /{name}: this is the {shown} page. The pages are in the "
             "sidebar.")
+
+
+def page_in_other_case(requested: str, known: list[str]) -> str | None:
+    """The url path of the page an address names in another case (``/Jobs`` for ``jobs``;
+    people type page names as the sidebar writes them), or None.
+
+    Example:
+        >>> page_in_other_case("/Jobs", ["", "jobs", "search"])
+        'jobs'
+        >>> page_in_other_case("/jobs", ["", "jobs"]) is None, page_in_other_case("/x", ["jobs"])
+        (True, None)
+    """
+    name = requested.strip("/").split("/")[-1] if requested.strip("/") else ""
+    if not name or name in known:
+        return None
+    return next((k for k in known if k and k.lower() == name.lower()), None)
+
+
+def open_page_in_other_case(pages: list) -> object | None:
+    """The page (of ``pages``) the session's first address names in another case, or None;
+    asked once per session, so the sidebar's links work as usual after it."""
+    if st.session_state.get(CASE_CHECKED):
+        return None
+    st.session_state[CASE_CHECKED] = True
+    from urllib.parse import urlsplit
+
+    wanted = page_in_other_case(urlsplit(st.context.url or "/").path,
+                                [p.url_path for p in pages])
+    return next((p for p in pages if p.url_path == wanted), None) if wanted else None
 
 
 def say_unknown_address(known: list[str], shown: str) -> None:

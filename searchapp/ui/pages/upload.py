@@ -13,8 +13,6 @@ stored then.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import streamlit as st
 
@@ -38,17 +36,16 @@ from searchapp.ui.common import (
     page_app,
     page_link,
     remember_corpus,
-    remembered_corpus,
     user_errors,
 )
 from searchapp.ui.corpora_table import embedding_with_table, live_corpora_table
 from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
 from searchapp.ui.folders_section import folders_section
 from searchapp.ui.guide import guide_link
+from searchapp.ui.upload_target import upload_target
 from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
-NEW, EXISTING = "A new corpus", "An existing corpus"
 PREVIEW_ROWS = 10
 
 app = page_app()
@@ -219,24 +216,6 @@ def format_hint(table: Table) -> None:
                            "upload it again.", icon=":material/warning:")
 
 
-def pick_corpus(filename: str, key: str) -> str | None:
-    """A new corpus name (default: the file's name) or an existing corpus."""
-    mode = NEW if not names else st.radio("Add the rows to", [NEW, EXISTING],
-                                          horizontal=True, key=f"mode-{key}")
-    if mode == EXISTING:
-        current = remembered_corpus(names)
-        return st.selectbox("Corpus", names, key=f"existing-{key}",
-                            index=names.index(current) if current in names else 0)
-    stem = Path(filename).name.split(".")[0] or "corpus"
-    name = st.text_input("New corpus name", value=stem, key=f"name-{key}", max_chars=200)
-    if name.strip() in names:
-        st.warning(f"A corpus named {md_escape(repr(name.strip()))} already exists. Choose "
-                   f"'{EXISTING}' to add these rows to it, or pick another name.",
-                   icon=":material/warning:")
-        return None
-    return name
-
-
 st.subheader("Add documents or a table")
 # Any file is accepted here: a wrong type gets our message (the formats we read), not
 # Streamlit's bare "file type not allowed".
@@ -268,7 +247,7 @@ if uploaded is not None:
         others = [str(c) for c in table.columns if c not in (*text_columns, id_column)]
         if others:
             st.caption(md_escape(f"Kept with each document as metadata: {', '.join(others)}."))
-        corpus = pick_corpus(uploaded.name, key)
+        corpus = upload_target(uploaded.name, names, key, "rows")
         if st.button("Upload and embed", type="primary", disabled=not corpus or not text_columns,
                      icon=":material/upload:"):
             text = text_columns[0] if len(text_columns) == 1 else text_columns
