@@ -10,6 +10,8 @@ did not come through that door with a live login; the pages are only declared af
 import streamlit as st
 
 from searchapp.ui.auth import logout_button, require_login
+from searchapp.ui.jobs_indicator import jobs_indicator
+from searchapp.ui.resources import get_app
 from searchapp.ui.welcome import APP_NAME, ICON, open_page_in_other_case, say_unknown_address
 
 # The icon is a file served by the app (a Material icon here is fetched from fonts.gstatic.com).
@@ -38,4 +40,5 @@ meant = open_page_in_other_case(PAGES)  # /Jobs opens the Jobs page (once, as th
 if meant is not None and meant is not page:
     st.switch_page(meant)
 say_unknown_address(["", *(p.url_path for p in PAGES)], page.title)  # not silently Upload
+jobs_indicator(get_app())  # every page: what runs, what failed
 page.run()

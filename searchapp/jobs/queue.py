@@ -200,6 +200,21 @@ def active(db: Database, kind: str) -> list[JobView]:
             Job.kind == kind, Job.status.in_(job_rows.ACTIVE)).order_by(Job.id))]
 
 
+def all_active(db: Database, limit: int = 20) -> list[JobView]:
+    """Queued or running jobs of every kind, oldest first (at most ``limit``)."""
+    with db.session() as s:
+        return [_view(j) for j in s.scalars(select(Job).where(Job.status.in_(job_rows.ACTIVE))
+                                             .order_by(Job.id).limit(limit))]
+
+
+def ended_since(db: Database, since: datetime, limit: int = 100) -> list[JobView]:
+    """Jobs that failed or succeeded at ``since`` or later, newest first."""
+    with db.session() as s:
+        return [_view(j) for j in s.scalars(
+            select(Job).where(Job.status.in_(("failed", "succeeded")), Job.finished_at >= since)
+            .order_by(Job.id.desc()).limit(limit))]
+
+
 def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
     """A queued or running job of ``kind`` whose payload[key] == value, if any."""
     with db.session() as s:

@@ -74,7 +74,8 @@ def corpora_table(rows: list[repo.CorpusSummary]) -> None:
 
 def live_corpora_table(app: App) -> None:
     """The table alone (no bar on the page): refreshed every second while a corpus is
-    being embedded (a job from the CLI, the API or another session), until every job ends."""
+    being read or embedded (a job from the CLI, the API or another session), until every
+    job ends."""
     embedding = _embedding(app, corpus_summaries(app))
     st.fragment(_live_table, run_every=POLL_SECONDS if embedding else None)(app, embedding)
 
@@ -87,7 +88,11 @@ def _live_table(app: App, was_embedding: bool) -> None:
 
 
 def _embedding(app: App, rows: list[repo.CorpusSummary]) -> bool:
-    return any(active_embed_job(app, c.name) for c in rows if c.embedded < c.documents)
+    """Whether the table's counts are moving: a corpus being embedded, or files being read
+    into one (an ingest stores and embeds batch by batch: a table drawn once stayed at 0
+    documents while the ingest's bar said 64 embedded)."""
+    return bool(queue.active(app.db, "ingest")) or any(
+        active_embed_job(app, c.name) for c in rows if c.embedded < c.documents)
 
 
 def embedding_with_table(app: App, job_id: int, corpus: str,
