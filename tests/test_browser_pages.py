@@ -21,7 +21,7 @@ from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.store import repo
 from searchapp.vectors.handle import open_corpus
-from tests.browser import IDLE, browser_page, served_without_worker
+from tests.browser import IDLE, browser_page, pick_files, served_without_worker
 from tests.test_browser_ux import NOTES
 from tests.test_duplicates import make_corpus as embedded_corpus
 
@@ -406,3 +406,22 @@ def test_a_page_named_in_another_case_opens_that_page(served, page):
     idle(page)
     assert urlsplit(page.url).path.endswith("/jobs")
     assert page.get_by_text("There is no page at").count() == 0
+
+
+def test_the_next_upload_defaults_to_the_corpus_in_use(served, page, tmp_path):
+    """Searched in 'news', then an upload: it offers 'news', not a new corpus named after the
+    file (a newcomer split the pile and searched the wrong half)."""
+    url, _browser, _app = served
+    page.goto(f"{url}/search?corpus=news")
+    page.get_by_label("Query").wait_for(timeout=WAIT)
+    idle(page)
+    note = tmp_path / "meeting.md"
+    note.write_text("# Minutes\n\nThe committee met on Tuesday.")
+    page.goto(f"{url}/upload")
+    page.get_by_role("heading", name="Upload").wait_for(timeout=WAIT)
+    idle(page)
+    pick_files(page, str(note), "Add and embed")
+    assert page.get_by_role("radio", name="An existing corpus").is_checked()
+    picker = page.get_by_test_id("stSelectbox").filter(has_text="Corpus").last
+    assert picker.locator("input").input_value().startswith("news")
+    assert page.get_by_label("New corpus name").count() == 0

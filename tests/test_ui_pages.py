@@ -188,12 +188,36 @@ def test_invalid_utf8_is_reported_with_its_line(app):
     assert any("line 3, column 4 is not valid UTF-8 (byte 0xe9)" in e for e in texts(at.error))
 
 
+def test_the_next_upload_goes_to_the_corpus_in_use_by_default(app):
+    """A second upload offered "A new corpus" named after its file while the user's corpus
+    existed: a newcomer split the pile and searched the wrong half. The corpus in use (this
+    session's, or after a reload the data folder's last) is the default, documents and
+    tables alike."""
+    from searchapp.ui.url_state import write_last_corpus
+
+    store(app, ANIMALS, "animals")
+    store(app, ANIMALS, "zoo")
+    write_last_corpus(app.settings.data_dir, "zoo")  # used last, before this session
+    at = page("upload").run()
+    at.file_uploader[0].upload("handbook.md", b"# Pets\n\nDogs and cats.", "text/markdown")
+    at.run()
+    assert at.radio[0].value == "An existing corpus"
+    assert next(s for s in at.selectbox if s.label == "Corpus").value == "zoo"
+    at.file_uploader[0].set_value(("more.csv", b"id,text\nz9,A giraffe.\n", "text/csv")).run()
+    assert at.radio[0].value == "An existing corpus"
+    assert next(s for s in at.selectbox if s.label == "Corpus").value == "zoo"
+
+
 def test_rows_are_added_to_an_existing_corpus(app):
     store(app, ANIMALS, "animals")
     at = page("upload").run()
     more = "id,text,kind\na1,A dog is chasing a ball across the park.,pet\na5,A cat sleeps.,pet\n"
     at.file_uploader[0].upload("animals.csv", more.encode(), "text/csv").run()
-    # Same name as an existing corpus while "A new corpus" is chosen: a warning, no upload.
+    # The corpus in use is the default target: no second corpus beside it by accident.
+    assert at.radio[0].value == "An existing corpus"
+    assert next(s for s in at.selectbox if s.label == "Corpus").value == "animals"
+    at.radio[0].set_value("A new corpus").run()
+    # The same name for a new corpus: a warning, no upload.
     assert any("already exists" in w for w in texts(at.warning))
     assert button(at, "Upload and embed").disabled
     at.radio[0].set_value("An existing corpus").run()
