@@ -134,5 +134,7 @@ def _attachments(message: EmailMessage, name: str, limits: Limits
 
 
 # This module's formats (``registry``): what names them and what reads them.
-register(Format("eml", "document", ("eml",), "e-mail", "an e-mail message", read_eml))
-register(Format("mbox", "document", ("mbox",), "mailbox", "a mailbox", read_mbox))
+register(Format("eml", "document", ("eml",), "e-mail", "an e-mail message", read_eml,
+                text_in="body, subject or inner (forwarded, digested) message"))
+register(Format("mbox", "document", ("mbox",), "mailbox", "a mailbox", read_mbox,
+                text_in="message body, subject or inner (forwarded, digested) message"))

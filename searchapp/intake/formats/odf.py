@@ -156,6 +156,7 @@ def _meta(root: Element) -> dict[str, str]:
 
 # This module's formats (``registry``): what names them and what reads them.
 register(Format("odt", "document", ("odt",), "OpenDocument text", "an OpenDocument text", read_odt,
-                content=frozenset({"zip"})))
+                content=frozenset({"zip"}), text_in="paragraphs, headings, lists or tables"))
 register(Format("odp", "document", ("odp",), "OpenDocument presentation",
-                "an OpenDocument presentation", read_odp, content=frozenset({"zip"})))
+                "an OpenDocument presentation", read_odp, content=frozenset({"zip"}),
+                text_in="slide text or notes"))

@@ -143,6 +143,8 @@ def _core(properties) -> dict[str, str]:
 
 # This module's formats (``registry``): what names them and what reads them.
 register(Format("docx", "document", ("docx",), "Word", "a Word document", read_docx,
-                content=frozenset({"zip"})))
+                content=frozenset({"zip"}),
+                text_in="paragraphs, tables, headers, footers or text boxes"))
 register(Format("pptx", "document", ("pptx",), "PowerPoint", "a PowerPoint presentation",
-                read_pptx, content=frozenset({"zip"})))
+                read_pptx, content=frozenset({"zip"}),
+                text_in="slide text, notes, tables or chart labels"))
