@@ -316,3 +316,43 @@ def test_a_scan_ocr_found_nothing_in_is_refused_saying_so(tmp_path, monkeypatch)
     with pytest.raises(DocumentError, match=r"^s\.pdf has no text: Pages 1, 2 have no text "
                                             r"layer and OCR \(Tesseract\) found no text there"):
         read_document(files.make_pdf(tmp_path / "s.pdf", [None, None]), "s.pdf")
+
+
+# ---- the registry, and a folder ingested ----------------------------------------------------
+def test_images_are_in_the_registry_of_a_fresh_process(tmp_path):
+    """What every list of formats (upload page, CLI help, refusals, watched folders) is made
+    of, as a process that imports only the formats package sees it."""
+    import subprocess
+    import sys
+
+    code = ("from searchapp.intake.formats.registry import find, listing; "
+            "print([find(n, 'document').name for n in ('a.png', 'b.JPG', 'c.jpeg', 'd.tif', "
+            "'e.tiff', 'f.webp')]); print(listing('document'))")
+    done = subprocess.run([sys.executable, "-c", "import searchapp.intake.formats; " + code],
+                          capture_output=True, text=True, cwd=tmp_path, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])})
+    names, listed = done.stdout.splitlines()
+    assert names == "['png', 'jpeg', 'jpeg', 'tiff', 'tiff', 'webp']"
+    assert "PNG image (.png), JPEG image (.jpg/.jpeg), TIFF image (.tif/.tiff), WebP image " \
+           "(.webp)" in listed
+
+
+@needs_tesseract
+def test_an_image_among_other_files_is_ingested_and_found(app, tmp_path, capsys):
+    import json
+
+    from searchapp.cli.main import main
+    from searchapp.search.service import search
+
+    folder = tmp_path / "pile"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Parking\nBicycles go in the courtyard.\n")
+    drawn("Invoices are paid within thirty days", size=(1500, 220)).save(folder / "memo.png")
+    chart_only_pptx(folder / "wind.pptx")
+    (folder / "digest.eml").write_bytes(DIGEST)
+    capsys.readouterr()
+    assert main(["ingest", str(folder), "--corpus", "pile", "--wait", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert (report["added"], report["failed"]) == (4, 0), report
+    [hit] = search(app, "pile", "when are invoices paid", k=1, mode="hybrid")
+    assert hit.id == "memo.png" and hit.meta["type"] == "png"
