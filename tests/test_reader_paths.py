@@ -200,6 +200,22 @@ def test_a_slide_whose_only_words_are_a_charts_labels_is_read(tmp_path):
         "Turbine output | Grid demand"]
 
 
+def test_a_slide_whose_only_words_are_a_table_is_read(tmp_path):
+    """A slide table's cells are not Word cells (python-pptx has no ``iter_inner_content``):
+    reading them as Word's once failed every deck with a table."""
+    import pptx
+    from pptx.util import Inches
+
+    deck = pptx.Presentation()
+    slide = deck.slides.add_slide(deck.slide_layouts[6])
+    table = slide.shapes.add_table(2, 2, 0, 0, Inches(4), Inches(1)).table
+    for (row, col), text in {(0, 0): "Site", (0, 1): "Output", (1, 0): "Dunmore",
+                             (1, 1): "3.5 MW"}.items():
+        table.cell(row, col).text = text
+    deck.save(str(tmp_path / "table.pptx"))
+    assert one(tmp_path / "table.pptx").text == "Site | Output\nDunmore | 3.5 MW"
+
+
 def test_a_presentation_without_words_names_every_place_looked_in(tmp_path):
     import pptx
 

@@ -164,12 +164,22 @@ def _shape_texts(shape) -> list[str]:
     if shape.shape_type is not None and hasattr(shape, "shapes"):  # a group
         return [t for inner in shape.shapes for t in _shape_texts(inner)]
     if getattr(shape, "has_table", False) and shape.has_table:
-        return _table_rows(shape.table)
+        return _slide_table_rows(shape.table)
     if getattr(shape, "has_chart", False) and shape.has_chart:
         return chart_texts(shape.chart)
     if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
         return [shape.text_frame.text]
     return []
+
+
+def _slide_table_rows(table) -> list[str]:
+    """A slide table's rows, cells joined by " | " (a slide's cell has text, not blocks)."""
+    rows = []
+    for row in table.rows:
+        cells = [" ".join(cell.text.split()) for cell in row.cells]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows
 
 
 def chart_texts(chart) -> list[str]:
@@ -196,9 +206,12 @@ def chart_texts(chart) -> list[str]:
         except (ValueError, KeyError, AttributeError):  # a pie chart has no axes
             continue
         lines.append(_titled(found.has_title, lambda found=found: found.axis_title))
-    for plot in chart.plots:
-        lines.append(" | ".join(str(c) for c in plot.categories if str(c).strip()))
-        lines.append(" | ".join(s.name for s in plot.series if s.name and s.name.strip()))
+    try:
+        for plot in chart.plots:
+            lines.append(" | ".join(str(c) for c in plot.categories if str(c).strip()))
+            lines.append(" | ".join(s.name for s in plot.series if s.name and s.name.strip()))
+    except (NotImplementedError, ValueError, KeyError, AttributeError):  # a chart type
+        pass  # python-pptx cannot walk (a 3-D area chart): its titles are still read
     return [line for line in lines if line.strip()]
 
 
