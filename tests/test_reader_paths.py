@@ -372,3 +372,16 @@ def test_an_image_among_other_files_is_ingested_and_found(app, tmp_path, capsys)
     assert (report["added"], report["failed"]) == (4, 0), report
     [hit] = search(app, "pile", "when are invoices paid", k=1, mode="hybrid")
     assert hit.id == "memo.png" and hit.meta["type"] == "png"
+
+
+def test_text_in_an_opendocument_slides_drawn_shape_is_read(tmp_path):
+    """LibreOffice writes a subtitle as a ``draw:custom-shape``, not a frame (odfpy's
+    cols.odp): reading frames only refused it as without text."""
+    slide = ('<office:body><office:presentation><draw:page draw:name="p1">'
+             '<draw:custom-shape><text:p>Harbour tides table</text:p></draw:custom-shape>'
+             "</draw:page></office:presentation></office:body>")
+    files.write_zip(tmp_path / "s.odp", {
+        "mimetype": "application/vnd.oasis.opendocument.presentation",
+        "content.xml": f"<office:document-content {files.ODF_NS}>{slide}"
+                       "</office:document-content>"})
+    assert one(tmp_path / "s.odp").text == "Harbour tides table"
