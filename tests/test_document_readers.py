@@ -55,10 +55,12 @@ def test_pdf_page_without_text_is_named_when_tesseract_is_absent(tmp_path, monke
         in doc.notes[0]
 
 
-def test_a_pdf_of_scans_only_is_kept_with_its_note(tmp_path, monkeypatch):
+def test_a_pdf_of_scans_only_is_refused_with_the_install_hint(tmp_path, monkeypatch):
+    """Kept empty, it would be "unchanged" when added again after the install, never read."""
     monkeypatch.setenv("PATH", str(tmp_path / "nothing"))
-    doc = one(files.make_pdf(tmp_path / "a.pdf", [None, None]))
-    assert doc.parts == [] and doc.pages_without_text == [1, 2] and "Pages 1, 2" in doc.notes[0]
+    with pytest.raises(DocumentError, match=r"a\.pdf has no text: Pages 1, 2 have no text "
+                       r"layer .* not read: install .*\(apt-get install tesseract-ocr\)"):
+        one(files.make_pdf(tmp_path / "a.pdf", [None, None]))
 
 
 def test_pdf_pages_without_text_are_read_by_tesseract(tmp_path, monkeypatch):
@@ -348,15 +350,18 @@ def test_epub_chapter_with_an_internal_subset_is_refused(tmp_path):
 
 # ---- e-mail --------------------------------------------------------------------------
 def test_eml_plain_text_headers_and_attachments(tmp_path):
+    """Attachments of a type we read (a PDF, an image for OCR) are handed on; others not."""
     msg = files.message("Budget", "Numbers are attached.\n",
-                        attachments=(("report.pdf", b"%PDF-1.4 x"), ("photo.jpg", b"\xff\xd8")))
+                        attachments=(("report.pdf", b"%PDF-1.4 x"), ("photo.jpg", b"\xff\xd8"),
+                                     ("tool.exe", b"MZ")))
     (tmp_path / "m.eml").write_bytes(msg.as_bytes())
     doc = one(tmp_path / "m.eml")
     assert doc.parts[0].text == "Numbers are attached." and doc.parts[0].section == "Budget"
     assert doc.meta == {"subject": "Budget", "from": "ann@example.org", "to": "bob@example.org",
                         "message_id": "<m1@example.org>", "date": "2024-01-02T10:00:00+01:00",
                         "type": "eml"}
-    assert [(a.name, a.data) for a in doc.attachments] == [("report.pdf", b"%PDF-1.4 x")]
+    assert [(a.name, a.data) for a in doc.attachments] == [("report.pdf", b"%PDF-1.4 x"),
+                                                           ("photo.jpg", b"\xff\xd8")]
 
 
 def test_eml_attachments_are_bounded(tmp_path):

@@ -131,7 +131,8 @@ def test_an_unsupported_file_gets_our_message_with_the_formats():
         "Cannot read 'setup.exe': it is not a type we read. Add PDF (.pdf), Word (.docx), "
         "PowerPoint (.pptx), OpenDocument text (.odt), OpenDocument presentation (.odp), web "
         "page (.html/.htm/.xhtml), Markdown (.md/.markdown), reStructuredText (.rst), text "
-        "(.txt), RTF (.rtf), EPUB (.epub), e-mail (.eml), mailbox (.mbox), or an archive of "
+        "(.txt), RTF (.rtf), EPUB (.epub), e-mail (.eml), mailbox (.mbox), PNG image (.png), "
+        "JPEG image (.jpg/.jpeg), TIFF image (.tif/.tiff), WebP image (.webp), or an archive of "
         "them (.zip, .tar, .tar.gz, ...)."]
     assert not [b for b in at.button if b.label == "Add and embed"]  # nothing to add
 

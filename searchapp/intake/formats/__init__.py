@@ -2,8 +2,10 @@
 
 Documents (a file is one or more documents): ``pdf``, ``office`` (.docx, .pptx),
 ``odf`` (.odt, .odp), ``html``, ``markup`` (Markdown, reStructuredText, text), ``rtf``,
-``epub``, ``email_reader`` (.eml, .mbox); ``document_readers.read_document`` is the one
-way a document file is read (its first bytes checked against its format's record).
+``epub``, ``email_reader`` (.eml, .mbox), ``image`` (PNG, JPEG, TIFF, WebP, read by
+Tesseract: ``ocr``, which also reads a PDF's scanned pages);
+``document_readers.read_document`` is the one way a document file is read (its first
+bytes checked against its format's record).
 
 Tables (a row is a document): a reader takes a ``Source`` (``searchapp.intake.source``)
 and returns a ``Reading``: the column names when the format has a header or a schema, and an
@@ -35,7 +37,7 @@ from __future__ import annotations
 # these imports is the order formats are listed in: the commonest first, documents, then tables.
 # isort: off
 from searchapp.intake.formats import pdf, office, odf, html, markup, rtf, epub  # noqa: F401
-from searchapp.intake.formats import email_reader  # noqa: F401
+from searchapp.intake.formats import email_reader, image  # noqa: F401
 from searchapp.intake.formats import delimited, jsonl, json_array, text, parquet  # noqa: F401
 from searchapp.intake.formats import spreadsheet  # noqa: F401
 # isort: on

@@ -2,7 +2,9 @@
 
 A message is parsed by the standard library (``email.policy.default``). Its
 text is the ``text/plain`` body, or else the ``text/html`` one read by the web
-page reader; its part's section is the subject. Metadata: subject, from, to,
+page reader; its part's section is the subject. The messages inside it (a
+``multipart/digest``'s, a message forwarded as an attachment: ``message/rfc822``
+parts) are parts of their own after it, each named by its subject. Metadata: subject, from, to,
 cc, date (ISO 8601) and message_id. An attached file of a type we read (a PDF,
 a Word document, ...) becomes an ``Attachment`` to be read as a document of its
 own (its file name as the sender wrote it, RFC 2231 and encoded words decoded; the
@@ -77,8 +79,42 @@ def message_document(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) ->
     body = _body(message, name, limits)
     text = body or subject or ""
     attachments, notes = _attachments(message, name, limits)
-    return Extracted([Part(text, section=subject)] if text.strip() else [], meta, notes,
-                     attachments)
+    own = [Part(text, section=subject)] if text.strip() else []
+    return Extracted(own + inner_messages(message, name, limits), meta, notes, attachments)
+
+
+def inner_messages(message: EmailMessage, name: str, limits: Limits = DEFAULT_LIMITS
+                   ) -> list[Part]:
+    """The messages inside a message (a digest's, a forward's ``message/rfc822`` parts, at
+    any depth), each one part: its body, or else its subject, its subject the section; at
+    most ``limits.max_attachments``. One attached under a file name we read (``fwd.eml``) is
+    left out here: it is handed on as an attachment, a document of its own.
+
+    Example:
+        >>> raw = (b"Subject: Digest\\nContent-Type: multipart/digest; boundary=X\\n\\n--X\\n\\n"
+        ...        b"Subject: Pumps\\n\\nThe pump stops at night.\\n--X--\\n")
+        >>> inner_messages(BytesParser(policy=email.policy.default).parsebytes(raw), "d.eml")
+        [Part(text='The pump stops at night.', page=None, section='Pumps')]
+    """
+    parts: list[Part] = []
+    for part in message.walk():
+        if part is message or part.get_content_type() != "message/rfc822" or _handed_on(part):
+            continue
+        payload = part.get_payload()
+        inner = payload[0] if isinstance(payload, list) and payload else None
+        if not isinstance(inner, EmailMessage) or len(parts) >= limits.max_attachments:
+            continue
+        subject = _headers(inner).get("subject")
+        text = _body(inner, name, limits) or subject or ""
+        if text.strip():
+            parts.append(Part(text, section=subject))
+    return parts
+
+
+def _handed_on(part: EmailMessage) -> bool:
+    """Whether an attached part is read as a document of its own (its file name says how)."""
+    filename = part.get_filename() or ""
+    return bool(filename) and document_type(filename) is not None
 
 
 def _headers(message: EmailMessage) -> dict[str, str]:
@@ -134,5 +170,7 @@ def _attachments(message: EmailMessage, name: str, limits: Limits
 
 
 # This module's formats (``registry``): what names them and what reads them.
-register(Format("eml", "document", ("eml",), "e-mail", "an e-mail message", read_eml))
-register(Format("mbox", "document", ("mbox",), "mailbox", "a mailbox", read_mbox))
+register(Format("eml", "document", ("eml",), "e-mail", "an e-mail message", read_eml,
+                text_in="body, subject or inner (forwarded, digested) message"))
+register(Format("mbox", "document", ("mbox",), "mailbox", "a mailbox", read_mbox,
+                text_in="message body, subject or inner (forwarded, digested) message"))

@@ -118,4 +118,4 @@ def _meta(opf) -> dict[str, str]:
 
 # This module's format (``registry``): what names it and what reads it.
 register(Format("epub", "document", ("epub",), "EPUB", "an EPUB book", read_epub,
-                content=frozenset({"zip"})))
+                content=frozenset({"zip"}), text_in="chapter text"))

@@ -301,4 +301,5 @@ def _rows(table) -> list[str]:
 
 
 # This module's format (``registry``): what names it and what reads it.
-register(Format("html", "document", ("html", "htm", "xhtml"), "web page", "a web page", read_html))
+register(Format("html", "document", ("html", "htm", "xhtml"), "web page", "a web page", read_html,
+                text_in="main content or body text"))

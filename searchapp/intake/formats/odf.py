@@ -123,6 +123,11 @@ def inline_text(element: Element) -> str:
     return "".join(out)
 
 
+SHAPES = ("custom-shape", "rect", "ellipse", "circle", "polygon", "regular-polygon", "path",
+          "caption")  # drawing shapes that hold text of their own (a frame's is read above)
+SHAPE_TAGS = frozenset(f"{{{DRAW}}}{kind}" for kind in SHAPES)
+
+
 def _slide(slide: Element, number: int) -> Part:
     title, lines = "", []
     for frame in slide.iter(f"{{{DRAW}}}frame"):
@@ -130,6 +135,8 @@ def _slide(slide: Element, number: int) -> Part:
         if frame.get(f"{{{PRESENTATION}}}class") == "title" and not title:
             title = " ".join(text.split())
         lines.append(text)
+    for shape in (e for e in slide.iter() if e.tag in SHAPE_TAGS):  # text drawn in a shape
+        lines.append("\n".join(inline_text(p) for p in shape.iter(f"{{{TEXT}}}p")))
     notes = slide.find(f"{{{PRESENTATION}}}notes")
     if notes is not None:  # its frames were read above (iter goes inside); keep them last
         note_lines = ["\n".join(inline_text(p) for p in f.iter(f"{{{TEXT}}}p"))
@@ -156,6 +163,7 @@ def _meta(root: Element) -> dict[str, str]:
 
 # This module's formats (``registry``): what names them and what reads them.
 register(Format("odt", "document", ("odt",), "OpenDocument text", "an OpenDocument text", read_odt,
-                content=frozenset({"zip"})))
+                content=frozenset({"zip"}), text_in="paragraphs, headings, lists or tables"))
 register(Format("odp", "document", ("odp",), "OpenDocument presentation",
-                "an OpenDocument presentation", read_odp, content=frozenset({"zip"})))
+                "an OpenDocument presentation", read_odp, content=frozenset({"zip"}),
+                text_in="slide text or notes"))

@@ -2,11 +2,14 @@
 
 Both are zip archives, so each passes ``zipsafe`` before python-docx or
 python-pptx opens it. A Word document is read in its order, paragraphs and
-tables alike (a table row as its cells joined by " | "); a paragraph styled
+tables alike (a table row as its cells joined by " | "), a paragraph's text boxes after
+it, then the distinct lines of its headers and footers as a last part (section
+"Headers and footers"); a paragraph styled
 Title or Heading 1..9 starts a section whose heading path is its part's
 section ("1 Intro > 1.2 Scope"). A presentation is one part per slide:
 ``page`` the slide's number, ``section`` its title, the text of every shape
-(groups and tables included) and then the speaker notes. Metadata: title,
+(groups, tables and charts included: a chart's title, axis titles, category labels
+and series names) and then the speaker notes. Metadata: title,
 author, created, modified (ISO 8601) and, for slides, pages.
 
 Example:
@@ -21,6 +24,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from lxml import etree
+
 from searchapp.intake.formats.document import (
     DEFAULT_LIMITS,
     DocumentError,
@@ -33,6 +38,11 @@ from searchapp.intake.formats.registry import Format, register
 from searchapp.intake.formats.zipsafe import open_zip
 
 HEADING = re.compile(r"heading ?([1-9])$", re.IGNORECASE)
+BOX_NS = {"w": "http://schemas.openxmlformats.org/wordprocessingml/2006/main",
+          "mc": "http://schemas.openxmlformats.org/markup-compatibility/2006"}
+BOXES = etree.XPath(".//w:txbxContent[not(ancestor::mc:Fallback)]", namespaces=BOX_NS)
+BOX_PARAGRAPHS = etree.XPath(".//w:p", namespaces=BOX_NS)
+RUN_TEXT = etree.XPath(".//w:t/text()", namespaces=BOX_NS)
 
 
 def read_docx(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> list[Extracted]:
@@ -53,7 +63,44 @@ def read_docx(path: str | Path, name: str, limits: Limits = DEFAULT_LIMITS) -> l
             sections.heading(level, block.text)
         else:
             sections.text(block.text)
-    return [Extracted(sections.parts(), _core(document.core_properties))]
+        for box in text_boxes(block._p):
+            sections.text(box)
+    margins = _margins(document)
+    parts = sections.parts() + ([Part(margins, section="Headers and footers")] if margins else [])
+    return [Extracted(parts, _core(document.core_properties))]
+
+
+def text_boxes(element) -> list[str]:
+    """The text of the text boxes anchored in a paragraph (python-docx's ``text`` leaves them
+    out), each once: Word writes a box twice, for new readers and as a VML fallback.
+
+    Example:
+        >>> from lxml import etree
+        >>> W = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
+        >>> p = etree.fromstring(f'<w:p xmlns:w="{W}"><w:r><w:txbxContent><w:p><w:r>'
+        ...                      '<w:t>Boxed</w:t></w:r></w:p></w:txbxContent></w:r></w:p>')
+        >>> text_boxes(p)
+        ['Boxed']
+    """
+    texts = ["\n".join("".join(RUN_TEXT(p)) for p in BOX_PARAGRAPHS(box))
+             for box in BOXES(element)]
+    return [text for text in texts if text.strip()]
+
+
+def _margins(document) -> str:
+    """The distinct lines of every section's own headers and footers (first page, even pages
+    and the rest), in order: a letterhead or a footer may be the only place a name is."""
+    lines: dict[str, None] = {}
+    for section in document.sections:
+        for kind in ("first_page_header", "header", "even_page_header",
+                     "first_page_footer", "footer", "even_page_footer"):
+            margin = getattr(section, kind)
+            if margin.is_linked_to_previous:  # no own definition
+                continue
+            for block in margin.iter_inner_content():
+                texts = _table_rows(block) if hasattr(block, "rows") else [block.text]
+                lines.update((" ".join(t.split()), None) for t in texts if t.strip())
+    return "\n".join(lines)
 
 
 def heading_level(style_name: str, style_id: str) -> int | None:
@@ -112,14 +159,68 @@ def _slide(slide, number: int) -> Part:
 
 
 def _shape_texts(shape) -> list[str]:
-    """The text of a shape: its text frame, a table's rows, a group's members."""
+    """The text of a shape: its text frame, a table's rows, a chart's labels, a group's
+    members."""
     if shape.shape_type is not None and hasattr(shape, "shapes"):  # a group
         return [t for inner in shape.shapes for t in _shape_texts(inner)]
     if getattr(shape, "has_table", False) and shape.has_table:
-        return _table_rows(shape.table)
+        return _slide_table_rows(shape.table)
+    if getattr(shape, "has_chart", False) and shape.has_chart:
+        return chart_texts(shape.chart)
     if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
         return [shape.text_frame.text]
     return []
+
+
+def _slide_table_rows(table) -> list[str]:
+    """A slide table's rows, cells joined by " | " (a slide's cell has text, not blocks)."""
+    rows = []
+    for row in table.rows:
+        cells = [" ".join(cell.text.split()) for cell in row.cells]
+        if any(cells):
+            rows.append(" | ".join(cells))
+    return rows
+
+
+def chart_texts(chart) -> list[str]:
+    """A chart's words: its title, its axes' titles, then per plot its category labels (one
+    line, " | " between them) and its series' names (one line). A chart whose only text is
+    its labels is still a slide with text.
+
+    Example:
+        >>> from pptx.chart.data import CategoryChartData
+        >>> from pptx import Presentation
+        >>> from pptx.enum.chart import XL_CHART_TYPE
+        >>> data = CategoryChartData()
+        >>> data.categories = ["North", "South"]
+        >>> _ = data.add_series("Revenue", (1, 2))
+        >>> slide = Presentation().slides.add_slide(Presentation().slide_layouts[6])
+        >>> frame = slide.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, 0, 0, 9, 9, data)
+        >>> chart_texts(frame.chart)
+        ['North | South', 'Revenue']
+    """
+    lines = [_titled(chart.has_title, lambda: chart.chart_title)]
+    for axis in ("category_axis", "value_axis"):
+        try:
+            found = getattr(chart, axis)
+        except (ValueError, KeyError, AttributeError):  # a pie chart has no axes
+            continue
+        lines.append(_titled(found.has_title, lambda found=found: found.axis_title))
+    try:
+        for plot in chart.plots:
+            lines.append(" | ".join(str(c) for c in plot.categories if str(c).strip()))
+            lines.append(" | ".join(s.name for s in plot.series if s.name and s.name.strip()))
+    except (NotImplementedError, ValueError, KeyError, AttributeError):  # a chart type
+        pass  # python-pptx cannot walk (a 3-D area chart): its titles are still read
+    return [line for line in lines if line.strip()]
+
+
+def _titled(has: bool, title) -> str:
+    """A chart's or an axis's title text, or "" (``title`` is only asked for when ``has``)."""
+    if not has:
+        return ""
+    found = title()
+    return found.text_frame.text if found.has_text_frame else ""
 
 
 def _opened(opener, path: str | Path, name: str, limits: Limits, kind: str):
@@ -143,6 +244,8 @@ def _core(properties) -> dict[str, str]:
 
 # This module's formats (``registry``): what names them and what reads them.
 register(Format("docx", "document", ("docx",), "Word", "a Word document", read_docx,
-                content=frozenset({"zip"})))
+                content=frozenset({"zip"}),
+                text_in="paragraphs, tables, headers, footers or text boxes"))
 register(Format("pptx", "document", ("pptx",), "PowerPoint", "a PowerPoint presentation",
-                read_pptx, content=frozenset({"zip"})))
+                read_pptx, content=frozenset({"zip"}),
+                text_in="slide text, notes, tables or chart labels"))

@@ -21,9 +21,6 @@ Example:
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -34,12 +31,12 @@ from searchapp.intake.formats.document import (
     Limits,
     Part,
 )
+from searchapp.intake.formats.ocr import INSTALL_HINT, pgm, read_picture, tesseract_program
 from searchapp.intake.formats.registry import Format, register
 from searchapp.intake.formats.sniff import describe, head_of, sniff
 
 DPI = 300
 MAX_PIXELS = 6000  # the longer side of a rendered page, whatever its size in points
-OCR_TIMEOUT = 120  # seconds for one page
 PASSWORD_ERROR = 4  # FPDF_ERR_PASSWORD
 DATE = re.compile(r"D:(\d{4})(\d{2})?(\d{2})?(\d{2})?(\d{2})?(\d{2})?"
                   r"(?:(Z)|([+-])(\d{2})'?(\d{2})?'?)?")
@@ -130,11 +127,11 @@ def _ocr(pdf, blank: list[int], texts: list[str], progress: Progress | None
     (notes, pages still without text)."""
     if not blank:
         return [], []
-    tesseract = shutil.which("tesseract")
+    tesseract = tesseract_program()
     if tesseract is None:
         return [f"{_numbers(blank).capitalize()} {_have(blank)} no text layer (scanned "
-                "images) and were not read: install Debian's tesseract-ocr (apt-get install "
-                "tesseract-ocr) and add the file again to read them."], blank
+                f"images) and were not read: {INSTALL_HINT} and add the file again to read "
+                "them."], blank
     read, missing = [], []
     for done, number in enumerate(blank, 1):
         text = _tesseract(tesseract, pdf, number - 1)
@@ -148,7 +145,7 @@ def _ocr(pdf, blank: list[int], texts: list[str], progress: Progress | None
     notes = [f"OCR (Tesseract) read {_numbers(read)}."] if read else []
     if missing:
         notes.append(f"{_numbers(missing).capitalize()} {_have(missing)} no text layer and "
-                     "OCR found no text there.")
+                     "OCR (Tesseract) found no text there.")
     return notes, missing
 
 
@@ -165,23 +162,14 @@ def _tesseract(program: str, pdf, index: int) -> str:
             bitmap.close()
     finally:
         page.close()
-    with tempfile.TemporaryDirectory() as folder:
-        file = Path(folder) / "page.pgm"
-        file.write_bytes(image)
-        try:
-            done = subprocess.run([program, str(file), "stdout"], capture_output=True,
-                                  timeout=OCR_TIMEOUT, check=False)
-        except (subprocess.TimeoutExpired, OSError):
-            return ""
-    return done.stdout.decode("utf-8", errors="replace") if done.returncode == 0 else ""
+    return read_picture(program, image)
 
 
 def _pgm(bitmap) -> bytes:
     """A grayscale bitmap as a binary PGM image (rows copied without their stride padding)."""
     width, height, stride = bitmap.width, bitmap.height, bitmap.stride
     raw = bytes(bitmap.buffer)
-    rows = b"".join(raw[y * stride:y * stride + width] for y in range(height))
-    return b"P5\n%d %d\n255\n" % (width, height) + rows
+    return pgm(width, height, b"".join(raw[y * stride:y * stride + width] for y in range(height)))
 
 
 def _numbers(pages: list[int]) -> str:
@@ -216,4 +204,4 @@ def pdf_date(value: str) -> str:
 
 # This module's format (``registry``): what names it and what reads it.
 register(Format("pdf", "document", ("pdf",), "PDF", "a PDF", read_pdf, content=frozenset({"pdf"}),
-                progress=True))
+                progress=True, text_in="page with a text layer"))

@@ -3,8 +3,9 @@
 A ``Format`` says what kind of input it is (a ``document``: a file is one or more
 documents, or a ``table``: a row is a document), the file name endings that mean it
 (the first one named in lists, the rest aliases), its words for lists and
-sentences, what its first bytes may look like, and its reader. Each reader module
-registers its formats where it defines the reader (``register``), and this package's
+sentences, what its first bytes may look like, its reader and, for a document, where
+that reader looks for text (a file with none is refused saying what was tried). Each
+reader module registers its formats where it defines the reader (``register``), and this package's
 ``__init__`` imports the reader modules, so the registry is whole once
 ``searchapp.intake.formats`` is imported.
 
@@ -62,6 +63,8 @@ class Format:
     content: frozenset[str] = TEXTUAL  # documents: what sniff() may say of its first bytes
     unit: str = "row"  # tables: what a row's number counts in messages ("line", "item")
     progress: bool = False  # documents: the reader takes ``progress=`` (a PDF's pages, read)
+    text_in: str = ""  # documents: every place its reader looks for text, for the refusal of a
+    #                    file where it found none ("slide text, notes, tables or chart labels")
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:

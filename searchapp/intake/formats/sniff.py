@@ -29,13 +29,16 @@ WORDS = {
     "png": "a PNG image",
     "jpeg": "a JPEG image",
     "gif": "a GIF image",
+    "tiff": "a TIFF image",
+    "webp": "a WebP image",
     "binary": "a binary file (not text)",
     "text": "a plain text file",
     "empty": "an empty file",
 }
 MAGIC = ((b"PK\x03\x04", "zip"), (b"PK\x05\x06", "zip"), (b"\xd0\xcf\x11\xe0", "ole"),
          (b"{\\rtf", "rtf"), (b"\x1f\x8b", "gzip"), (b"\x89PNG", "png"),
-         (b"\xff\xd8\xff", "jpeg"), (b"GIF8", "gif"))
+         (b"\xff\xd8\xff", "jpeg"), (b"GIF8", "gif"), (b"II*\x00", "tiff"),
+         (b"MM\x00*", "tiff"))
 UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 
 
@@ -54,6 +57,8 @@ def sniff(head: bytes) -> str:
     for magic, kind in MAGIC:
         if head.startswith(magic):
             return kind
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "webp"
     if head.startswith(UTF16_BOMS):
         head = head.decode("utf-16", errors="ignore").encode()
     elif b"\0" in head:
