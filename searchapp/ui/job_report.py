@@ -71,7 +71,8 @@ def failure_notice(app: App, corpus: str) -> None:
     if not left_out:
         return
     count = len(left_out)
-    shown = "; ".join(one_line(problem_line(p), 300) for p in left_out[:NOTICE_LINES])
+    shown = "; ".join(one_line(problem_line(p), 300).rstrip(".")
+                      for p in left_out[:NOTICE_LINES])
     more = f"; and {count - NOTICE_LINES:,} more" if count > NOTICE_LINES else ""
     st.warning(md_escape(f"The last files added to {corpus!r} (job {job.id}) left "
                          f"{count:,} file{'s' if count != 1 else ''} out: {shown}{more}.") +
