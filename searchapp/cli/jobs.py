@@ -54,6 +54,9 @@ def jobs(args: argparse.Namespace) -> int:
         return 0
     recent = queue.recent(app.db, args.limit)
     rows = [job_row(j) for j in recent]
+    for row, job in zip(rows, recent, strict=True):  # the table says where the names are
+        if missing := len(problems_of(job)):
+            row["detail"] = f"{missing:,} not read: jobs show {job.id} · {row['detail']}"[:70]
     if args.json:
         print_json({"jobs": [{**job_row(j), "failures": problems_of(j)} for j in recent]})
     elif not rows:
