@@ -1,7 +1,9 @@
 """Jobs, models and snapshots (backups kept in ``DATA_DIR/backups``).
 
     GET  /jobs                      recent jobs, newest first
-    GET  /jobs/{id}                 one job: status, progress, rate and time left, result
+    GET  /jobs/{id}                 one job: status, progress, rate and time left, result;
+                                    an ingest's files not read (``failures``: path, reason,
+                                    kind)
     POST /jobs/{id}/cancel          cancel a queued or running job
     GET  /models                    the models the app knows, with their metrics
     GET  /snapshots                 the backups kept, newest first
@@ -24,6 +26,7 @@ from fastapi.responses import FileResponse
 from searchapp.api import schemas as s
 from searchapp.api.deps import AppDep, principal, queued, writer
 from searchapp.api.problems import ProblemRoute
+from searchapp.intake.report import problems_of
 from searchapp.jobs import queue
 
 router = APIRouter(route_class=ProblemRoute, dependencies=[Depends(principal)])
@@ -48,7 +51,8 @@ def job_out(job: queue.JobView) -> s.JobOut:
                     message=job.message, error=job.error, cancel_requested=job.cancel_requested,
                     created_at=utc(job.created_at), started_at=utc(job.started_at),
                     finished_at=utc(job.finished_at), payload=dict(job.payload or {}),
-                    result=job.result)
+                    result=job.result,
+                    failures=[s.FileProblem(**p) for p in problems_of(job)])
 
 
 @router.get("/jobs", response_model=s.JobList, tags=["jobs"], summary="Recent jobs")

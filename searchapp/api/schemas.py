@@ -230,6 +230,16 @@ class JudgementList(BaseModel):
 
 
 # ---- jobs, models, snapshots ---------------------------------------------------------------
+class FileProblem(BaseModel):
+    path: str = Field(description="the file as the person knows it (path in its folder or "
+                                  "archive, or the uploaded name)")
+    reason: str = Field(description="why it was not read, and what to do")
+    kind: str = Field(description="failed (could not be read), skipped (not a type we read, "
+                                  "a link, a bad archive member), unreadable (not readable "
+                                  "now), stopped (not looked at: the file limit), waiting "
+                                  "(still being written; a later ingest reads it)")
+
+
 class JobOut(BaseModel):
     id: int
     kind: str
@@ -244,6 +254,9 @@ class JobOut(BaseModel):
     finished_at: datetime | None
     payload: dict[str, Any]
     result: dict[str, Any] | None
+    failures: list[FileProblem] = Field(
+        default_factory=list, description="an ingest job's files not read, each with why "
+        "and what to do (empty for other jobs and before the job ends)")
 
 
 class JobList(BaseModel):

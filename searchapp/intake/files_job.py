@@ -43,7 +43,6 @@ import os
 import shutil
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
@@ -59,6 +58,7 @@ from searchapp.intake.folder_check import check_synced, folder_identity
 from searchapp.intake.formats.document import Limits
 from searchapp.intake.formats.registry import document_type, listing
 from searchapp.intake.inputs import (
+    NOT_READ,
     STOPPED,
     UNREADABLE,
     WAITING,
@@ -69,6 +69,8 @@ from searchapp.intake.inputs import (
     iter_rooted,
 )
 from searchapp.intake.job_payloads import IngestPayload
+from searchapp.intake.left_out import filtered, not_read
+from searchapp.intake.report import IngestReport
 from searchapp.jobs import queue
 from searchapp.jobs.kinds import submit
 from searchapp.jobs.tasks import fault_point
@@ -82,50 +84,6 @@ BATCH_CHARS = 4_000_000  # or fewer, when their texts are long
 ORPHAN_AFTER = 3_600  # seconds before an upload no job names is swept
 
 
-@dataclass
-class IngestReport:
-    """What an ingest of files did, for the page, the CLI and ``--json``: files added,
-    changed, unchanged, removed (``sync``), skipped (not a type we read, links, bad
-    archive members) and failed (could not be read), with one line per file left out."""
-
-    corpus: str
-    added: int = 0
-    changed: int = 0
-    unchanged: int = 0
-    removed: int = 0
-    skipped: int = 0
-    failed: int = 0
-    waiting: int = 0  # still being written: read by a later ingest
-    documents: int = 0
-    moved: int = 0  # ``sync``: files found under a new path, kept without reading them again
-    moved_judgements: int = 0
-    # {"path", "reason", "kind"}: kind "skipped", "failed", "unreadable" or "waiting"
-    problems: list[dict] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    embed_job: int | None = None
-
-    def describe(self) -> str:
-        """One sentence.
-
-        Example:
-            >>> IngestReport("docs", added=3, unchanged=2, failed=1).describe()
-            "Corpus 'docs': 3 files added, 0 changed, 2 unchanged, 0 removed, 0 skipped, 1 failed."
-        """
-        waiting = f", {self.waiting:,} still being written" if self.waiting else ""
-        moved = f", {self.moved:,} moved or renamed" if self.moved else ""
-        return (f"Corpus {self.corpus!r}: {self.added:,} files added, {self.changed:,} changed, "
-                f"{self.unchanged:,} unchanged{moved}, {self.removed:,} removed, "
-                f"{self.skipped:,} skipped, {self.failed:,} failed{waiting}.")
-
-    def lines(self) -> list[str]:
-        """The sentence, then a line per file left out and per note."""
-        return [self.describe(), *(f"  {_problem(p)}" for p in self.problems),
-                *(f"  note: {n}" for n in self.notes)]
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
 # what a move changes in a file's metadata ("modified" stays: a move keeps the file's date,
 # and a document's own date, from its properties, is not the file's)
 _PATH_KEYS = ("path", "folder", "file")
@@ -134,12 +92,6 @@ _PATH_KEYS = ("path", "folder", "file")
 def _same_reader(old: str, new: str) -> bool:
     """Whether both names are read the same way (a .txt renamed .md is read again)."""
     return document_type(old) == document_type(new)
-
-
-def _problem(problem: dict) -> str:
-    """``path: reason``, the path once (a reader's message may name the file itself)."""
-    path, reason = problem["path"], problem["reason"]
-    return reason if reason.startswith(path) else f"{path}: {reason}"
 
 
 def document_limits(env: dict | None = None) -> Limits:
@@ -261,13 +213,21 @@ def ingest_task(ctx, payload: IngestPayload) -> dict:
     run = _Run(app, ctx, corpus_id, IngestReport(name), stored, sync=payload.sync,
                sources=source_keys(paths, staged=bool(payload.staged)))
     run.report.notes += payload.notes  # an upload's names made distinct
+    for refused in payload.skipped:  # uploaded files not of a type we read: named, not read
+        run.report.skipped += 1
+        run.report.problems.append({"path": refused.get("path", ""),
+                                    "reason": refused.get("reason", NOT_READ),
+                                    "kind": "skipped"})
     total = _count_files(paths)
     work = app.settings.work_dir / "ingest" / f"job-{ctx.job_id}"
     shutil.rmtree(work, ignore_errors=True)  # a killed run's unpacked files
     include, exclude = payload.include or (), payload.exclude or ()
 
-    def wanted(path: str) -> bool:
-        return accepts(path) and matches(path, include, exclude)
+    def wanted(path: str) -> bool | str:
+        """True, or why not (``left_out``): not a type we read, or the folder's filters."""
+        if not accepts(path):
+            return not_read(path)
+        return matches(path, include, exclude) or filtered(include, exclude)
 
     try:
         check_synced(paths, payload)  # a watched folder: still the one added, or nothing

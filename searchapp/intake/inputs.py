@@ -268,11 +268,12 @@ def _check_characters(name: str) -> None:
 
 
 def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
-                accept: Callable[[str], bool], settle: float = 0.0,
+                accept: Callable[[str], bool | str], settle: float = 0.0,
                 names: Mapping[str, str] | None = None,
                 identity: tuple[int, int] | None = None) -> Iterator[InputFile | Skipped]:
     """Each file of ``paths`` (files, folders, archives) that ``accept(path)`` takes, checked,
-    or a ``Skipped`` line; members of archives are unpacked into ``work_dir``.
+    or a ``Skipped`` line; members of archives are unpacked into ``work_dir``. ``accept``
+    returns True, or False ("is not a type we read") or the reason a file is left out.
 
     ``settle``: a file changed less than this many seconds ago is ``WAITING``, not read
     (a watched folder's file being saved in pieces). ``names``: the name a given file is
@@ -284,7 +285,7 @@ def iter_inputs(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
 
 
 def iter_rooted(paths: Sequence[Path], work_dir: Path, limits: InputLimits,
-                accept: Callable[[str], bool], settle: float = 0.0,
+                accept: Callable[[str], bool | str], settle: float = 0.0,
                 names: Mapping[str, str] | None = None,
                 identity: tuple[int, int] | None = None
                 ) -> Iterator[tuple[int, InputFile | Skipped]]:
@@ -332,7 +333,7 @@ class _Run:
     """The state of one ``iter_inputs``: limits, paths seen, files and bytes so far."""
 
     limits: InputLimits
-    accept: Callable[[str], bool]
+    accept: Callable[[str], bool | str]
     work: Path
     files: int = 0
     unpacked: int = 0
@@ -533,8 +534,9 @@ class _Run:
             if rel in self.seen:
                 raise _Refused("appears twice; the first one was read")
             self.seen.add(rel)
-            if not self.accept(rel):
-                raise _Refused(NOT_READ)
+            verdict = self.accept(rel)
+            if not verdict or isinstance(verdict, str):  # False, or why not in words
+                raise _Refused(verdict or NOT_READ)
             self.check_size(size)
         except _Refused as refused:
             return Skipped(rel, refused.reason)

@@ -16,7 +16,8 @@ class IngestPayload:
     """Read ``paths`` (files, folders, archives) into ``corpus`` (``corpora.files_job``).
 
     ``sync``: remove what is gone from the paths; ``staged``: the folder of uploaded
-    files the job owns, with their ``names`` and the report's ``notes``; ``overlap``:
+    files the job owns, with their ``names``, the report's ``notes`` and the uploaded
+    files ``skipped`` unread (problems the report lists: path, reason, kind); ``overlap``:
     embed while reading. A watched folder's sync carries its id (``watch``), its
     ``include``/``exclude`` globs, ``settle`` seconds, ``device`` and the ``roots``
     it must stay under.
@@ -30,6 +31,7 @@ class IngestPayload:
     overlap: bool = True
     names: dict[str, str] = field(default_factory=dict, metadata=OPTIONAL)
     notes: list[str] = field(default_factory=list, metadata=OPTIONAL)
+    skipped: list[dict[str, str]] = field(default_factory=list, metadata=OPTIONAL)
     watch: int | None = field(default=None, metadata=OPTIONAL)
     include: list[str] | None = field(default=None, metadata=OPTIONAL)
     exclude: list[str] | None = field(default=None, metadata=OPTIONAL)

@@ -10,7 +10,9 @@ its document id by the rule of ``names``, unique within the upload: two uploads
 named ``café.md`` (NFC and NFD) or ``a.pdf`` twice are both kept, the second as
 ``café (2).md``, and a note of the job's report says so. The bytes are counted as
 they are copied, so a file over the upload limit stops at the limit and nothing of
-the upload stays.
+the upload stays. A file that is not a type we read (``left_out.readable``) is not
+copied: it is kept as one ``refused`` line (name, why, what to do) that the job's report
+lists with the rest, so every file chosen is named there.
 
 Example:
     >>> import io, tempfile
@@ -31,6 +33,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from searchapp.corpora.names import MAX_SEGMENT_BYTES, distinct, extension, segment
+from searchapp.intake.left_out import not_read, readable
 from searchapp.intake.source import too_big
 
 CHUNK = 1 << 20
@@ -40,11 +43,13 @@ CHUNK = 1 << 20
 class Staged:
     """An upload kept for its job: the ``folder``, each file's ``names`` (the name on disk
     to the name it is known by, its id) and ``notes`` for the job's report (names that
-    were made distinct or shortened)."""
+    were made distinct or shortened), and the files ``refused`` unread (the report's
+    problems: ``{"path", "reason", "kind": "skipped"}``)."""
 
     folder: Path
     names: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    refused: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def paths(self) -> list[Path]:
@@ -52,8 +57,10 @@ class Staged:
         return [self.folder / disk for disk in self.names]
 
     def options(self) -> dict:
-        """What ``request_ingest`` carries to the job: the names and the notes."""
-        return {"names": dict(self.names), "notes": list(self.notes)}
+        """What ``request_ingest`` carries to the job: the names, the notes and the files
+        refused (the report lists them)."""
+        return {"names": dict(self.names), "notes": list(self.notes),
+                "skipped": [dict(p) for p in self.refused]}
 
 
 def upload_name(name: str, taken: set[str], notes: list[str] | None = None) -> str:
@@ -82,7 +89,8 @@ def upload_name(name: str, taken: set[str], notes: list[str] | None = None) -> s
 def stage_uploads(work_dir: Path, files: Iterable[tuple[str, BinaryIO]], limit: int) -> Staged:
     """Copy uploads into a new private folder under ``work_dir/uploads``.
 
-    Raises IngestError (and keeps nothing) when a file passes ``limit`` bytes.
+    Raises IngestError (and keeps nothing) when a file passes ``limit`` bytes. A file not
+    of a type we read is not copied; it is one line of ``refused``.
     """
     folder = work_dir / "uploads" / secrets.token_hex(8)
     folder.mkdir(mode=0o700, parents=True)
@@ -91,6 +99,10 @@ def stage_uploads(work_dir: Path, files: Iterable[tuple[str, BinaryIO]], limit: 
     try:
         for number, (name, stream) in enumerate(files, 1):
             logical = upload_name(name, taken, staged.notes)
+            if not readable(logical):
+                staged.refused.append({"path": logical, "reason": not_read(logical),
+                                       "kind": "skipped"})
+                continue
             disk = f"{number:06d}{extension(logical).lower()}"
             _copy(stream, folder / disk, logical, limit)
             staged.names[disk] = logical

@@ -222,6 +222,18 @@ def active_for(db: Database, kind: str, key: str, value) -> JobView | None:
         return None if job is None else _view(job)
 
 
+def last_succeeded(db: Database, kind: str, key: str, value, scan: int = 200
+                   ) -> JobView | None:
+    """The newest succeeded job of ``kind`` whose payload[key] == value, among the newest
+    ``scan`` succeeded jobs of that kind (a notice about the last one, not an audit)."""
+    with db.session() as s:
+        for job in s.scalars(select(Job).where(Job.kind == kind, Job.status == "succeeded")
+                             .order_by(Job.id.desc()).limit(scan)):
+            if (job.payload or {}).get(key) == value:
+                return _view(job)
+    return None
+
+
 def claim(db: Database, worker: str, kinds: tuple[str, ...] | None = None) -> JobView | None:
     """Take the oldest claimable job for ``worker``; None when there is none.
 

@@ -26,6 +26,7 @@ from searchapp.jobs.horizon import split_message
 from searchapp.reporting import md_escape
 from searchapp.store import repo
 from searchapp.store.schema import utcnow
+from searchapp.ui.job_report import failure_notice
 from searchapp.ui.resources import ensure_background_worker, get_app, warm_up
 from searchapp.ui.url_state import (
     CORPUS_PARAM,
@@ -142,7 +143,8 @@ def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
 
     The address wins when it names a corpus this session did not put there (a
     link opened, a reload, Back); an unknown name there is said, not obeyed.
-    ``describe`` adds the document counts to each name.
+    ``describe`` adds the document counts to each name. Below it, once per session, a
+    notice names the files the corpus' last ingest left out (``job_report``).
     """
     names = [c.name for c in corpora]
     data_dir = get_app().settings.data_dir
@@ -165,6 +167,7 @@ def corpus_picker(corpora: list[repo.CorpusSummary], label: str = "Corpus",
     fmt = (lambda n: _corpus_label(corpora[names.index(n)])) if describe else str
     name = st.selectbox(md_escape(label), names, key=PICKER_KEY, format_func=fmt)
     remember_corpus(name)
+    failure_notice(get_app(), name)  # files its last ingest left out, once per session
     return corpora[names.index(name)]
 
 

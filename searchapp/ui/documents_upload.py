@@ -18,18 +18,20 @@ from collections.abc import Callable, Sequence
 import streamlit as st
 
 from searchapp.context import App
-from searchapp.intake.files_job import IngestReport, accepts, type_words
+from searchapp.intake.files_job import type_words
 from searchapp.intake.ingest import table_words
-from searchapp.intake.inputs import is_archive
+from searchapp.intake.left_out import not_read, readable
+from searchapp.intake.report import IngestReport
 from searchapp.intake.routing import takes_table
 from searchapp.intake.source import size_words
 from searchapp.intake.staging import stage_uploads
 from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
+from searchapp.ui.job_report import REPORT_LINES, mark_told, problems_table
 from searchapp.ui.upload_target import upload_target
 
-REPORT_LINES = 50  # files left out listed on the page; the rest are counted
+REFUSED_SHOWN = 5  # files not of a type we read named above the button
 
 
 def is_table_upload(files: Sequence, whole_files: bool) -> bool:
@@ -52,26 +54,36 @@ def unreadable(files: Sequence) -> list[str]:
         >>> unreadable([F("a.pdf"), F("b.zip"), F("c.exe"), F("d.csv")])
         ['c.exe', 'd.csv']
     """
-    return [f.name for f in files if not (accepts(f.name) or is_archive(f.name))]
+    return [f.name for f in files if not readable(f.name)]
 
 
 def documents_form(app: App, files: Sequence, names: list[str],
                    remember: Callable[[dict], None], key: str) -> None:
-    """The list of files, the corpus to add them to, and the button that queues the job."""
+    """The list of files, the corpus to add them to, and the button that queues the job.
+
+    Files not of a type we read go to the job too (``staging`` keeps them as lines of the
+    report, unread): every file chosen is named in the job's report."""
     refused = unreadable(files)
-    if refused:
+    if len(refused) == len(files):
         tables = f" A table ({table_words()}) is uploaded on its own."
         st.error(f"Cannot read {md_escape(', '.join(repr(n) for n in refused))}: "
                  f"{'it is' if len(refused) == 1 else 'they are'} not a type we read. Add "
                  f"{type_words()}.{tables if len(files) > 1 else ''}", icon=":material/error:")
-        files = [f for f in files if f.name not in refused]
-        if not files:
-            return
-    total = sum(f.size for f in files)
-    st.caption(md_escape(f"{len(files):,} file{'s' if len(files) != 1 else ''} "
-                         f"({size_words(total)}): " +
-                         ", ".join(f.name for f in files[:20]) +
-                         (f" and {len(files) - 20:,} more" if len(files) > 20 else "") +
+        return
+    if refused:
+        st.warning(md_escape(f"Not read ({len(refused):,} of {len(files):,}; the job's report "
+                             "names them too): " + "; ".join(
+                                 f"{n} {not_read(n)}" for n in refused[:REFUSED_SHOWN]) +
+                             (f"; and {len(refused) - REFUSED_SHOWN:,} more"
+                              if len(refused) > REFUSED_SHOWN else "") + "."),
+                   icon=":material/warning:")
+    readable_files = [f for f in files if f.name not in refused]
+    total = sum(f.size for f in readable_files)
+    st.caption(md_escape(f"{len(readable_files):,} file{'s' if len(readable_files) != 1 else ''}"
+                         f" to read ({size_words(total)}): " +
+                         ", ".join(f.name for f in readable_files[:20]) +
+                         (f" and {len(readable_files) - 20:,} more"
+                          if len(readable_files) > 20 else "") +
                          ". A document per file (an archive: per file inside it), its id "
                          "the path inside the archive or the file's name."))
     corpus = upload_target(files[0].name if len(files) == 1 else "documents", names,
@@ -87,8 +99,10 @@ def documents_form(app: App, files: Sequence, names: list[str],
             staged = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
                                    app.settings.max_upload_bytes)
             job_id = ingest(app, corpus, sync=sync, staged=staged).job_id
-            remember({"message": f"Corpus {corpus!r}: reading {len(files):,} uploaded "
-                      f"file{'s' if len(files) != 1 else ''} (job {job_id}).",
+            remember({"message": f"Corpus {corpus!r}: reading {len(staged.names):,} of "
+                      f"{len(files):,} uploaded file{'s' if len(files) != 1 else ''} (job "
+                      f"{job_id})" + (f"; {len(staged.refused):,} not read, named in its "
+                                      "report." if staged.refused else "."),
                       "job_id": job_id, "corpus": corpus})
 
 
@@ -100,15 +114,10 @@ def ingest_outcome(app: App, job_id: int, corpus: str, on_embedded: Callable[[],
     job = queue.get(app.db, job_id)
 
     def report() -> None:
-        done = IngestReport(**(queue.get(app.db, job_id).result or {"corpus": corpus}))
+        done = IngestReport.from_result(queue.get(app.db, job_id).result, corpus)
         st.markdown(md_escape(done.describe()))
-        problems = done.problems[:REPORT_LINES]
-        if problems:
-            st.dataframe([{"file": p["path"], "why, and what to do": p["reason"]}
-                          for p in problems], hide_index=True, width="stretch")
-        if len(done.problems) > REPORT_LINES:
-            st.caption(f"And {len(done.problems) - REPORT_LINES:,} more (the API's "
-                       f"`GET /api/v1/jobs/{job_id}` lists them all).")
+        problems_table(done.problems, job_id)
+        mark_told(job_id)  # seen here: the corpus picker's notice does not repeat it
         for note in done.notes[:REPORT_LINES]:
             st.caption(md_escape(note))
         if done.embed_job is not None:

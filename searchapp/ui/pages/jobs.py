@@ -1,4 +1,5 @@
-"""Jobs page: recent background jobs with status, progress, errors and a cancel button.
+"""Jobs page: recent background jobs with status, progress, errors and a cancel button;
+an ingest job that left files out lists each with why and what to do (``job_report``).
 
 The list refreshes itself every two seconds while a job is queued or running,
 and stops refreshing once everything has ended. Where a Ray cluster is
@@ -16,6 +17,7 @@ import streamlit as st
 from searchapp.context import App
 from searchapp.corpora import service as corpora
 from searchapp.errors import SearchAppError
+from searchapp.intake.report import problems_of
 from searchapp.jobs import queue
 from searchapp.ui.common import (
     STATUS_COLORS,
@@ -28,6 +30,7 @@ from searchapp.ui.common import (
     result_text,
 )
 from searchapp.ui.guide import guide_link
+from searchapp.ui.job_report import mark_told, problems_table
 from searchapp.ui.resources import ensure_background_worker
 
 REFRESH_SECONDS = 2.0
@@ -85,6 +88,15 @@ def target(job: queue.JobView) -> str:
     return " · ".join(f"{k} {job.payload[k]!r}" for k in TARGET_KEYS if k in job.payload)
 
 
+def left_out(job: queue.JobView) -> None:
+    """An ingest job's files not read, each with why and what to do (a table that wraps)."""
+    problems = problems_of(job)
+    if problems:
+        st.markdown(f"**{len(problems):,} file{'s' if len(problems) != 1 else ''} not read**")
+        problems_table(problems, job.id)
+        mark_told(job.id)
+
+
 def job_row(app: App, job: queue.JobView) -> None:
     with st.container(border=True):
         head, status, button = st.columns([6, 2, 2], vertical_alignment="center")
@@ -97,6 +109,7 @@ def job_row(app: App, job: queue.JobView) -> None:
             st.progress(job.fraction, text=md_escape(progress_text(job)))
         elif job.status == "succeeded" and job.result:
             st.caption(md_escape(result_text(job, skip=TARGET_KEYS)))
+            left_out(job)
         elif job.progress_total:
             st.caption(f"Stopped at {job.progress_done:,} of {job.progress_total:,}.")
         if job.error:
