@@ -1,8 +1,7 @@
-"""The corpora's job kinds, declared once: ``embed`` and ``ingest``.
+"""The corpora's job kind, declared once: ``embed`` (the ``ingest`` kind is the intake's).
 
 Example:
-    >>> EMBED.submit(app.db, EmbedPayload(corpus="faq"))       # doctest: +SKIP
-    >>> parse_payload(INGEST, {"corpus": "faq", "paths": ["/data/faq"], "model": "m"}).sync
+    >>> parse_payload(EMBED, {"corpus": "faq", "model": "m"}).switch
     False
 """
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import streamlit as st
 
 from searchapp.corpora import documents as service
+from searchapp.corpora.names import MAX_ID_CHARS
 from searchapp.errors import DocumentNotFoundError, SearchAppError
 from searchapp.ui.common import corpus_picker, corpus_summaries_or_stop, md_escape, page_app
 from searchapp.ui.guide import guide_link
@@ -21,7 +22,7 @@ st.title("Documents")
 guide_link("upload")
 st.caption("One document by its id: look it up, add or change it, delete it.")
 corpus = corpus_picker(corpus_summaries_or_stop(app)).name
-doc_id = st.text_input("Document id", key="documents.id", max_chars=service.MAX_ID_CHARS)
+doc_id = st.text_input("Document id", key="documents.id", max_chars=MAX_ID_CHARS)
 
 stored = None
 if doc_id.strip():
