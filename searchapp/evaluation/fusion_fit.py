@@ -254,7 +254,7 @@ def decide(grid: Grid, queries: list[str], current: np.ndarray) -> Decision:
     diff = bootstrap.paired_mean_difference(current, held)
     p = bootstrap.sign_flip_p(held - current)
     gain = diff.scaled() | {
-        "p": round(p, 4), "improved": int((held > current + 1e-9).sum()),
+        "p": round(p, 5), "improved": int((held > current + 1e-9).sum()),
         "worse": int((held < current - 1e-9).sum()),
         "held_out": "each query judged by a fit on the others" if loo
         else f"{FOLDS} hashed parts"}
