@@ -132,8 +132,8 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
     items = corpus_items(app, state.name)
     plan = plan_for(items)
-    if plan.route is None:
-        raise TrainingDataError(plan.refusal())
+    if plan.route is None and plan.train_positives < holdout.MIN_TRAIN_EXAMPLES:
+        raise TrainingDataError(plan.refusal())  # else the held-out part says why below
     if plan.route == "fusion":
         job_id = request_fusion_fit(app, state.name, state.model_name)
         return Started(job_id, counts(items), {}, False, "fusion", plan.lines())
