@@ -73,3 +73,14 @@ def test_judgements_without_a_verdict_are_refused_before_any_job(corpora):
     at = models_page("topics")  # judgements that can: queued
     at.button(key="models.learn.go").click().run()
     assert [j.payload["name"] for j in learn_jobs(app)] == ["topics-v2"]
+
+
+def test_the_form_says_what_the_judgements_allow_and_what_more_would_buy(corpora):
+    at = models_page("topics")
+    said = " ".join(i.value for i in at.info)
+    assert "40 judged queries: hybrid search's fusion can be fitted now" in said
+    assert "Fine-tuning can start" in said and "narrows the held-out estimate" in said
+    at.selectbox(key="models.learn.corpus").set_value("only-dups").run()
+    said = " ".join(i.value for i in at.info)
+    assert "0 judged queries: 5 more (each with a relevant document)" in said
+    assert "Fine-tuning needs 5 held-out judged queries" in said

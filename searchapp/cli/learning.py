@@ -135,7 +135,10 @@ def finetune(args: argparse.Namespace) -> int:
         started = request_learning(app, args.corpus, name=args.name, augment=args.augment,
                                    recipe=args.recipe, train_on_all=args.train_on_all, **hyper)
         print(started.describe())
-        job_id, label = started.job_id, "learn job"
+        for line in started.plan:
+            print(f"  {line}")
+        job_id, label = started.job_id, "learn job" if started.route == "finetune" else \
+            "fit-fusion job"
     else:
         job_id, label = request_adaptation(app, args.corpus, name=args.name, **hyper), \
             "adapt job"
@@ -149,6 +152,9 @@ def finetune(args: argparse.Namespace) -> int:
     progress_log.addHandler(logging.StreamHandler(sys.stderr))
     common.run_job(app, label)(job_id)
     result = common.job_result(app, job_id)
+    if args.from_judgements and started.route == "fusion":
+        print(result["sentence"])
+        return 0
     print(f"Saved model {result['model']} in {result['path']}.")
     augmentation = result.get("augmentation") or {}
     if augmentation.get("tried"):

@@ -13,6 +13,13 @@ Example:
     True
     >>> print(verdict_shortfall(queries=1, duplicates=4, others=12)[37:])
     and 4 duplicate and 12 other judged pairs (a verdict needs 10 of each)
+
+Hybrid search's fusion is fitted from ``MIN_FIT_QUERIES`` judged queries: with
+fewer than ``LEAVE_ONE_OUT_BELOW`` each query is scored by the fusion fitted on
+all the others (leave-one-query-out), and the fit is kept only when that
+held-out gain is both above 0 in its bootstrap interval and significant by the
+exact sign-flip test (``bootstrap.sign_flip_p`` < ``ALPHA``): with 5 queries, all
+5 must improve.
 """
 
 from __future__ import annotations
@@ -21,6 +28,24 @@ from searchapp.evaluation.judged import Items
 
 MIN_QUERIES = 5
 MIN_PAIRS_PER_ANSWER = 10
+MIN_FIT_QUERIES = 5  # judged queries (each with a relevant document) a fusion fit needs
+LEAVE_ONE_OUT_BELOW = 20  # judged queries: below this each is judged by a fit on all others
+ALPHA = 0.05  # a fit is kept only when the sign-flip test's p-value is under this
+
+
+def fit_shortfall(queries: int) -> str | None:
+    """Why ``queries`` judged queries cannot fit hybrid search's fusion (None when they can).
+
+    Example:
+        >>> fit_shortfall(3)
+        '3 judged queries with a relevant document (a fusion fit needs 5)'
+        >>> fit_shortfall(5) is None
+        True
+    """
+    if queries >= MIN_FIT_QUERIES:
+        return None
+    return (f"{queries} judged queries with a relevant document (a fusion fit needs "
+            f"{MIN_FIT_QUERIES})")
 
 
 def query_shortfall(queries: int) -> str | None:

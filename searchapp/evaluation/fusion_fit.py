@@ -9,12 +9,16 @@ cached lists in numpy: nDCG@10 per query per grid point, no search re-run.
 
 Which fusion wins is judged on queries it was not fitted on. Each query falls in
 one of ``FOLDS`` parts by a hash of its text (stable as judgements grow, as in
-``training/holdout.py``); the fusion fitted on the other parts scores it. Those
-held-out scores against the fusion in use now, paired bootstrap
-(``bootstrap.paired_mean_difference``), give the verdict; the fusion fitted on all
-the queries is stored for the corpus only when the verdict is "better" (held-out
-nDCG@10 higher, its 95% interval above 0). Fewer than ``MIN_FIT_QUERIES`` judged
-queries, or no gain: the fusion in use stays.
+``training/holdout.py``); the fusion fitted on the other parts scores it. With
+fewer than ``enough.LEAVE_ONE_OUT_BELOW`` judged queries each query is its own
+part (leave-one-query-out), so 5 judged queries are enough to try. Those
+held-out scores against the fusion in use now give the verdict: the paired
+bootstrap (``bootstrap.paired_mean_difference``) and the exact sign-flip test
+(``bootstrap.sign_flip_p``; a bootstrap of 5 items is too sure of itself). The
+fusion fitted on all the queries is stored for the corpus only when both say
+"better" (the interval above 0, p < ``enough.ALPHA``). Fewer than
+``enough.MIN_FIT_QUERIES`` judged queries, or no shown gain: the fusion in use
+stays, and the sentence says what was measured and how sure it is.
 
 Example:
     >>> fit = fit_fusion(app, "pg")                                  # doctest: +SKIP
@@ -38,6 +42,7 @@ from searchapp.context import App
 from searchapp.evaluation import bootstrap
 from searchapp.evaluation.candidates import QueryLists, candidate_lists, rank_table
 from searchapp.evaluation.encoded import handle_for
+from searchapp.evaluation.enough import ALPHA, LEAVE_ONE_OUT_BELOW, fit_shortfall
 from searchapp.evaluation.job_payloads import FitFusionPayload
 from searchapp.evaluation.judged import Items
 from searchapp.evaluation.service import judgement_items
@@ -52,7 +57,6 @@ DEPTHS = (10, 20, 30, 50, 75, 100)
 FOLDS = 5
 FOLD_SEED = "searchapp-fusion-v1"
 KIND = "fit-fusion"  # the job (searchapp.jobs.tasks)
-MIN_FIT_QUERIES = 20  # judged queries (each with a relevant document) needed to try a fit
 Progress = Callable[[int, int, str], None]
 
 
@@ -87,7 +91,15 @@ class FusionFit:
                 "candidate": self.candidate and self.candidate.as_dict(),
                 "previous": self.previous and self.previous.as_dict(),
                 "gain": self.gain, "reason": self.reason, "sentence": self.sentence(),
+                "verdict": self.verdict(),
                 "seconds": round(self.seconds, 2), "timings": self.timings}
+
+    def verdict(self) -> str:
+        """"better" (kept), "worse", "not distinguishable" or "not measured" (too few)."""
+        if self.gain is None:
+            return "not measured"
+        return "better" if self.kept else \
+            "worse" if self.gain["high"] < 0 else "not distinguishable"
 
     def sentence(self) -> str:
         """The outcome in one plain sentence."""
@@ -96,7 +108,9 @@ class FusionFit:
         g = self.gain
         measured = (f"held-out hybrid nDCG@10 {g['a']['value']:.2f} → {g['b']['value']:.2f} "
                     f"({g['delta']:+.2f}, 95% interval {g['low']:+.2f} to {g['high']:+.2f}, "
-                    f"{self.queries} judged queries)")
+                    f"{g.get('improved', '?')} of {self.queries} judged queries better, "
+                    f"{g.get('worse', '?')} worse, sign-flip p = {g.get('p', float('nan')):.3f};"
+                    f" {g.get('held_out', 'folds')})")
         if self.kept:
             return f"Fitted fusion kept ({self.fusion.describe()}): {measured}."
         return f"Fusion unchanged ({self.fusion.describe()}): {self.reason}; {measured}."
@@ -143,10 +157,10 @@ def fit_fusion(app: App, corpus: str, model: str | None = None, items: Items | N
     previous = fusion_for(app, handle.corpus_id, handle.model.name)
     fit = FusionFit(handle.name, handle.model.name, len(queries), False, previous,
                     previous=previous, corpus_id=handle.corpus_id)
-    if len(queries) < MIN_FIT_QUERIES:
-        fit.reason = (f"{len(queries)} judged queries with a relevant document; a fit needs "
-                      f"{MIN_FIT_QUERIES}. Judge more search results (Search or Label page, "
-                      "or `searchapp judge import`).")
+    short = fit_shortfall(len(queries))
+    if short:
+        fit.reason = (f"{short}. Judge more search results (Search or Label page, or "
+                      "`searchapp judge import`).")
         return _done(fit, started)
     lists = candidate_lists(app, handle, queries, MAX_DEPTH, progress=progress)
     fit.timings["search"] = round(time.monotonic() - started, 2)
@@ -199,20 +213,62 @@ def _judged(app: App, corpus_id: int, items: Items) -> tuple[list[str], list[dic
 def _decide(fit: FusionFit, grid: Grid, lists: list[QueryLists],
             grades: list[dict[int, int]]) -> None:
     """Cross-fitted held-out scores against the fusion in use; keep the fit if better."""
-    folds = np.array([fold_of(q.query) for q in lists])
-    held = np.zeros(len(lists))
-    for f in range(FOLDS):
-        if (folds == f).any():
-            held[folds == f] = grid.values(grid.best(folds != f))[folds == f]
     current = ndcg_at_10(lists, grades, fit.previous)
-    diff = bootstrap.paired_mean_difference(current, held)
-    fit.candidate = grid.fusion(grid.best(np.ones(len(lists), bool)))
-    fit.gain = diff.scaled()
-    if diff.verdict == "better" and fit.candidate != fit.previous:
+    decision = decide(grid, [q.query for q in lists], current)
+    fit.candidate, fit.gain = decision.candidate, decision.gain
+    if decision.better and fit.candidate != fit.previous:
         fit.kept, fit.fusion = True, fit.candidate
     else:
-        fit.reason = ("the fitted fusion is not better than the one in use on held-out "
-                      f"queries ({diff.verdict})")
+        fit.reason = decision.reason
+
+
+@dataclass
+class Decision:
+    """The held-out comparison of a fit with the fusion in use (``decide``)."""
+
+    candidate: Fusion  # fitted on every query
+    held: np.ndarray  # each query's nDCG@10 under the fusion fitted without it (its fold)
+    gain: dict  # bootstrap.Difference.scaled() and p, improved, worse, held_out
+    better: bool
+    reason: str
+
+
+def decide(grid: Grid, queries: list[str], current: np.ndarray) -> Decision:
+    """Each query scored by the fusion fitted on the other parts (leave-one-query-out
+    below ``LEAVE_ONE_OUT_BELOW`` queries, else ``FOLDS`` hashed parts), against
+    ``current`` (each query's nDCG@10 now): "better" only when the bootstrap interval
+    lies above 0 and the sign-flip p-value is under ``ALPHA``.
+
+    Example:
+        >>> d = decide(grid, queries, ndcg_at_10(lists, grades, DEFAULT))   # doctest: +SKIP
+        >>> d.better, d.gain["p"]                                           # doctest: +SKIP
+        (False, 0.0625)
+    """
+    n = len(queries)
+    loo = n < LEAVE_ONE_OUT_BELOW
+    folds = np.arange(n) if loo else np.array([fold_of(q) for q in queries])
+    held = np.zeros(n)
+    for f in np.unique(folds):
+        part = folds == f
+        held[part] = grid.values(grid.best(~part))[part]
+    diff = bootstrap.paired_mean_difference(current, held)
+    p = bootstrap.sign_flip_p(held - current)
+    gain = diff.scaled() | {
+        "p": round(p, 5), "improved": int((held > current + 1e-9).sum()),
+        "worse": int((held < current - 1e-9).sum()),
+        "held_out": "each query judged by a fit on the others" if loo
+        else f"{FOLDS} hashed parts"}
+    better = diff.verdict == "better" and p < ALPHA
+    if better:
+        reason = ""
+    elif diff.verdict == "worse":
+        reason = "the fitted fusion is worse than the one in use on held-out queries"
+    else:
+        needs = bootstrap.sign_test_needs(n, ALPHA)
+        reason = ("not enough evidence that the fitted fusion is better than the one in use on "
+                  f"held-out queries (p = {p:.3f}; with {n} queries a gain is shown when "
+                  + (f"at least {needs} of {n} improve)" if needs else "... never: too few)"))
+    return Decision(grid.fusion(grid.best(np.ones(n, bool))), held, gain, better, reason)
 
 
 def ndcg_at_10(lists: list[QueryLists], grades: list[dict[int, int]], fusion: Fusion

@@ -1,7 +1,10 @@
 """Learning from a corpus' judgements: the ``learn`` job, requested and run.
 
-``request_learning`` checks that the judgements are enough (``holdout.check``)
-before any job exists, then queues a ``learn`` job that runs these steps, each
+``request_learning`` reads what the judgements allow (``learning_plan``) before
+any job exists. From 5 judged queries, too few to fine-tune, it queues the
+``fit-fusion`` job instead (``evaluation.fusion_fit``: each query judged by a fit
+on the others, kept only when the gain is shown); with fewer it refuses, saying
+what is needed. With enough to fine-tune it queues a ``learn`` job that runs these steps, each
 one's result saved in ``DATA_DIR/work/learn/NAME/`` so that a worker killed at
 any point resumes with the next step (and a training inside a step from its
 last checkpoint; the skeleton is ``job_steps.run_model_job``):
@@ -36,11 +39,12 @@ from __future__ import annotations
 
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
 from searchapp.errors import JobError, TrainingDataError
+from searchapp.evaluation.fusion_fit import request_fusion_fit
 from searchapp.evaluation.judged import Items
 from searchapp.jobs import queue
 from searchapp.jobs.kinds import submit
@@ -60,6 +64,7 @@ from searchapp.training.judged_items import (
     items_json,
     positives,
 )
+from searchapp.training.learning_plan import plan_for
 from searchapp.training.mining import mine
 from searchapp.training.names import check_new_model
 from searchapp.training.negatives import Example, training_data
@@ -85,8 +90,15 @@ class Started:
     train: dict
     held_out: dict
     augment: bool
+    route: str = "finetune"  # or "fusion": too few judgements to fine-tune (learning_plan)
+    plan: list[str] = field(default_factory=list)  # what more judgements would buy
 
     def describe(self) -> str:
+        if self.route == "fusion":
+            return ("Too few judgements to fine-tune, so hybrid search's fusion is fitted to "
+                    f"the {self.train['queries']} judged queries instead (fit-fusion job "
+                    f"{self.job_id}): each query is judged by a fit on the others, and the "
+                    "fit is kept only when that shows a gain.")
         text = (f"Training on {self.train['judgements']} judgements ({self.train['queries']} "
                 f"queries, {self.train['pairs']} pairs); {self.held_out['judgements']} held out "
                 f"({self.held_out['queries']} queries, {self.held_out['pairs']} pairs) to judge "
@@ -118,7 +130,14 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
         state = repo.corpus_state(s, corpus)
     if queue.active_for(app.db, LEARN, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
-    train, held = holdout.split(corpus_items(app, state.name))
+    items = corpus_items(app, state.name)
+    plan = plan_for(items)
+    if plan.route is None and plan.train_positives < holdout.MIN_TRAIN_EXAMPLES:
+        raise TrainingDataError(plan.refusal())  # else the held-out part says why below
+    if plan.route == "fusion":
+        job_id = request_fusion_fit(app, state.name, state.model_name)
+        return Started(job_id, counts(items), {}, False, "fusion", plan.lines())
+    train, held = holdout.split(items)
     holdout.check(train)
     check_verdict_possible(held)
     augmenting = augment == "on" or (augment == "auto" and positives(train) < AUGMENT_BELOW)
@@ -126,7 +145,7 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     job_id = submit(app.db, LearnPayload(
         state.name, name, state.model_name, augment=augmenting, hyper=hyper,
         recipe=chosen.as_dict(), train_on_all=bool(train_on_all)))
-    return Started(job_id, counts(train), counts(held), augmenting)
+    return Started(job_id, counts(train), counts(held), augmenting, plan=plan.lines())
 
 
 def learn_task(ctx: TaskContext, payload: LearnPayload) -> dict:

@@ -17,10 +17,13 @@ import streamlit as st
 
 from searchapp.context import App
 from searchapp.errors import SearchAppError
+from searchapp.evaluation.fusion_fit import KIND as FIT_FUSION
 from searchapp.jobs import queue
 from searchapp.training import adoption
 from searchapp.training.adapt_job import ADAPT, request_adaptation
+from searchapp.training.judged_items import corpus_items
 from searchapp.training.learn_job import LEARN, request_learning
+from searchapp.training.learning_plan import plan_for
 from searchapp.training.names import check_new_model, suggested_name
 from searchapp.ui.charts_evaluation import comparison_table
 from searchapp.ui.common import duration, job_progress, md_escape, seed_corpus
@@ -48,12 +51,14 @@ def learn_section(app: App, corpora: dict[str, str]) -> None:
     st.caption("Fine-tunes the corpus' current model on its judgements (Search, Duplicates and "
                "Label pages): relevant documents and duplicate pairs as positives with hard "
                "negatives, a fifth of the judgements held out. The job ends with both models "
-               "measured on that fifth; the corpus switches only when you say so.")
+               "measured on that fifth; the corpus switches only when you say so. With too few "
+               "judgements to fine-tune, it fits hybrid search's fusion to them instead.")
     with st.container(border=True):
         left, mid, right = st.columns(3)
         seed_corpus("models.learn.corpus", list(corpora))
         corpus = left.selectbox("Corpus", list(corpora), key="models.learn.corpus",
                                 format_func=lambda c: f"{c} (now {corpora[c]})")
+        plan_notice(app, corpus)
         _seed_name(app, corpus)
         name = mid.text_input("New model name", key=LEARN_NAME,
                               help="Letters, digits, '.', '_' and '-'; not a model's name.")
@@ -96,6 +101,16 @@ def _seed_name(app: App, corpus: str) -> None:
         st.session_state[NAME_FOR] = (corpus, suggestion)
 
 
+def plan_notice(app: App, corpus: str) -> None:
+    """What the corpus' judgements allow now and what more would buy (``learning_plan``)."""
+    try:
+        lines = plan_for(corpus_items(app, corpus)).lines()
+    except SearchAppError as exc:
+        st.error(md_escape(exc), icon=":material/error:")
+        return
+    st.info("\n".join(f"- {md_escape(line)}" for line in lines), icon=":material/school:")
+
+
 def name_problem(app: App, name: str) -> str | None:
     """Why a new model cannot take ``name`` (None when it can)."""
     try:
@@ -111,7 +126,8 @@ def _start(app: App, corpus: str, name: str, augment: str, learn: bool,
         if learn:
             started = request_learning(app, corpus, name=name, augment=augment,
                                        train_on_all=on_all)
-            st.success(f"Learning job {started.job_id}: {md_escape(started.describe())}")
+            kind = "Fusion fit" if started.route == "fusion" else "Learning"
+            st.success(f"{kind} job {started.job_id}: {md_escape(started.describe())}")
         else:
             job_id = request_adaptation(app, corpus, name=name)
             st.success(f"Adaptation job {job_id} started for {md_escape(repr(name))}. {ADAPT_NOTE}")
@@ -122,8 +138,11 @@ def _start(app: App, corpus: str, name: str, augment: str, learn: bool,
 
 def learning_jobs(app: App, limit: int = 3) -> None:
     """The latest learning and adaptation jobs: progress, then the verdict and "Use it"."""
-    jobs = [j for j in queue.recent(app.db, 100) if j.kind in (LEARN, ADAPT)][:limit]
+    jobs = [j for j in queue.recent(app.db, 100) if j.kind in (LEARN, ADAPT, FIT_FUSION)][:limit]
     for job in jobs:
+        if job.kind == FIT_FUSION:
+            fusion_job(app, job)
+            continue
         name, corpus = job.payload.get("name", "?"), job.payload.get("corpus", "?")
         with st.container(border=True):
             how = "from the judgements" if job.kind == LEARN else "adapted to the text"
@@ -133,6 +152,21 @@ def learning_jobs(app: App, limit: int = 3) -> None:
                 job_progress(app, job.id, f"{job.kind} job {job.id}")
                 continue
             verdict_panel(app, job.result or {}, key=f"models.verdict.{job.id}")
+
+
+def fusion_job(app: App, job) -> None:
+    """A fusion fit (learning from few judgements): its progress, then what it measured."""
+    corpus = job.payload.get("corpus", "?")
+    with st.container(border=True):
+        st.markdown(f"**Job {job.id}: hybrid fusion of {md_escape(corpus)}** (fitted to its "
+                    f"judged queries, {md_escape(job.payload.get('model'))})")
+        if job.status != "succeeded":
+            job_progress(app, job.id, f"fit-fusion job {job.id}")
+            return
+        result = job.result or {}
+        verdict = result.get("verdict") or "not measured"
+        box = st.success if result.get("kept") else st.info
+        box(md_escape(result.get("sentence") or verdict), icon=VERDICT_ICONS.get(verdict))
 
 
 def verdict_panel(app: App, result: dict, key: str) -> None:
