@@ -53,8 +53,9 @@ def test_failures_are_listed_on_the_jobs_page_from_another_tab(served, request):
         jobs = page.context.new_page()  # another tab of the same browser
         jobs.goto(url + "/jobs")
         jobs.get_by_role("heading", name="Jobs").wait_for(timeout=60_000)
-        jobs.get_by_text("2 files not read").wait_for(timeout=60_000)
-        table = jobs.locator('[data-testid="stTable"]').first
+        main = jobs.get_by_test_id("stMain")  # the sidebar names the job's unread files too
+        main.get_by_text("2 files not read").wait_for(timeout=60_000)
+        table = main.locator('[data-testid="stTable"]').first
         rows = {r.locator("td").first.inner_text(): r.locator("td").nth(2)
                 for r in table.locator("tbody tr").all()}
         jobs.screenshot(path=str(ARTIFACTS / "browser-job-reports-jobs.png"), full_page=True)

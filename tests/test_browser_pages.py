@@ -326,7 +326,7 @@ def test_the_corpora_table_follows_an_embedding_by_itself(served, page):
 # True once the bar shows ``target`` embedded and the corpus' row the same. Checked on every
 # frame; window.longest is the longest run of frames in which the two disagreed.
 BAR_AND_ROW = """([corpus, target]) => {
-  const bar = document.querySelector('[data-testid="stProgress"]');
+  const bar = document.querySelector('[data-testid="stMain"] [data-testid="stProgress"]');
   const row = [...document.querySelectorAll('[data-testid="stTable"] tr')]
     .map(r => [...r.querySelectorAll('td')].map(c => c.textContent))
     .find(cells => cells[0] === corpus);

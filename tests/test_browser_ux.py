@@ -82,7 +82,8 @@ def faq_corpus(app: App) -> None:
 
 
 def bar_text(page) -> str:
-    return page.locator('[data-testid="stProgress"]').first.inner_text(timeout=WAIT)
+    main = '[data-testid="stMain"] [data-testid="stProgress"]'  # not the sidebar's bars
+    return page.locator(main).first.inner_text(timeout=WAIT)
 
 
 def test_an_embedding_shows_rate_and_time_left_and_search_opens_at_the_first_batch(
@@ -121,8 +122,9 @@ def test_an_embedding_shows_rate_and_time_left_and_search_opens_at_the_first_bat
     page.goto(f"{url}/jobs")
     page.get_by_text("64 documents/s · about 1 s left").first.wait_for(timeout=WAIT)
     page.goto(f"{url}/?job={summary.job_id}")
-    page.get_by_text("Embedding 'notes': Running · 128 of 200 (64%) · Step 2 of 2 · "
-                     "64 documents/s · about 1 s left").wait_for(timeout=WAIT)
+    page.get_by_test_id("stMain").get_by_text(  # the sidebar shows the same line
+        "Embedding 'notes': Running · 128 of 200 (64%) · Step 2 of 2 · "
+        "64 documents/s · about 1 s left").wait_for(timeout=WAIT)
     queue.finish(app.db, lease, "cancelled")
 
 

@@ -90,8 +90,25 @@ def judgement_marks(app: App, corpus: str, *, query: str | None = None, doc: str
         _store(app, corpus, item, options.get(chosen) if chosen else None, source)
         st.session_state[seen] = (item, chosen)
 
-    st.segmented_control("Your judgement", list(options), key=widget, on_change=changed,
+    st.segmented_control(judgement_label(item), list(options), key=widget, on_change=changed,
                          label_visibility="collapsed", selection_mode="single")
+
+
+def judgement_label(item: tuple) -> str:
+    """The judgement switch's name for assistive technology and scripts: it names what is
+    judged (every hit's switch was "Your judgement", so a screen reader or a script could
+    not tell one hit's from another's).
+
+    Example:
+        >>> judgement_label(("query", "reset my password", "q-17", None))
+        "Your judgement of 'q-17' for the query 'reset my password'"
+        >>> judgement_label(("pair", None, "q-1", "q-9"))
+        "Your judgement of 'q-1' and 'q-9' as duplicates"
+    """
+    kind, query, a, b = item
+    if kind == "query":
+        return f"Your judgement of {a!r} for the query {query!r}"
+    return f"Your judgement of {a!r} and {b!r} as duplicates"
 
 
 def _marks_table(app: App, corpus: str, frame: pd.DataFrame, items: list[tuple],
