@@ -89,7 +89,9 @@ def block_html(reading: Reading, block: Block, mark: tuple[int, int] | None) -> 
         words = marked_html(reading.text, block.start, block.body_start, mark) \
             if block.body_start > block.start else html.escape(block.heading)
         out.append(f"<h{block.level}>{words}</h{block.level}>")
-    body = block.body_start + (reading.text[block.body_start:block.body_start + 1] == "\n")
+    body = block.body_start  # after a heading line, from the next line on
+    if block.body_start > block.start and reading.text[body:body + 1] == "\n":
+        body += 1
     out.append(f'<div class="text">{marked_html(reading.text, body, block.end, mark)}</div>')
     return "".join(out) + "</section>"
 
