@@ -219,11 +219,16 @@ def test_a_section_whose_first_line_is_not_its_heading_gets_the_heading_from_its
     assert page.marks == ["Two\nA storm rose."]
 
 
+MARKUP = ["<script>alert(1)</script>", "</div></section><h2>", "<b>bold</b>", "&amp;", "&lt;",
+          "<!-- x -->", "<img src=x onerror=alert(1)>", "\r\n", "\n", "</mark>", "<a href=/x>"]
+
+
 @st.composite
 def documents(draw):
     """A text of any characters and a layout of ordered parts over it, sections included."""
-    text = draw(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)),
-                        max_size=200))
+    pieces = st.one_of(st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)),
+                               max_size=30), st.sampled_from(MARKUP))
+    text = "".join(draw(st.lists(pieces, max_size=8)))
     cuts = sorted(draw(st.lists(st.integers(0, len(text)), max_size=8)))
     words = st.one_of(st.none(), st.text(max_size=12), st.just("A > <b>B</b>"))
     layout = [[a, b, draw(st.one_of(st.none(), st.integers(1, 3))), draw(words)]
