@@ -279,7 +279,7 @@ def open_original(hit: SearchHit, corpus: str) -> None:
     pdf = hit.source.get("type") == "pdf"
     page = hit.source.get("page")
     if not pdf and hit.view:
-        st.link_button(open_label(hit.source), hit.view, type="tertiary",
+        st.link_button(md_escape(open_label(hit.source)), hit.view, type="tertiary",
                        icon=":material/menu_book:",
                        help="The document's text in a new tab, at this section, the passage "
                             "marked")
@@ -293,12 +293,12 @@ SECTION_LABEL_CHARS = 40
 
 def open_label(source: dict) -> str:
     """The reader view's button: "Open at" the last step of the hit's section (its heading),
-    cut to ``SECTION_LABEL_CHARS``; "Open" for a part with none. Escaped: a button's label
-    is Markdown.
+    cut to ``SECTION_LABEL_CHARS``; "Open" for a part with none. As text: a button's label
+    is Markdown, so the caller escapes it.
 
     Example:
         >>> open_label({"section": "Guide > Install > 2.1 Requirements"})
-        'Open at 2\\\\.1 Requirements'
+        'Open at 2.1 Requirements'
         >>> open_label({"section": None})
         'Open'
     """
@@ -307,7 +307,7 @@ def open_label(source: dict) -> str:
         return "Open"
     if len(section) > SECTION_LABEL_CHARS:
         section = section[:SECTION_LABEL_CHARS - 1].rstrip() + "…"
-    return "Open at " + md_escape(section)
+    return "Open at " + section
 
 
 def in_place(hit: SearchHit, corpus: str) -> None:
