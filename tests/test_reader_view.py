@@ -24,6 +24,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.testclient import TestClient
 
+from searchapp.api.app import ApiDispatch, build_api
 from searchapp.cli.main import main
 from searchapp.config import Settings
 from searchapp.context import App
@@ -208,6 +209,23 @@ def test_the_cli_names_the_view_of_a_hit(ingested, capsys, monkeypatch):
     out = capsys.readouterr().out
     assert "notes/garden.md · Garden > Compost" in out
     assert re.search(r"open: /view/docs/notes/garden\.md\?mark=\d+-\d+#s-2$", out, re.M), out
+
+
+def test_the_api_hit_carries_the_view_and_it_opens_behind_the_same_door(ingested):
+    door = Door.from_env({"SEARCHAPP_DATA_DIR": str(ingested.settings.data_dir)})
+    api = build_api(app=lambda: ingested, start_worker=lambda app: None)
+    web = Starlette(routes=reader_routes(lambda: ingested),
+                    middleware=[Middleware(DoorMiddleware, door=door),
+                                Middleware(ApiDispatch, api=api)])
+    with TestClient(web, base_url="http://127.0.0.1") as client:
+        answer = client.post("/api/v1/corpora/docs/search",
+                             json={"query": "compost heap", "k": 1, "mode": "lexical"})
+        assert answer.status_code == 200, answer.text
+        [hit] = answer.json()["results"]
+        assert hit["source"]["section"] == "Garden > Compost"
+        assert re.fullmatch(r"/view/docs/notes/garden\.md\?mark=\d+-\d+#s-2", hit["view"])
+        page = Page(client.get(hit["view"].split("#")[0]).text)
+    assert "compost heap" in " ".join(page.marks)
 
 
 def test_a_section_whose_first_line_is_not_its_heading_gets_the_heading_from_its_path():
