@@ -47,6 +47,7 @@ from searchapp.web.middleware import DoorMiddleware
 from searchapp.web.nodelay import set_nodelay_on_listeners
 from searchapp.web.originals import original_routes
 from searchapp.web.outbound import no_outside_lookups, trust_forwarding_from
+from searchapp.web.reader import reader_routes
 from searchapp.web.routes import door_routes
 from searchapp.web.shared import lifespan
 from searchapp.web.sites import HostPolicy, SiteGuard
@@ -79,7 +80,7 @@ async def lifespan_with_nodelay(server):
         yield
 
 
-app = st.App("app.py", routes=door_routes(door) + original_routes(),
+app = st.App("app.py", routes=door_routes(door) + original_routes() + reader_routes(),
              middleware=[Middleware(SiteGuard, hosts=hosts),
                          Middleware(BodyLimit, limits=limits),
                          Middleware(DoorMiddleware, door=door),

@@ -173,6 +173,10 @@ class Hit(BaseModel):
     snippet: str
     meta: dict[str, Any]
     source: SourceOut | None = None
+    view: str | None = Field(None, description="A hit of a file: the app's reader view of "
+                                               "the document at the matched part, the "
+                                               "passage marked (a path on this server, "
+                                               "as /view/manuals/guide.md?mark=120-480#s-3).")
 
 
 class SearchOut(BaseModel):

@@ -52,6 +52,8 @@ def search(args: argparse.Namespace) -> int:
         print(f"{rank:>3}. {shown_score(h)}  [{cell(h.id)}]  {cell(snippet)}")
         if h.source:
             print(" " * 7 + cell(where_in_file(h.source)))
+            if h.view:  # the app's reader view, at this section (its path on the server)
+                print(" " * 7 + "open: " + cell(h.view))
         if mode == "hybrid" or h.passage is not None:
             print(" " * 7 + hit_detail(h))
     return 0

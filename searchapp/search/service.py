@@ -56,7 +56,7 @@ from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
 from searchapp.search.modes import DEFAULT_MODE, Mode, mode_named
 from searchapp.search.modes import MODES as SEARCH_MODES
 from searchapp.search.snippets import Snippet, make_snippet
-from searchapp.search.sources import hit_source
+from searchapp.search.sources import hit_source, view_link
 from searchapp.store import fulltext, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
 from searchapp.vectors.index import scores_against
@@ -120,6 +120,8 @@ class SearchHit:
     highlights: list = field(default_factory=list)  # (start, end) of the query's words in it
     # a document read from a file: {"path", "type", "page", "section"} (searchapp.search.sources)
     source: dict | None = None
+    # its reader view opened at the matched part, the passage marked (sources.view_link)
+    view: str | None = None
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -142,7 +144,7 @@ def hit_json(h: SearchHit) -> dict:
             "lexical": {"rank": h.lexical_rank, "score": h.lexical_score},
             "passage": None if h.span is None else
             {"number": h.passage, "start": h.span[0], "end": h.span[1]},
-            "snippet": h.marked_snippet, "meta": h.meta, "source": h.source}
+            "snippet": h.marked_snippet, "meta": h.meta, "source": h.source, "view": h.view}
 
 
 @dataclass
@@ -405,7 +407,8 @@ def _hits(app: App, ranked: list[_Ranked], words: list[str],
         files = [i for i, d in docs.items() if "sha256" in d.meta and "path" in d.meta]
         layouts = repo.layouts_by_id(conn, files) if files else {}
     with times.stage("snippets"):
-        return _make_hits(ranked, docs, spans, layouts, words)
+        return _make_hits(ranked, docs, spans, layouts, words,
+                          handle.name if handle is not None else None)
 
 
 def _spans(conn, handle: CorpusHandle | None, docs: list[int]) -> dict[int, np.ndarray]:
@@ -417,7 +420,7 @@ def _spans(conn, handle: CorpusHandle | None, docs: list[int]) -> dict[int, np.n
 
 
 def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
-               words: list[str]) -> list[SearchHit]:
+               words: list[str], corpus: str | None) -> list[SearchHit]:
     hits = []
     for r in ranked:
         doc = docs.get(r.doc)
@@ -427,11 +430,14 @@ def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
         if r.passage is not None and r.doc in spans and r.passage < len(spans[r.doc]):
             span = tuple(int(x) for x in spans[r.doc][r.passage])
         snippet = make_snippet(doc.text, words, span)
+        at, layout = span[0] if span else snippet.at, layouts.get(r.doc)
+        source = hit_source(doc.meta, layout, at)
+        view = view_link(corpus, doc.external_id, layout, at, span or snippet.region) \
+            if source and corpus else None
         hits.append(SearchHit(
             doc.external_id, doc.text, round(float(r.score), 6), dict(doc.meta), r.doc,
             r.semantic_rank, _round(r.semantic_score), r.lexical_rank, _round(r.lexical_score),
-            r.passage, span, snippet.text, snippet.highlights,
-            hit_source(doc.meta, layouts.get(r.doc), span[0] if span else snippet.at)))
+            r.passage, span, snippet.text, snippet.highlights, source, view))
     return hits
 
 

@@ -12,8 +12,8 @@ Example:
     ...                  ["err", "40417"])
     >>> s.marked()
     'The XR-7 firmware fails with «ERR»-«40417» after an update.'
-    >>> s.highlights, s.at
-    ([(29, 32), (33, 38)], 29)
+    >>> s.highlights, s.at, s.region
+    ([(29, 32), (33, 38)], 29, (0, 55))
 """
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ class Snippet:
     text: str
     highlights: list[tuple[int, int]]
     at: int = 0  # where in the document its first marked word (else its text) begins
+    region: tuple[int, int] = (0, 0)  # the document's characters the snippet shows
 
     def marked(self, open_mark: str = OPEN, close_mark: str = CLOSE) -> str:
         """The text with each highlight between the marks."""
@@ -198,7 +199,7 @@ def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None =
     prefix = "…" if cut_left else ""
     spans = [(a + len(prefix), b + len(prefix)) for a, b in marks]
     return Snippet(prefix + body + ("…" if cut_right else ""), spans,
-                   at + (marks[0][0] if marks else 0))
+                   at + (marks[0][0] if marks else 0), (at, at + len(body)))
 
 
 def _densest(marks: list[tuple[int, int]], width: int) -> int:

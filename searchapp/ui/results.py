@@ -267,19 +267,47 @@ def whole_document(hit: SearchHit) -> None:
 
 
 def open_original(hit: SearchHit, corpus: str) -> None:
-    """A link to the hit's original file: a PDF opens at the hit's page in the browser's
-    own viewer, other files download (``searchapp.web.originals``). A file of a watched
-    folder, where the app runs on this machine only, also opens in place (the file on
-    disk, with the desktop's program: ``searchapp.watching.in_place``)."""
+    """Links to the hit's place in its file: a PDF opens at the hit's page in the browser's
+    own viewer; any other file opens in the app's reader view at the hit's section, the
+    passage marked (``searchapp.web.reader``), and downloads as it was read. A file of a
+    watched folder, where the app runs on this machine only, also opens in place (the file
+    on disk, with the desktop's program: ``searchapp.watching.in_place``)."""
     from searchapp.web.originals import original_link
 
     in_place(hit, corpus)
 
     pdf = hit.source.get("type") == "pdf"
     page = hit.source.get("page")
+    if not pdf and hit.view:
+        st.link_button(md_escape(open_label(hit.source)), hit.view, type="tertiary",
+                       icon=":material/menu_book:",
+                       help="The document's text in a new tab, at this section, the passage "
+                            "marked")
     label = f"Open at page {page}" if pdf and page else "Open" if pdf else "Download original"
     st.link_button(label, original_link(corpus, hit.id, hit.source), type="tertiary",
                    icon=":material/open_in_new:" if pdf else ":material/download:")
+
+
+SECTION_LABEL_CHARS = 40
+
+
+def open_label(source: dict) -> str:
+    """The reader view's button: "Open at" the last step of the hit's section (its heading),
+    cut to ``SECTION_LABEL_CHARS``; "Open" for a part with none. As text: a button's label
+    is Markdown, so the caller escapes it.
+
+    Example:
+        >>> open_label({"section": "Guide > Install > 2.1 Requirements"})
+        'Open at 2.1 Requirements'
+        >>> open_label({"section": None})
+        'Open'
+    """
+    section = str(source.get("section") or "").rsplit(" > ", 1)[-1].strip()
+    if not section:
+        return "Open"
+    if len(section) > SECTION_LABEL_CHARS:
+        section = section[:SECTION_LABEL_CHARS - 1].rstrip() + "…"
+    return "Open at " + section
 
 
 def in_place(hit: SearchHit, corpus: str) -> None:
