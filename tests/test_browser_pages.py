@@ -425,3 +425,35 @@ def test_the_next_upload_defaults_to_the_corpus_in_use(served, page, tmp_path):
     picker = page.get_by_test_id("stSelectbox").filter(has_text="Corpus").last
     assert picker.locator("input").input_value().startswith("news")
     assert page.get_by_label("New corpus name").count() == 0
+
+
+def test_a_hit_is_judged_with_the_keyboard_alone(served, page):
+    """The Relevant / Not relevant switch of a hit is reached with Tab and set with Space, and
+    its name says which hit and which query it judges (every hit's was "Your judgement")."""
+    import re
+
+    from searchapp.judgements import service as judgements
+
+    url, _browser, app = served
+    page.goto(f"{url}/search?corpus=notes")
+    query = "a dog playing fetch"
+    search_for(page, query)
+    hit = page.locator(".st-key-hit-1")
+    group = hit.get_by_role("radiogroup", name=re.compile(
+        rf"Your judgement of '.+' for '{query}'"))
+    group.wait_for(timeout=WAIT)  # drawn with the hit's other controls, just after its text
+    doc = re.search(r"of '(.+)' for", group.get_attribute("aria-label")).group(1)
+    hit.get_by_role("button", name="On the map").focus()
+    for _ in range(12):  # Tab along the hit's controls to its switch
+        page.keyboard.press("Tab")
+        if page.evaluate("document.activeElement.innerText.trim()") == "Relevant":
+            break
+    assert page.evaluate("document.activeElement.getAttribute('role')") == "radio"
+    page.keyboard.press("Space")
+    deadline = time.monotonic() + WAIT / 1000
+    while time.monotonic() < deadline and not any(
+            j.a == doc and j.label == 1 for j in judgements.list_judgements(app, "notes")):
+        page.wait_for_timeout(100)
+    [judged] = [j for j in judgements.list_judgements(app, "notes") if j.a == doc]
+    assert judged.label == 1 and judged.query == query
+    judgements.remove(app, "notes", judged.id)

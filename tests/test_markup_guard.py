@@ -33,7 +33,8 @@ OPTION_CALLS = {"radio", "tabs", "pills", "segmented_control"}  # options drawn 
 ESCAPES = {"md_escape", "md_code"}
 # Functions whose result is the app's own words and numbers (no user text).
 OWN_TEXT = {"len", "int", "float", "round", "duration", "ago", "done_line", "percent_done",
-            "size_words", "two_cosines"}
+            "size_words", "two_cosines",
+            "type_words", "table_words", "labels", "listing"}  # the format registry's own words
 NOT_STREAMLIT = {"write"}  # a method of this name on these receivers is not st.write
 OTHER_RECEIVERS = {"url", "UrlState", "state"}
 # Names the pages give only to the app's own numbers and states (a job's id, a page number).
@@ -53,6 +54,8 @@ REVIEWED = {
     ("searchapp/ui/common.py", "label"): "page_link: callers pass the pages' constant names",
     ("searchapp/ui/duplicates_review.py", 'f"{REVIEW_KEYS} · {line}"'): "counts of the session",
     ("searchapp/ui/judging.py", "list(options)"): "the constant judgement names",
+    ("searchapp/ui/learning_panel.py", '"\\n".join(f"- {md_escape(line)}" for line in lines)'):
+        "each line md_escape'd",
     ("searchapp/ui/labelling.py", "label"): "the constant button names (Yes, No, Skip, Undo)",
     ("searchapp/ui/pages/clusters.py", 'f"{used}; map: {result.projection.upper()}; computed in "'):
         "the clustering's own parameters (numbers, method names)",

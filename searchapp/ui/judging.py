@@ -90,8 +90,9 @@ def judgement_marks(app: App, corpus: str, *, query: str | None = None, doc: str
         _store(app, corpus, item, options.get(chosen) if chosen else None, source)
         st.session_state[seen] = (item, chosen)
 
-    st.segmented_control(judgement_label(item), list(options), key=widget, on_change=changed,
-                         label_visibility="collapsed", selection_mode="single")
+    st.segmented_control(md_escape(judgement_label(item)), list(options), key=widget,
+                         on_change=changed, label_visibility="collapsed",
+                         selection_mode="single")
 
 
 def judgement_label(item: tuple) -> str:
@@ -101,13 +102,13 @@ def judgement_label(item: tuple) -> str:
 
     Example:
         >>> judgement_label(("query", "reset my password", "q-17", None))
-        "Your judgement of 'q-17' for the query 'reset my password'"
+        "Your judgement of 'q-17' for 'reset my password'"
         >>> judgement_label(("pair", None, "q-1", "q-9"))
         "Your judgement of 'q-1' and 'q-9' as duplicates"
     """
     kind, query, a, b = item
     if kind == "query":
-        return f"Your judgement of {a!r} for the query {query!r}"
+        return f"Your judgement of {a!r} for {query!r}"  # no "Query": the search box's name
     return f"Your judgement of {a!r} and {b!r} as duplicates"
 
 

@@ -25,7 +25,7 @@ def upload_target(filename: str, names: list[str], key: str, what: str) -> str |
         >>> corpus = upload_target("faq.csv", ["faq", "manuals"], "u1", "rows")  # doctest: +SKIP
     """
     if names:
-        mode = st.radio(f"Add the {what} to", [NEW, EXISTING], index=1, horizontal=True,
+        mode = st.radio(f"Add the {md_escape(what)} to", [NEW, EXISTING], index=1, horizontal=True,
                         key=f"mode-{key}", help="The corpus in use is offered first; a new "
                         "corpus is searched apart from the others.")
         if mode == EXISTING:
@@ -36,7 +36,7 @@ def upload_target(filename: str, names: list[str], key: str, what: str) -> str |
     name = st.text_input("New corpus name", value=stem, key=f"name-{key}", max_chars=200)
     if name.strip() in names:
         st.warning(f"A corpus named {md_escape(repr(name.strip()))} already exists. Choose "
-                   f"'{EXISTING}' to add these {what} to it, or pick another name.",
+                   f"'{EXISTING}' to add these {md_escape(what)} to it, or pick another name.",
                    icon=":material/warning:")
         return None
     return name
