@@ -28,6 +28,8 @@ from searchapp.clusters.constraints import constrained
 from searchapp.clusters.hierarchy import Tree, build_tree, choose_k, level_counts
 from searchapp.clusters.names import cluster_names, title_of
 from searchapp.clusters.naming import (
+    NAMING_TERMS,
+    TOP_TERMS,
     central_members,
     ctfidf_scored,
     naming_rows,
@@ -198,13 +200,14 @@ def _graph(index: VectorIndex, ids: np.ndarray, params: ClusterParams, report: P
 def _named(vectors: np.ndarray, assign: np.ndarray, counts, terms: np.ndarray,
            rows: np.ndarray, titles: _Titles) -> list[dict]:
     """The clusters of one level: id, label (``names``), terms, size and 3 central rows."""
-    scored = ctfidf_scored(counts, terms, assign[rows])
+    scored = ctfidf_scored(counts, terms, assign[rows], NAMING_TERMS)
     central = central_members(vectors, assign)
     order = sorted(central)
     names = cluster_names({c: scored.get(c, []) for c in order},
                           dict(zip(order, titles([central[c][0] for c in order]), strict=True)))
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    return [{"id": c, "label": names[c], "terms": [t.term for t in scored.get(c, [])],
+    return [{"id": c, "label": names[c],
+             "terms": [t.term for t in scored.get(c, [])][:TOP_TERMS],
              "size": int(sizes[c]), "central_rows": central[c]} for c in order]
 
 

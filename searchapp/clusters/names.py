@@ -5,8 +5,10 @@ a name says it. Each cluster gets, in this order of preference:
 
 1. its most distinctive phrase (``phrases``): a term of two or three words
    (``naming.terms_of``: no stop word at either end) among its best c-TF-IDF
-   terms, scoring at least ``PHRASE_FLOOR`` of its best term and held by at
-   least ``MIN_MEMBERS`` of its members: shared by many, rare elsewhere;
+   terms, held by at
+   least ``MIN_MEMBERS`` of its members and ``LIFT`` times as often by them
+   as by the other documents: shared by many, rare elsewhere (a manual's
+   "manual page", on every page, names no cluster of it);
 2. its most central document's title (``title_of``: the document's ``title``
    metadata, else its first line, section numbers dropped) when the title
    holds more of the cluster's best words than the phrase does (``covers``):
@@ -33,8 +35,9 @@ import re
 from searchapp.clusters.naming import Scored
 from searchapp.clusters.wordforms import same_words, stems
 
-PHRASE_FLOOR = 0.2  # a phrase scoring below this share of the best term is not distinctive
+PHRASE_FLOOR = 0.2  # a phrase whose gap is below this share of the best term's names nothing
 MIN_MEMBERS = 2  # members that must hold a phrase (in the naming sample)
+LIFT = 2.0  # a name's terms are this many times as common in the cluster as elsewhere
 PHRASES = 3  # phrases tried per cluster before its title and its own words
 TOP_WORDS = 5  # the best single words a name is judged to cover
 MAX_WORDS = 6  # a title or a first line longer than this is cut, with "…"
@@ -84,16 +87,29 @@ def phrases(scored: list[Scored]) -> list[str]:
     """The cluster's distinctive phrases, best first (see the module's rule 1).
 
     Example:
-        >>> phrases([Scored("vacuum", 1.0, 9), Scored("dead tuples", 0.5, 4),
-        ...          Scored("the end", 0.1, 2)])
+        >>> phrases([Scored("vacuum", 1.0, 9, 0.9, 0.1),
+        ...          Scored("dead tuples", 0.5, 4, 0.4, 0.0),
+        ...          Scored("manual page", 0.5, 9, 1.0, 0.9),  # on every page
+        ...          Scored("free space", 0.1, 2, 0.2, 0.05)])  # not distinctive enough
         ['dead tuples']
     """
-    if not scored:
+    own = sorted((t for t in scored if _own(t) and t.members >= MIN_MEMBERS),
+                 key=lambda t: (-_gap(t), t.term))
+    if not own:
         return []
-    floor = PHRASE_FLOOR * scored[0].score
-    found = [t.term for t in scored
-             if " " in t.term and t.score >= floor and t.score > 0 and t.members >= MIN_MEMBERS]
+    floor = PHRASE_FLOOR * _gap(own[0])
+    found = [t.term for t in own if " " in t.term and _gap(t) >= floor and _gap(t) > 0]
     return _distinct(found)[:PHRASES]
+
+
+def _gap(term: Scored) -> float:
+    """How much more of the cluster than of the other documents holds ``term``."""
+    return term.share - term.elsewhere
+
+
+def _own(term: Scored) -> bool:
+    """Whether the cluster holds ``term`` ``LIFT`` times as often as the other documents."""
+    return term.share >= LIFT * term.elsewhere
 
 
 def _distinct(terms: list[str]) -> list[str]:
@@ -108,20 +124,22 @@ def _distinct(terms: list[str]) -> list[str]:
 
 
 def covers(name: str, scored: list[Scored]) -> float:
-    """The share of the c-TF-IDF weight of the cluster's ``TOP_WORDS`` best words that
-    ``name`` holds (any form of each word counts).
+    """The share of the weight (the gap, see ``phrases``) of the cluster's ``TOP_WORDS``
+    best own words that ``name`` holds (any form of each word counts).
 
     Example:
-        >>> covers("String Functions", [Scored("string", 2.0, 10), Scored("function", 1.0, 10),
-        ...                             Scored("regex", 1.0, 10)])
+        >>> round(covers("String Functions", [Scored("string", 2.0, 9, 0.9, 0.3),
+        ...                                   Scored("function", 1.0, 9, 0.9, 0.6),  # not own
+        ...                                   Scored("regex", 1.0, 3, 0.3, 0.1)]), 2)
         0.75
     """
-    top = [t for t in scored if " " not in t.term][:TOP_WORDS]
-    total = sum(t.score for t in top)
+    top = sorted((t for t in scored if " " not in t.term and _own(t)),
+                 key=lambda t: -_gap(t))[:TOP_WORDS]
+    total = sum(_gap(t) for t in top)
     if total <= 0:
         return 0.0
     own = set().union(*(stems(w) for w in words_of(name)))
-    return sum(t.score for t in top if stems(t.term) & own) / total
+    return sum(_gap(t) for t in top if stems(t.term) & own) / total
 
 
 def candidates(scored: list[Scored], title: str) -> list[str]:

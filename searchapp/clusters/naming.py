@@ -27,6 +27,7 @@ from searchapp.clusters.algorithms import rows_by_cluster
 from searchapp.clusters.wordforms import same_word
 
 TOP_TERMS = 10
+NAMING_TERMS = 50  # terms by each ranking a name is chosen from (``ctfidf_scored``)
 LABEL_TERMS = 4  # terms in a list of terms (``label_terms``)
 CENTRAL = 3  # central documents shown per cluster
 NAMING_SAMPLE = 2_000  # members per cluster whose texts name it
@@ -122,23 +123,31 @@ def term_counts(texts: list[str]):
 
 @dataclass(frozen=True)
 class Scored:
-    """A term of a cluster: its c-TF-IDF ``score`` and how many ``members`` of the
-    cluster (of its naming sample) hold it."""
+    """A term of a cluster: its c-TF-IDF ``score``, how many ``members`` of the cluster
+    (of its naming sample) hold it, their ``share`` of the cluster, and the share of the
+    other clusters' documents that hold it (``elsewhere``: boilerplate is everywhere)."""
 
     term: str
     score: float
     members: int
+    share: float = 1.0
+    elsewhere: float = 0.0
 
 
 def ctfidf_scored(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
                   ) -> dict[int, list[Scored]]:
-    """The ``top_n`` terms of each cluster (rows of ``assign``; -1: none), best first.
+    """The ``top_n`` terms of each cluster (rows of ``assign``; -1: none) by c-TF-IDF, best
+    first, and among them also the ``top_n`` with the widest gap between the share of the
+    cluster and the share of the other documents that hold them (what ``names`` picks from:
+    in long texts the best c-TF-IDF terms are often words every document has).
 
     Example:
         >>> counts, terms = term_counts(["red apple", "red apple pie", "fast car", "car race"])
         >>> [(t.term, t.members) for t in ctfidf_scored(counts, terms, np.array([0, 0, 1, 1]),
         ...                                             top_n=2)[0]]
         [('apple', 2), ('red', 2)]
+        >>> ctfidf_scored(counts, terms, np.array([0, 0, 1, 1]), top_n=1)[1]  # doctest: +ELLIPSIS
+        [Scored(term='car', score=0.66..., members=2, share=1.0, elsewhere=0.0)]
     """
     from scipy.sparse import csr_matrix
 
@@ -155,20 +164,28 @@ def ctfidf_scored(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TO
     per_class = np.asarray(per_cluster.sum(axis=1)).ravel().clip(1)  # (clusters,)
     per_term = np.asarray(per_cluster.sum(axis=0)).ravel().clip(1)  # (V,)
     idf = np.log1p(per_class.mean() / per_term)
+    held = np.asarray(per_cluster.sum(axis=0)).ravel()  # documents holding each term
+    everyone = len(rows)
     out = {}
     for row, c in enumerate(ids):
         start, end = per_cluster.indptr[row], per_cluster.indptr[row + 1]
         cols_c, tf = per_cluster.indices[start:end], per_cluster.data[start:end]
         score = tf / per_class[row] * idf[cols_c]
+        size, others = len(groups[c]), max(everyone - len(groups[c]), 1)
+        share, elsewhere = tf / size, (held[cols_c] - tf) / others
         best = np.lexsort((terms[cols_c], -score))[:top_n]  # ties: alphabetical
-        out[c] = [Scored(str(terms[cols_c[i]]), float(score[i]), int(tf[i])) for i in best]
+        widest = np.lexsort((terms[cols_c], -(share - elsewhere)))[:top_n]
+        chosen = np.union1d(best, widest)
+        chosen = chosen[np.lexsort((terms[cols_c[chosen]], -score[chosen]))]
+        out[c] = [Scored(str(terms[cols_c[i]]), float(score[i]), int(tf[i]), float(share[i]),
+                         float(elsewhere[i])) for i in chosen]
     return out
 
 
 def ctfidf_from_counts(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
                        ) -> dict[int, list[str]]:
     """Top terms per cluster from per-document ``counts`` (rows of ``assign``; -1: none)."""
-    return {c: [t.term for t in scored]
+    return {c: [t.term for t in scored[:top_n]]
             for c, scored in ctfidf_scored(counts, terms, assign, top_n).items()}
 
 
