@@ -58,7 +58,6 @@ from searchapp.clusters.naming import (  # noqa: E402
     _stop_words,
     central_members,
     naming_rows,
-    term_counts,
 )
 from searchapp.clusters.wordforms import stems  # noqa: E402
 from searchapp.vectors.index import VectorIndex  # noqa: E402
@@ -117,10 +116,11 @@ def embed(name: str, texts: list[str]) -> np.ndarray:
 # ---- today's naming, as it was --------------------------------------------------------------
 def todays_naming() -> types.ModuleType:
     """``searchapp/clusters/naming.py`` as of ``BASE``, loaded as a module of its own."""
-    source = subprocess.run(["git", "-C", str(ROOT), "show", f"{BASE}:searchapp/clusters/naming.py"],
+    source = subprocess.run(["git", "-C", str(ROOT), "show",
+                             f"{BASE}:searchapp/clusters/naming.py"],
                             check=True, capture_output=True, text=True).stdout
     module = types.ModuleType("todays_naming")
-    exec(compile(source, "todays_naming.py", "exec"), module.__dict__)  # noqa: S102
+    exec(compile(source, "todays_naming.py", "exec"), module.__dict__)
     return module
 
 
