@@ -32,13 +32,14 @@ from __future__ import annotations
 
 import re
 
-from searchapp.clusters.naming import Scored
+from searchapp.clusters.naming import JOINERS, Scored
 from searchapp.clusters.wordforms import same_words, stems
 
 PHRASE_FLOOR = 0.2  # a phrase whose gap is below this share of the best term's names nothing
 MIN_MEMBERS = 2  # members that must hold a phrase (in the naming sample)
 LIFT = 2.0  # a name's terms are this many times as common in the cluster as elsewhere
 PHRASES = 3  # phrases tried per cluster before its title and its own words
+WORDS_WEIGHT = 0.25  # of a phrase's words' own gap in its rank (``_phrase_rank``)
 TOP_WORDS = 5  # the best single words a name is judged to cover
 MAX_WORDS = 6  # a title or a first line longer than this is cut, with "…"
 WORD = re.compile(r"(?u)\w+(?:[-'’]\w+)*")
@@ -98,8 +99,18 @@ def phrases(scored: list[Scored]) -> list[str]:
     if not own:
         return []
     floor = PHRASE_FLOOR * _gap(own[0])
-    found = [t.term for t in own if " " in t.term and _gap(t) >= floor and _gap(t) > 0]
+    words = {t.term: _gap(t) for t in own if " " not in t.term}
+    found = sorted((t for t in own if " " in t.term and _gap(t) >= floor and _gap(t) > 0),
+                   key=lambda t: (-_phrase_rank(t, words), t.term))
+    found = [t.term for t in found]
     return _distinct(found)[:PHRASES]
+
+
+def _phrase_rank(phrase: Scored, words: dict[str, float]) -> float:
+    """A phrase's gap, and a quarter of its words' mean gap: of two phrases held by the
+    same members, "river bank" (two words of the cluster's own) beats "bank today"."""
+    parts = [w for w in phrase.term.split() if w not in JOINERS]
+    return _gap(phrase) + WORDS_WEIGHT * sum(words.get(w, 0.0) for w in parts) / len(parts)
 
 
 def _gap(term: Scored) -> float:
@@ -171,7 +182,7 @@ def cluster_names(scored: dict[int, list[Scored]], titles: dict[int, str]) -> di
     out = {}
     for c in sorted(scored.keys() | titles.keys()):
         terms = scored.get(c, [])
-        options = candidates(terms, titles.get(c, "")) or [UNTITLED]
+        options = candidates(terms, title_of(titles.get(c), "")) or [UNTITLED]
         name = next((o for o in options if not given.alike(words_of(o))), None)
         if name is None:
             name = apart(options[0], [t.term for t in terms], given)
