@@ -17,7 +17,8 @@ same naming sample: by today's naming (``searchapp/clusters/naming.py`` as of
 two-word phrases joined by commas) and by the new one (``clusters.names``).
 Measured per naming, over every level:
 
-- ``word_lists``: names that are lists of terms (a ", " in them);
+- ``word_lists``: names that are lists of three or more terms of one or two words
+  ("use, database, type");
 - ``cluster_n``: names that are, or end with, "cluster N";
 - ``duplicates``: names that read like a sibling's (the same words, any form or order);
 - ``words``: the mean number of words per name;
@@ -66,6 +67,7 @@ BASE = "06edce8"  # the main commit whose naming is "today's"
 RESULTS = ROOT / "benchmarks" / "results"
 CACHE = ROOT / "benchmarks" / ".cache"
 EMBED_CHARS = 2_000  # of a manual page embedded: its start says what it is about
+WORD_LIST = re.compile(r"[\w-]+(?: [\w-]+)?(?:, [\w-]+(?: [\w-]+)?){2,}(?: \(.*\))?")
 SHOWN = 12  # clusters per level shown side by side in the markdown
 
 
@@ -173,7 +175,7 @@ def alike_duplicates(names: list[str]) -> int:
 def summary(levels: list[list[str]], contrasts: list[float]) -> dict:
     flat = [n for level in levels for n in level]
     return {"names": len(flat),
-            "word_lists": round(sum(", " in n for n in flat) / len(flat), 3),
+            "word_lists": round(sum(bool(WORD_LIST.fullmatch(n)) for n in flat) / len(flat), 3),
             "cluster_n": sum(bool(re.search(r"\bcluster \d+\)?$", n)) for n in flat),
             "duplicates": sum(alike_duplicates(level) for level in levels),
             "words": round(float(np.mean([len(words_of(n)) for n in flat])), 2),

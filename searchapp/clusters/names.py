@@ -6,7 +6,7 @@ a name says it. Each cluster gets, in this order of preference:
 1. its most distinctive phrase (``phrases``): a term of two or three words
    (``naming.terms_of``: no stop word at either end) among its best c-TF-IDF
    terms, held by at
-   least ``MIN_MEMBERS`` of its members and ``LIFT`` times as often by them
+   least ``MIN_MEMBERS`` (and ``MIN_SHARE``) of its members and ``LIFT`` times as often by them
    as by the other documents: shared by many, rare elsewhere (a manual's
    "manual page", on every page, names no cluster of it);
 2. its most central document's title (``title_of``: the document's ``title``
@@ -37,6 +37,7 @@ from searchapp.clusters.wordforms import same_words, stems
 
 PHRASE_FLOOR = 0.2  # a phrase whose gap is below this share of the best term's names nothing
 MIN_MEMBERS = 2  # members that must hold a phrase (in the naming sample)
+MIN_SHARE = 0.05  # and the share of the cluster's members that must hold it
 LIFT = 2.0  # a name's terms are this many times as common in the cluster as elsewhere
 PHRASES = 3  # phrases tried per cluster before its title and its own words
 WORDS_WEIGHT = 0.25  # of a phrase's words' own gap in its rank (``_phrase_rank``)
@@ -94,7 +95,8 @@ def phrases(scored: list[Scored]) -> list[str]:
         ...          Scored("free space", 0.1, 2, 0.2, 0.05)])  # not distinctive enough
         ['dead tuples']
     """
-    own = sorted((t for t in scored if _own(t) and t.members >= MIN_MEMBERS),
+    own = sorted((t for t in scored
+                  if _own(t) and t.members >= MIN_MEMBERS and t.share >= MIN_SHARE),
                  key=lambda t: (-_gap(t), t.term))
     if not own:
         return []
