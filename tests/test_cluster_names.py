@@ -84,7 +84,8 @@ def test_a_topic_split_in_two_gets_its_next_phrase_not_an_id():
 
 
 def test_boilerplate_on_every_page_names_no_cluster():
-    page = [Scored("manual page", 2.0, 40, 1.0, 0.95), Scored("pack file", 0.5, 12, 0.6, 0.05)]
+    # on every page of this cluster and on over half the others: a wide gap, and not its own
+    page = [Scored("manual page", 2.0, 40, 1.0, 0.55), Scored("pack file", 0.5, 16, 0.4, 0.0)]
     assert cluster_names({0: page}, {0: "git-repack(1)"}) == {0: "pack file"}
 
 
