@@ -29,8 +29,7 @@ Measured per naming, over every level:
   a word with the top c-TF-IDF words of its members' most common gold class (coarse and
   fine classes, each class's words against the other classes').
 
-Run:   PYTHONPATH=. OMP_NUM_THREADS=1 nice python benchmarks/cluster_names.py [postgresql] [git]
-       [trec] [--limit N]
+Run:   PYTHONPATH=. python benchmarks/cluster_names.py [postgresql] [git] [trec] [--limit N]
 Writes benchmarks/results/cluster_names.json and cluster_names.md (side-by-side tables).
 """
 
@@ -77,11 +76,15 @@ def log(msg: str) -> None:
 
 # ---- corpora ------------------------------------------------------------------------------
 def html_corpus(pattern: str, limit: int | None) -> tuple[list[str], list[str]]:
-    """(texts, titles) of the HTML pages matching ``pattern``, read by the app's reader."""
+    """(texts, titles) of the HTML pages matching ``pattern``, read by the app's reader;
+    with ``limit``, that many pages evenly spread over the sorted list."""
     from searchapp.intake.formats.html import read_html
 
+    paths = sorted(glob.glob(pattern))
+    if limit and limit < len(paths):
+        paths = [paths[i] for i in np.linspace(0, len(paths) - 1, limit).astype(int)]
     texts, titles = [], []
-    for path in sorted(glob.glob(pattern))[:limit]:
+    for path in paths:
         for doc in read_html(path, Path(path).name):
             if doc.text.strip():
                 texts.append(doc.text)
@@ -299,7 +302,8 @@ def _cell(text: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("corpora", nargs="*", default=["postgresql", "git", "trec"])
-    parser.add_argument("--limit", type=int, default=None, help="documents per corpus")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="documents per corpus (pages evenly spread; the first questions)")
     args = parser.parse_args()
     path = RESULTS / "cluster_names.json"
     results = json.loads(path.read_text()) if path.exists() else {}
