@@ -27,7 +27,8 @@ Measured per naming, over every level:
   high when the name says what the cluster has and the others lack;
 - TREC only, ``gold_overlap``: the share of clusters of the chosen level whose name shares
   a word with the top c-TF-IDF words of its members' most common gold class (coarse and
-  fine classes, each class's words against the other classes').
+  fine classes, each class's words against the other classes'), and ``gold_precision``: the
+  mean share of a name's content words among those words (length is no advantage there).
 
 Run:   PYTHONPATH=. python benchmarks/cluster_names.py [postgresql] [git] [trec] [--limit N]
 Writes benchmarks/results/cluster_names.json and cluster_names.md (side-by-side tables).
@@ -186,18 +187,22 @@ def summary(levels: list[list[str]], contrasts: list[float]) -> dict:
 
 
 def gold_overlap(names: dict[int, str], assign: np.ndarray, gold: np.ndarray,
-                 class_words: dict[str, set]) -> float:
-    """Share of clusters whose name shares a word (any form) with its majority class's words."""
-    hits = []
+                 class_words: dict[str, set]) -> tuple[float, float]:
+    """Share of clusters whose name shares a word (any form) with its majority class's words,
+    and the mean share of a name's content words that are among them (a list of four words
+    has four chances to share one: the second number does not reward length)."""
+    hits, precision = [], []
     for c, name in names.items():
         members = gold[assign == c]
         if not len(members):
             continue
         values, counts = np.unique(members, return_counts=True)
         top = class_words[values[np.argmax(counts)]]
-        own = set().union(*(stems(w) for w in content_words(name)))
+        words = content_words(name)
+        own = set().union(*(stems(w) for w in words))
         hits.append(bool(own & top))
-    return round(float(np.mean(hits)), 3)
+        precision.append(np.mean([bool(stems(w) & top) for w in words]) if words else 0.0)
+    return round(float(np.mean(hits)), 3), round(float(np.mean(precision)), 3)
 
 
 def typical_words(texts: list[str], gold: np.ndarray, naming, n: int = 10) -> dict[str, set]:
@@ -252,8 +257,9 @@ def run_corpus(name: str, texts: list[str], titles: list[str], vectors: np.ndarr
             ordered = labels[out["ids"]]
             class_words = typical_words([texts[int(i)] for i in out["ids"]], ordered, old)
             for side in ("before", "after"):
-                report[side][f"gold_overlap_{truth}"] = gold_overlap(
-                    chosen[side], chosen["assign"], ordered, class_words)
+                hit, precise = gold_overlap(chosen[side], chosen["assign"], ordered, class_words)
+                report[side][f"gold_overlap_{truth}"] = hit
+                report[side][f"gold_precision_{truth}"] = precise
     report["side_by_side"] = [
         {"count": lv["count"],
          "clusters": [{"id": c, "size": lv["sizes"][c], "before": lv["before"][c],
@@ -270,13 +276,14 @@ def markdown(results: dict) -> str:
     lines = ["# Cluster names: today's word lists and the new names, side by side", "",
              "Written by `benchmarks/cluster_names.py` (see its docstring for the measures).", "",
              "| corpus | naming | names | word lists | \"cluster N\" | duplicates | words/name "
-             "| contrast | gold overlap (coarse / fine) |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
+             "| contrast | gold overlap (coarse / fine) | gold precision (coarse / fine) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|---|"]
     for corpus, r in results.items():
         for side in ("before", "after"):
             s = r[side]
-            gold = (f"{s['gold_overlap_coarse']:.0%} / {s['gold_overlap_fine']:.0%}"
-                    if "gold_overlap_coarse" in s else "")
+            gold = (f"{s['gold_overlap_coarse']:.0%} / {s['gold_overlap_fine']:.0%} | "
+                    f"{s['gold_precision_coarse']:.0%} / {s['gold_precision_fine']:.0%}"
+                    if "gold_overlap_coarse" in s else " |")
             lines.append(f"| {corpus} | {'today' if side == 'before' else 'new'} | {s['names']} "
                          f"| {s['word_lists']:.0%} | {s['cluster_n']} | {s['duplicates']} "
                          f"| {s['words']} | {s['contrast']:.2f} | {gold} |")
