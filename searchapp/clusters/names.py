@@ -44,7 +44,9 @@ WORDS_WEIGHT = 0.25  # of a phrase's words' own gap in its rank (``_phrase_rank`
 TOP_WORDS = 5  # the best single words a name is judged to cover
 MAX_WORDS = 6  # a title or a first line longer than this is cut, with "…"
 WORD = re.compile(r"(?u)\w+(?:[-'’]\w+)*")
-SECTION_NUMBER = re.compile(r"^\s*(?:[A-Z]?\d+(?:\.\d+)*\.?|[IVX]+\.)\s+")  # "9.4. ", "F.2 "
+# What numbers a part of a manual: "9.4. ", "F.37. ", "Chapter 43. ", "Part V. ", "IV. "
+SECTION_NUMBER = re.compile(r"^\s*(?:(?i:chapter|part|appendix|section)\s+[\w.]+\s+"
+                            r"|[A-Z]?\.?\d+(?:\.\d+)*\.?\s+|[IVX]+\.\s+)")
 UNTITLED = "untitled documents"
 
 
@@ -52,7 +54,8 @@ def title_of(title: str | None, text: str) -> str:
     """What a document is called: its ``title`` metadata, else its first line with words.
 
     Whitespace is collapsed and a leading section number dropped ("9.4. String
-    Functions" reads "String Functions"); at most ``MAX_WORDS`` words, then "…".
+    Functions" reads "String Functions", "Part V. Server Programming" "Server
+    Programming"); at most ``MAX_WORDS`` words, then "…".
 
     Example:
         >>> title_of("9.4. String Functions and Operators", "...")

@@ -52,8 +52,9 @@ def naming_rows(assign: np.ndarray, per_cluster: int = NAMING_SAMPLE, seed: int 
     return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
 
-# Words (a hyphenated one is one word: "write-ahead"), and punctuation that breaks a phrase.
-TOKEN = re.compile(r"(?u)\w+(?:-\w+)*|[^\w\s]")
+# Words (a hyphenated one is one word: "write-ahead"), and punctuation and line breaks that
+# break a phrase (a heading's last word and the next line's first make none).
+TOKEN = re.compile(r"(?u)\w+(?:-\w+)*|[^\w\s]|\n")
 MIN_PHRASE_COUNT = 2  # a phrase seen once in the whole corpus names nothing
 # Stop words a three-word phrase may hold in its middle ("point in time", "bank of america");
 # any other stop word, a number or punctuation breaks a phrase.
@@ -72,13 +73,16 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
     A phrase begins and ends with such words, side by side in the text; a
     three-word one may hold a joining stop word in the middle (``JOINERS``:
     "point in time"). Any other stop word, a number or punctuation breaks it
-    ("card, pin" gives no phrase); a hyphenated word is one word.
+    ("card, pin" gives no phrase), and so does a line break; a hyphenated word is
+    one word, and two forms of one word side by side ("columns column") are no phrase.
 
     Example:
         >>> terms_of("How do I reset my credit card PIN in 2024?")
         ['reset', 'credit', 'card', 'pin', 'credit card', 'card pin', 'credit card pin']
         >>> terms_of("apples, pears")
         ['apples', 'pears']
+        >>> terms_of("Synopsis\\nDROP OWNED")
+        ['synopsis', 'drop', 'owned', 'drop owned']
         >>> terms_of("a point in time for write-ahead logs")[-3:]
         ['write-ahead logs', 'point in time', 'time for write-ahead']
     """
@@ -88,10 +92,12 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
             for t in tokens]
     words = [t for t, ok in zip(tokens, good, strict=True) if ok]
     pairs = [f"{a} {b}" for (a, b), (ga, gb) in zip(pairwise(tokens), pairwise(good),
-                                                     strict=True) if ga and gb and a != b]
+                                                     strict=True)
+             if ga and gb and not same_word(a, b)]
     triples = [f"{a} {b} {c}" for i, (a, b, c) in enumerate(zip(tokens, tokens[1:],
                                                                   tokens[2:], strict=False))
-               if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS) and a != c]
+               if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS)
+               and not same_word(a, c)]
     return words + pairs + triples
 
 
