@@ -203,8 +203,9 @@ def _named(vectors: np.ndarray, assign: np.ndarray, counts, terms: np.ndarray,
     scored = ctfidf_scored(counts, terms, assign[rows], NAMING_TERMS)
     central = central_members(vectors, assign)
     order = sorted(central)
+    found = iter(titles([r for c in order for r in central[c]]))
     names = cluster_names({c: scored.get(c, []) for c in order},
-                          dict(zip(order, titles([central[c][0] for c in order]), strict=True)))
+                          {c: [next(found) for _ in central[c]] for c in order})
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
     return [{"id": c, "label": names[c],
              "terms": [t.term for t in scored.get(c, [])][:TOP_TERMS],

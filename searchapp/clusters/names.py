@@ -9,10 +9,12 @@ a name says it. Each cluster gets, in this order of preference:
    least ``MIN_MEMBERS`` (and ``MIN_SHARE``) of its members and ``LIFT`` times as often by them
    as by the other documents: shared by many, rare elsewhere (a manual's
    "manual page", on every page, names no cluster of it);
-2. its most central document's title (``title_of``: the document's ``title``
-   metadata, else its first line, section numbers dropped) when the title
-   holds more of the cluster's best words than the phrase does (``covers``):
-   "String Functions and Operators" over "string functions";
+2. a central document's title (``title_of``: the document's ``title``
+   metadata, else its first line, section numbers dropped; of the three most
+   central documents, the one holding most of the cluster's own words:
+   ``best_title``) when the title holds more of the cluster's best words
+   than the phrase does (``covers``): "String Functions and Operators" over
+   "string functions";
 3. with no such phrase: that title, or the central document's first words.
 
 Names are unique among siblings (clusters of one level): a name that reads
@@ -173,9 +175,26 @@ def candidates(scored: list[Scored], title: str) -> list[str]:
     return [*found, title] if title else found
 
 
-def cluster_names(scored: dict[int, list[Scored]], titles: dict[int, str]) -> dict[int, str]:
+def best_title(titles: str | list[str] | None, scored: list[Scored]) -> str:
+    """Of the central documents' titles (most central first), the one that holds most of the
+    cluster's own words (``covers``; ties: the more central), cleaned by ``title_of``.
+
+    Example:
+        >>> best_title(["What is Dick Clark's birthday ?", "Who directed the movie Jaws ?"],
+        ...            [Scored("movie", 1.0, 9, 0.5, 0.05), Scored("directed", 0.5, 4, 0.2, 0.0)])
+        'Who directed the movie Jaws ?'
+    """
+    found = [t for t in (title_of(x, "") for x in ([titles] if isinstance(titles, str)
+                                                    else titles or [])) if t]
+    return max(found, key=lambda t: covers(t, scored), default="")
+
+
+def cluster_names(scored: dict[int, list[Scored]], titles: dict[int, str | list[str]]
+                  ) -> dict[int, str]:
     """A name per cluster (``scored``: its ranked terms; ``titles``: its central document's
-    title), unique among these clusters, given in id order (the biggest first).
+    title, or its central documents' titles, most central first: the one holding most of
+    the cluster's own words is its title), unique among these clusters, given in id order
+    (the biggest first).
 
     Example:
         >>> cluster_names({0: [Scored("dog", 1.0, 10), Scored("black dog", 0.9, 5)],
@@ -187,7 +206,7 @@ def cluster_names(scored: dict[int, list[Scored]], titles: dict[int, str]) -> di
     out = {}
     for c in sorted(scored.keys() | titles.keys()):
         terms = scored.get(c, [])
-        options = candidates(terms, title_of(titles.get(c), "")) or [UNTITLED]
+        options = candidates(terms, best_title(titles.get(c), terms)) or [UNTITLED]
         name = next((o for o in options if not given.alike(words_of(o))), None)
         if name is None:
             name = apart(options[0], [t.term for t in terms], given)

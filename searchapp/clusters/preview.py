@@ -20,7 +20,7 @@ import pandas as pd
 
 from searchapp.clusters.algorithms import by_size, kmeans_clusters
 from searchapp.clusters.names import cluster_names, title_of
-from searchapp.clusters.naming import NAMING_TERMS, central_rows, ctfidf_scored, term_counts
+from searchapp.clusters.naming import NAMING_TERMS, central_members, ctfidf_scored, term_counts
 from searchapp.clusters.projection import pca_coords
 from searchapp.clusters.views import shorten
 from searchapp.context import App
@@ -49,9 +49,10 @@ def sample_frame(ids: np.ndarray, vectors: np.ndarray, texts: list[str],
     assign = by_size(kmeans_clusters(vectors, groups))
     coords = pca_coords(vectors, 2)
     counts, terms = term_counts(texts)
-    central = central_rows(vectors, assign)
+    central = central_members(vectors, assign)
     labels = cluster_names(ctfidf_scored(counts, terms, assign, NAMING_TERMS),
-                           {c: title_of(None, texts[row]) for c, row in central.items()})
+                           {c: [title_of(None, texts[r]) for r in rows]
+                            for c, rows in central.items()})
     return pd.DataFrame({"id": external, "cluster": assign,
                          "label": [labels.get(int(c), "outlier") for c in assign],
                          "x": coords[:, 0], "y": coords[:, 1],
