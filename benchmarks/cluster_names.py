@@ -292,7 +292,7 @@ def markdown(results: dict) -> str:
                   f"(levels {', '.join(map(str, r['levels']))})"]
         for level in r["side_by_side"]:
             lines += ["", f"### {level['count']} clusters", "",
-                      "| # | size | today | new | central document's title |",
+                      "| # | size | today | new | most central document's title |",
                       "|---:|---:|---|---|---|"]
             for c in level["clusters"][:SHOWN]:
                 lines.append(f"| {c['id']} | {c['size']} | {_cell(c['before'])} "
