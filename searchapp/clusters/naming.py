@@ -93,12 +93,17 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
     words = [t for t, ok in zip(tokens, good, strict=True) if ok]
     pairs = [f"{a} {b}" for (a, b), (ga, gb) in zip(pairwise(tokens), pairwise(good),
                                                      strict=True)
-             if ga and gb and not same_word(a, b)]
+             if ga and gb and not _forms(a, b)]
     triples = [f"{a} {b} {c}" for i, (a, b, c) in enumerate(zip(tokens, tokens[1:],
                                                                   tokens[2:], strict=False))
                if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS)
-               and not same_word(a, c)]
+               and not _forms(a, c)]
     return words + pairs + triples
+
+
+def _forms(a: str, b: str) -> bool:
+    """Whether two words are forms of one (checked only when they start alike: cheap)."""
+    return a[0] == b[0] and same_word(a, b)
 
 
 def term_counts(texts: list[str]):
