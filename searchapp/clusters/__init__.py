@@ -20,16 +20,18 @@ With the other methods, documents that belong nowhere are outliers (cluster
 -1), never forced into a cluster. Every result carries a tree over its
 clusters (``hierarchy``): broader levels join them, finer ones split them, and
 each level is named and stored, so zooming recomputes nothing. The 2-D map
-is UMAP (on the same k-NN graph) or PCA. Each cluster is named by its top
-c-TF-IDF words and phrases (no two clusters alike) and shown by its three most
-central documents.
+is UMAP (on the same k-NN graph) or PCA. Each cluster is named as a person
+would (``names``): its most distinctive c-TF-IDF phrase or its most central
+document's title, no two siblings alike, and shown by its three most central
+documents.
 
 Modules: ``params`` (what to compute), ``algorithms`` (the methods),
 ``hierarchy`` (the number of clusters chosen, the tree of levels),
 ``constraints`` (judged pairs as must- and cannot-links), ``edits``
 (a person's renames and merges, kept by member overlap),
 ``projection`` (UMAP / PCA), ``epochs`` (UMAP's epochs counted),
-``naming`` (labels), ``wordforms`` (forms of one word), ``compute`` (the
+``naming`` (c-TF-IDF terms, central documents), ``names`` (the names read),
+``wordforms`` (forms of one word), ``compute`` (the
 steps), ``result`` (what is stored), ``service`` (stored results and the job),
 ``views`` (what pages draw).
 
@@ -49,9 +51,9 @@ from searchapp.clusters.algorithms import (
     rows_by_cluster,
 )
 from searchapp.clusters.compute import compute
+from searchapp.clusters.names import cluster_names, title_of
 from searchapp.clusters.naming import (
     central_rows,
-    cluster_labels,
     ctfidf_terms,
     label_terms,
     naming_rows,
@@ -95,10 +97,10 @@ __all__ = [
     "DEFAULT_THRESHOLD", "GRAPH_K", "KIND", "MAP_MAX_POINTS", "MAX_K", "METHODS", "MIN_DOCUMENTS",
     "PROJECTIONS", "SAMPLE_FLOOR", "STEPS", "UMAP_MIN_DOCUMENTS", "ClusterParams",
     "ClusterResult", "active_job", "by_size", "cached_clusters", "central_rows",
-    "cluster_labels", "cluster_members", "clusters_of", "clusters_table", "clusters_task",
+    "cluster_members", "cluster_names", "clusters_of", "clusters_table", "clusters_task",
     "community_detection", "compute", "compute_and_store", "ctfidf_terms", "documents_frame",
     "far_members", "find_documents", "hdbscan_clusters", "judgements_changed", "kmeans_clusters",
     "label_terms",
     "lonely", "map_frame", "naming_rows", "reduce", "request_clusters", "rows_by_cluster",
-    "sample_evenly", "shorten", "stored_for_name",
+    "sample_evenly", "shorten", "stored_for_name", "title_of",
 ]

@@ -3,7 +3,7 @@
 Example:
     >>> out = compute(index, ClusterParams("kmeans", k=3), texts_of)   # doctest: +SKIP
     >>> out["clusters"][0]["label"]                                  # doctest: +SKIP
-    'dog, beach, running, sand'
+    'dog running on the beach'
 """
 
 from __future__ import annotations
@@ -26,10 +26,12 @@ from searchapp.clusters.algorithms import (
 )
 from searchapp.clusters.constraints import constrained
 from searchapp.clusters.hierarchy import Tree, build_tree, choose_k, level_counts
+from searchapp.clusters.names import cluster_names, title_of
 from searchapp.clusters.naming import (
+    NAMING_TERMS,
+    TOP_TERMS,
     central_members,
-    cluster_labels,
-    ctfidf_from_counts,
+    ctfidf_scored,
     naming_rows,
     term_counts,
 )
@@ -40,6 +42,25 @@ from searchapp.vectors.index import VectorIndex
 
 Progress = Callable[..., None]  # (step, STEPS, message, items=(done, total) | None, unit=None)
 TextsOf = Callable[[np.ndarray], list[str]]  # document ids -> their texts ("" if gone)
+TitlesOf = Callable[[np.ndarray], list[str]]  # document ids -> their titles (``title_of``)
+
+
+def first_lines(texts_of: TextsOf) -> TitlesOf:
+    """Titles from the texts alone: each document's first line (``names.title_of``)."""
+    return lambda ids: [title_of(None, text) for text in texts_of(ids)]
+
+
+class _Titles:
+    """Titles of the rows named so far, read once each: every level asks for its centres."""
+
+    def __init__(self, ids: np.ndarray, titles_of: TitlesOf) -> None:
+        self._ids, self._titles_of, self._known = ids, titles_of, {}
+
+    def __call__(self, rows: list[int]) -> list[str]:
+        wanted = sorted({r for r in rows if r not in self._known})
+        if wanted:
+            self._known.update(zip(wanted, self._titles_of(self._ids[wanted]), strict=True))
+        return [self._known[r] for r in rows]
 
 
 def _expander(index: VectorIndex, ids: np.ndarray, vectors: np.ndarray, k: int,
@@ -177,24 +198,29 @@ def _graph(index: VectorIndex, ids: np.ndarray, params: ClusterParams, report: P
 
 
 def _named(vectors: np.ndarray, assign: np.ndarray, counts, terms: np.ndarray,
-           rows: np.ndarray) -> list[dict]:
-    """The clusters of one level: id, label, terms, size and the rows of 3 central members."""
-    words = ctfidf_from_counts(counts, terms, assign[rows])
+           rows: np.ndarray, titles: _Titles) -> list[dict]:
+    """The clusters of one level: id, label (``names``), terms, size and 3 central rows."""
+    scored = ctfidf_scored(counts, terms, assign[rows], NAMING_TERMS)
     central = central_members(vectors, assign)
-    labels = cluster_labels({c: words.get(c, []) for c in central})
+    order = sorted(central)
+    found = iter(titles([r for c in order for r in central[c]]))
+    names = cluster_names({c: scored.get(c, []) for c in order},
+                          {c: [next(found) for _ in central[c]] for c in order})
     sizes = np.bincount(assign[assign >= 0], minlength=len(central))
-    return [{"id": c, "label": labels[c], "terms": words.get(c, []), "size": int(sizes[c]),
-             "central_rows": central[c]} for c in sorted(central)]
+    return [{"id": c, "label": names[c],
+             "terms": [t.term for t in scored.get(c, [])][:TOP_TERMS],
+             "size": int(sizes[c]), "central_rows": central[c]} for c in order]
 
 
-def _levels(vectors: np.ndarray, tree: Tree, counts, terms: np.ndarray, rows: np.ndarray
-            ) -> tuple[list[dict], np.ndarray]:
+def _levels(vectors: np.ndarray, tree: Tree, counts, terms: np.ndarray, rows: np.ndarray,
+            titles: _Titles) -> tuple[list[dict], np.ndarray]:
     """Every level of the tree named: ([{count, clusters}], cuts (levels, L))."""
     out, cuts = [], []
     for m in level_counts(tree.base, tree.leaf_count):
         cut = tree.cut(m)
         assign = np.where(tree.leaf >= 0, cut[np.maximum(tree.leaf, 0)], -1)
-        out.append({"count": m, "clusters": _named(vectors, assign, counts, terms, rows)})
+        out.append({"count": m,
+                    "clusters": _named(vectors, assign, counts, terms, rows, titles)})
         cuts.append(cut)
     return out, np.stack(cuts)
 
@@ -230,7 +256,7 @@ def _pair_rows(ids: np.ndarray, pairs: np.ndarray | None) -> tuple[np.ndarray, n
 
 def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: TextsOf,
             progress: Progress | None = None, pairs: np.ndarray | None = None,
-            merged: list[np.ndarray] | None = None) -> dict:
+            merged: list[np.ndarray] | None = None, titles_of: TitlesOf | None = None) -> dict:
     """Cluster every live vector of ``index`` (or of an ``IndexLoan``, returned after step 2).
 
     The documents are those of the index when it starts; texts of documents
@@ -250,6 +276,9 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     document ids of the clusters joined) act as constraints on the centroid
     methods: a merge's documents are linked in a chain, so they move together to
     one cluster, as a "duplicate" pair's do.
+
+    ``titles_of`` (document ids → titles; by default each text's first line)
+    gives the central documents' titles that may name a cluster (``names``).
 
     ``progress(step, STEPS, message, items=(done, total), unit=...)`` hears
     what runs, with counts where the work has a unit to count: documents of
@@ -298,8 +327,9 @@ def compute(index: VectorIndex | IndexLoan, params: ClusterParams, texts_of: Tex
     report(4, STEPS, "Naming the clusters at every level")
     rows = naming_rows(assign)
     counts, terms = term_counts(texts_of(ids[rows]))
-    levels, cuts = _levels(vectors, tree, counts, terms, rows)
-    clusters = _named(vectors, assign, counts, terms, rows)
+    titles = _Titles(ids, titles_of or first_lines(texts_of))
+    levels, cuts = _levels(vectors, tree, counts, terms, rows, titles)
+    clusters = _named(vectors, assign, counts, terms, rows, titles)
     for lv in [*levels, {"clusters": clusters}]:
         _rows_to_ids(ids, lv["clusters"])
     lap("labels")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from searchapp.clusters.names import apart
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
@@ -216,8 +217,9 @@ def _renamed(result: ClusterResult, edit: Edit) -> ClusterResult:
 def apply_edits(result: ClusterResult, edits: list[Edit]) -> ClusterResult:
     """``result`` as the person left it: merges, then renames, each where its cluster survives.
 
-    Another cluster whose automatic name equals a person's name gets its id
-    added, so no two names on the map read alike.
+    Another cluster whose automatic name equals a person's name gets its best
+    term of its own added in brackets (``names.apart``), so no two names on the
+    map read alike.
 
     Example:
         >>> apply_edits(result, load_edits(app, result)).clusters[0]["label"]  # doctest: +SKIP
@@ -230,8 +232,10 @@ def apply_edits(result: ClusterResult, edits: list[Edit]) -> ClusterResult:
         if edit.kind == "rename":
             result = _renamed(result, edit)
     given = {c["label"].casefold() for c in result.clusters if c.get("renamed")}
+    taken = {c["label"].casefold() for c in result.clusters}
     clusters = [c if c.get("renamed") or c["label"].casefold() not in given
-                else dict(c, label=f"{c['label']} (cluster {c['id']})") for c in result.clusters]
+                else dict(c, label=apart(c["label"], c.get("terms", []), taken=taken))
+                for c in result.clusters]
     fingerprint = "|".join(f"{c['id']}:{c['label']}:{c['size']}" for c in clusters
                            if c.get("renamed") or c.get("merged"))
     edited = "#" + hashlib.sha1(fingerprint.encode()).hexdigest()[:12] if fingerprint else ""

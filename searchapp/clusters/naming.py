@@ -1,12 +1,13 @@
-"""Names for clusters: top c-TF-IDF terms, no two alike, and the most central document.
+"""What names a cluster: its c-TF-IDF terms and its most central documents.
 
 At scale the terms come from a sample of each cluster (``naming_rows``): word
 statistics of a few thousand members name a cluster as well as all of them,
 and reading every text of a million-document corpus is what makes a job slow.
 
-Terms are words and two-word phrases (``terms_of``), counted once per
-document (``term_counts``) and summed per cluster at any level of the
-hierarchy (``ctfidf_from_counts``).
+Terms are words and phrases of two or three words (``terms_of``), counted
+once per document (``term_counts``) and summed per cluster at any level of
+the hierarchy (``ctfidf_scored``). ``names`` turns them, and the central
+documents' titles, into the names a person reads.
 
 Example:
     >>> ctfidf_terms(["red apple", "apple pie", "fast car", "car race"],
@@ -17,15 +18,17 @@ Example:
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
 
 from searchapp.clusters.algorithms import rows_by_cluster
-from searchapp.clusters.wordforms import same_word, same_words, stems
+from searchapp.clusters.wordforms import same_word
 
 TOP_TERMS = 10
-LABEL_TERMS = 4
+NAMING_TERMS = 50  # terms by each ranking a name is chosen from (``ctfidf_scored``)
+LABEL_TERMS = 4  # terms in a list of terms (``label_terms``)
 CENTRAL = 3  # central documents shown per cluster
 NAMING_SAMPLE = 2_000  # members per cluster whose texts name it
 # What the label tokenizer leaves of "don't", "we'll", ...: not words worth a label.
@@ -49,8 +52,13 @@ def naming_rows(assign: np.ndarray, per_cluster: int = NAMING_SAMPLE, seed: int 
     return np.sort(np.concatenate(parts)) if parts else np.zeros(0, np.int64)
 
 
-TOKEN = re.compile(r"(?u)\w+|[^\w\s]")  # words, and punctuation that breaks a phrase
+# Words (a hyphenated one is one word: "write-ahead"), and punctuation and line breaks that
+# break a phrase (a heading's last word and the next line's first make none).
+TOKEN = re.compile(r"(?u)\w+(?:-\w+)*|[^\w\s]|\n")
 MIN_PHRASE_COUNT = 2  # a phrase seen once in the whole corpus names nothing
+# Stop words a three-word phrase may hold in its middle ("point in time", "bank of america");
+# any other stop word, a number or punctuation breaks a phrase.
+JOINERS = frozenset({"of", "in", "on", "for", "to", "and", "with", "by", "at", "from"})
 
 
 def _stop_words() -> frozenset[str]:
@@ -60,26 +68,42 @@ def _stop_words() -> frozenset[str]:
 
 
 def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
-    """The words (2+ letters, no digits, no stop words) and two-word phrases of a text.
+    """The words (2+ letters, no digits, no stop words) and phrases of two or three words.
 
-    A phrase is two different such words side by side in the text: a stop word, a number
-    or punctuation between them breaks it ("bank of america", "card, pin" give
-    no phrase).
+    A phrase begins and ends with such words, side by side in the text; a
+    three-word one may hold a joining stop word in the middle (``JOINERS``:
+    "point in time"). Any other stop word, a number or punctuation breaks it
+    ("card, pin" gives no phrase), and so does a line break; a hyphenated word is
+    one word, and two forms of one word side by side ("columns column") are no phrase.
 
     Example:
         >>> terms_of("How do I reset my credit card PIN in 2024?")
-        ['reset', 'credit', 'card', 'pin', 'credit card', 'card pin']
+        ['reset', 'credit', 'card', 'pin', 'credit card', 'card pin', 'credit card pin']
         >>> terms_of("apples, pears")
         ['apples', 'pears']
+        >>> terms_of("Synopsis\\nDROP OWNED")
+        ['synopsis', 'drop', 'owned', 'drop owned']
+        >>> terms_of("a point in time for write-ahead logs")[-3:]
+        ['write-ahead logs', 'point in time', 'time for write-ahead']
     """
     stop = _stop_words() if stop is None else stop
     tokens = [t.lower() for t in TOKEN.findall(text)]
-    good = [len(t) >= 2 and t.isalpha() and t not in stop for t in tokens]
+    good = [len(t) >= 2 and t.replace("-", "").isalpha() and "_" not in t and t not in stop
+            for t in tokens]
     words = [t for t, ok in zip(tokens, good, strict=True) if ok]
-    ok = [a and b for a, b in pairwise(good)]
-    phrases = [f"{a} {b}" for (a, b), both in zip(pairwise(tokens), ok, strict=True)
-               if both and a != b]
-    return words + phrases
+    pairs = [f"{a} {b}" for (a, b), (ga, gb) in zip(pairwise(tokens), pairwise(good),
+                                                     strict=True)
+             if ga and gb and not _forms(a, b)]
+    triples = [f"{a} {b} {c}" for i, (a, b, c) in enumerate(zip(tokens, tokens[1:],
+                                                                  tokens[2:], strict=False))
+               if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS)
+               and not _forms(a, c)]
+    return words + pairs + triples
+
+
+def _forms(a: str, b: str) -> bool:
+    """Whether two words are forms of one (checked only when they start alike: cheap)."""
+    return a[0] == b[0] and same_word(a, b)
 
 
 def term_counts(texts: list[str]):
@@ -108,9 +132,34 @@ def term_counts(texts: list[str]):
     return counts[:, keep], terms[keep]
 
 
-def ctfidf_from_counts(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
-                       ) -> dict[int, list[str]]:
-    """Top terms per cluster from per-document ``counts`` (rows of ``assign``; -1: none)."""
+@dataclass(frozen=True)
+class Scored:
+    """A term of a cluster: its c-TF-IDF ``score``, how many ``members`` of the cluster
+    (of its naming sample) hold it, their ``share`` of the cluster, and the share of the
+    other clusters' documents that hold it (``elsewhere``: boilerplate is everywhere)."""
+
+    term: str
+    score: float
+    members: int
+    share: float = 1.0
+    elsewhere: float = 0.0
+
+
+def ctfidf_scored(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
+                  ) -> dict[int, list[Scored]]:
+    """The ``top_n`` terms of each cluster (rows of ``assign``; -1: none) by c-TF-IDF, best
+    first, and among them also the ``top_n`` with the widest gap between the share of the
+    cluster and the share of the other documents that hold them (what ``names`` picks from:
+    in long texts the best c-TF-IDF terms are often words every document has).
+
+    Example:
+        >>> counts, terms = term_counts(["red apple", "red apple pie", "fast car", "car race"])
+        >>> [(t.term, t.members) for t in ctfidf_scored(counts, terms, np.array([0, 0, 1, 1]),
+        ...                                             top_n=2)[0]]
+        [('apple', 2), ('red', 2)]
+        >>> ctfidf_scored(counts, terms, np.array([0, 0, 1, 1]), top_n=1)[1]  # doctest: +ELLIPSIS
+        [Scored(term='car', score=0.66..., members=2, share=1.0, elsewhere=0.0)]
+    """
     from scipy.sparse import csr_matrix
 
     groups = rows_by_cluster(assign)
@@ -126,14 +175,29 @@ def ctfidf_from_counts(counts, terms: np.ndarray, assign: np.ndarray, top_n: int
     per_class = np.asarray(per_cluster.sum(axis=1)).ravel().clip(1)  # (clusters,)
     per_term = np.asarray(per_cluster.sum(axis=0)).ravel().clip(1)  # (V,)
     idf = np.log1p(per_class.mean() / per_term)
+    held = np.asarray(per_cluster.sum(axis=0)).ravel()  # documents holding each term
+    everyone = len(rows)
     out = {}
     for row, c in enumerate(ids):
         start, end = per_cluster.indptr[row], per_cluster.indptr[row + 1]
         cols_c, tf = per_cluster.indices[start:end], per_cluster.data[start:end]
         score = tf / per_class[row] * idf[cols_c]
+        size, others = len(groups[c]), max(everyone - len(groups[c]), 1)
+        share, elsewhere = tf / size, (held[cols_c] - tf) / others
         best = np.lexsort((terms[cols_c], -score))[:top_n]  # ties: alphabetical
-        out[c] = terms[cols_c[best]].tolist()
+        widest = np.lexsort((terms[cols_c], -(share - elsewhere)))[:top_n]
+        chosen = np.union1d(best, widest)
+        chosen = chosen[np.lexsort((terms[cols_c[chosen]], -score[chosen]))]
+        out[c] = [Scored(str(terms[cols_c[i]]), float(score[i]), int(tf[i]), float(share[i]),
+                         float(elsewhere[i])) for i in chosen]
     return out
+
+
+def ctfidf_from_counts(counts, terms: np.ndarray, assign: np.ndarray, top_n: int = TOP_TERMS
+                       ) -> dict[int, list[str]]:
+    """Top terms per cluster from per-document ``counts`` (rows of ``assign``; -1: none)."""
+    return {c: [t.term for t in scored[:top_n]]
+            for c, scored in ctfidf_scored(counts, terms, assign, top_n).items()}
 
 
 def ctfidf_terms(texts: list[str], assign: np.ndarray, top_n: int = TOP_TERMS
@@ -193,70 +257,6 @@ def label_terms(terms: list[str], n: int = LABEL_TERMS) -> list[str]:
         if len(kept) == n:
             break
     return kept
-
-
-def cluster_labels(terms: dict[int, list[str]], fallback: str = "cluster",
-                   n: int = LABEL_TERMS) -> dict[int, str]:
-    """A label per cluster from its ranked terms, no two reading alike.
-
-    Clusters are labelled in id order (the biggest first). A label that would
-    say the same as an earlier one (the same words, whatever their forms and
-    order: k-means splitting a big topic gives such twins) keeps its first
-    ``n - 1`` words and ends with its best-ranked further word that makes it
-    unlike every earlier label; a cluster without one is told apart by its id.
-    A cluster with no terms is ``"{fallback} {id}"``.
-
-    Example:
-        >>> cluster_labels({0: ["dogs", "beach", "sand", "sea"],
-        ...                 1: ["beach", "dog", "sand", "frisbee"], 2: []}, n=3)
-        {0: 'dogs, beach, sand', 1: 'beach, dog, frisbee', 2: 'cluster 2'}
-    """
-    given = _Given()
-    out = {}
-    for c in sorted(terms):
-        words = label_terms(terms[c], n)
-        if not words:
-            out[c] = f"{fallback} {c}"
-            continue
-        apart, suffix = words, ""
-        if given.alike(words):
-            apart = _told_apart(words, label_terms(terms[c], len(terms[c])), given)
-            apart, suffix = (apart, "") if apart else (words, f" ({fallback} {c})")
-        given.add(apart)
-        out[c] = ", ".join(apart) + suffix
-    return out
-
-
-def _told_apart(words: list[str], ranked: list[str], given: _Given) -> list[str] | None:
-    """``words`` ending with the first later term of ``ranked`` that makes them a new label."""
-    for term in ranked[len(words):]:
-        candidate = [*words[:-1], term]
-        if not given.alike(candidate):
-            return candidate
-    return None
-
-
-class _Given:
-    """The labels given so far, found through the stems of their words (not by a scan of all)."""
-
-    def __init__(self) -> None:
-        self._labels: list[list[str]] = []
-        self._by_stem: dict[str, set[int]] = {}
-
-    def alike(self, words: list[str]) -> bool:
-        """Whether a label given so far says the same as ``words``."""
-        found: set[int] | None = None
-        for word in words:  # labels with a form of every word, then checked both ways
-            near = set().union(*(self._by_stem.get(stem, ()) for stem in stems(word)))
-            found = near if found is None else found & near
-            if not found:
-                return False
-        return any(same_words(self._labels[i], words) for i in found)
-
-    def add(self, words: list[str]) -> None:
-        for stem in {s for word in words for s in stems(word)}:
-            self._by_stem.setdefault(stem, set()).add(len(self._labels))
-        self._labels.append(words)
 
 
 def central_members(vectors: np.ndarray, assign: np.ndarray, top: int = CENTRAL

@@ -3,8 +3,9 @@
 The full job (k-NN graph, clustering, UMAP) takes minutes at 100,000
 documents. Until it ends, the Clusters page shows this: k-means groups and a
 PCA map of an even random sample (``PREVIEW_SAMPLE`` documents), named by the
-same c-TF-IDF terms. It reads only the sample's vectors and texts, so it costs
-the same at a million documents as at ten thousand.
+same rules as the full job (``names``: a phrase, or a central document's first
+line). It reads only the sample's vectors and texts, so it costs the same at a
+million documents as at ten thousand.
 
 Example:
     >>> frame = preview(app, handle)                                 # doctest: +SKIP
@@ -18,7 +19,8 @@ import numpy as np
 import pandas as pd
 
 from searchapp.clusters.algorithms import by_size, kmeans_clusters
-from searchapp.clusters.naming import cluster_labels, ctfidf_terms
+from searchapp.clusters.names import cluster_names, title_of
+from searchapp.clusters.naming import NAMING_TERMS, central_members, ctfidf_scored, term_counts
 from searchapp.clusters.projection import pca_coords
 from searchapp.clusters.views import shorten
 from searchapp.context import App
@@ -46,8 +48,11 @@ def sample_frame(ids: np.ndarray, vectors: np.ndarray, texts: list[str],
     groups = max(1, min(groups, len(ids) // 2))
     assign = by_size(kmeans_clusters(vectors, groups))
     coords = pca_coords(vectors, 2)
-    terms = ctfidf_terms(texts, assign)
-    labels = cluster_labels(terms, fallback="group")
+    counts, terms = term_counts(texts)
+    central = central_members(vectors, assign)
+    labels = cluster_names(ctfidf_scored(counts, terms, assign, NAMING_TERMS),
+                           {c: [title_of(None, texts[r]) for r in rows]
+                            for c, rows in central.items()})
     return pd.DataFrame({"id": external, "cluster": assign,
                          "label": [labels.get(int(c), "outlier") for c in assign],
                          "x": coords[:, 0], "y": coords[:, 1],

@@ -19,6 +19,7 @@ import numpy as np
 from searchapp.clusters.compute import IndexLoan, Progress, compute
 from searchapp.clusters.edits import merged_members
 from searchapp.clusters.job_payloads import ClustersPayload
+from searchapp.clusters.names import title_of
 from searchapp.clusters.params import CONSTRAINED, KIND, STEPS, ClusterParams
 from searchapp.clusters.result import ClusterResult
 from searchapp.context import App
@@ -182,6 +183,17 @@ def _texts_of(app: App, corpus_id: int):
     return texts_of
 
 
+def _titles_of(app: App):
+    """Document ids → titles (``names.title_of``: the ``title`` metadata of a document read
+    from a file, else its first line); a document deleted meanwhile has none."""
+    def titles_of(ids: np.ndarray) -> list[str]:
+        with app.db.session() as s:
+            found = repo.documents_by_id(s, ids.tolist())
+        return [title_of(str(row.meta.get("title") or ""), row.text) if (row := found.get(int(i)))
+                else "" for i in ids]
+    return titles_of
+
+
 def judged_pairs(app: App, corpus_id: int) -> np.ndarray:
     """The corpus' pair judgements as (p, 3) int64: doc id, doc id, 1 duplicate / 0 not.
 
@@ -243,7 +255,8 @@ def compute_and_store(app: App, corpus: str | CorpusHandle, params: ClusterParam
     try:
         out = compute(loan, params, _texts_of(app, handle.corpus_id), progress,
                       judged_pairs(app, handle.corpus_id),
-                      merged_members(app, handle.corpus_id, handle.model.id))
+                      merged_members(app, handle.corpus_id, handle.model.id),
+                      _titles_of(app))
     except CorpusChangedError as exc:
         raise CorpusChangedError(f"Corpus {handle.name!r}") from exc
     _add_examples(app, handle.corpus_id, [out["clusters"], *(lv["clusters"]

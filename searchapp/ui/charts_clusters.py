@@ -84,12 +84,18 @@ def stepped_scale(n: int) -> list[list]:
 
 
 def short_label(label: str, limit: int = LABEL_CHARS) -> str:
-    """A cluster's name as written on the map: its first terms, within ``limit`` characters.
+    """A cluster's name as written on the map, within ``limit`` characters: a name of
+    words cut at a word, with "…"; a list of terms (a name given before) to its first terms.
 
     Example:
         >>> short_label("guitar, playing, man, piano, music")
         'guitar, playing, man'
+        >>> short_label("Configuring the Server Settings Well")
+        'Configuring the Server…'
     """
+    if ", " not in str(label) and len(str(label)) > limit:
+        words = str(label)[:limit].rsplit(" ", 1)[0]
+        return f"{words.rstrip(' ,:;-')}…"
     out = ""
     for term in str(label).split(", "):
         candidate = f"{out}, {term}" if out else term
