@@ -23,7 +23,7 @@ from tests.test_api import stack  # noqa: F401 - the fixture
 REPO = Path(__file__).resolve().parents[1]
 PAGES = REPO / "searchapp" / "ui" / "pages"
 BROKEN_PDF = b"%PDF-1.4 this is not really a pdf"
-LOGO = b"\x89PNG\r\n\x1a\n" + bytes(64)
+LOGO = b"MZ\x90\x00" + bytes(64)  # a program: no type we read (an image is read by OCR)
 
 
 def run_ingest(app, job_id: int) -> dict:
@@ -44,7 +44,7 @@ def upload(app, files: list[tuple[str, bytes]], corpus: str = "docs") -> int:
 
 def uploaded_with_failures(app) -> int:
     job_id = upload(app, [("notes.md", b"# Notes\nThe office opens at nine.\n"),
-                          ("broken.pdf", BROKEN_PDF), ("logo.png", LOGO),
+                          ("broken.pdf", BROKEN_PDF), ("tool.exe", LOGO),
                           ("faq.csv", b"id,text\n1,hello\n")])
     run_ingest(app, job_id)
     return job_id
@@ -56,13 +56,13 @@ def test_every_uploaded_file_is_in_the_report_even_one_not_of_a_type_we_read(app
     report = queue.get(app.db, job_id).result
     assert (report["added"], report["failed"], report["skipped"]) == (1, 1, 2)
     reasons = {p["path"]: (p["kind"], p["reason"]) for p in report["problems"]}
-    assert set(reasons) == {"broken.pdf", "logo.png", "faq.csv"}
-    assert reasons["logo.png"][0] == "skipped"
-    assert reasons["logo.png"][1].startswith("is not a type we read (.png); save it as PDF")
+    assert set(reasons) == {"broken.pdf", "tool.exe", "faq.csv"}
+    assert reasons["tool.exe"][0] == "skipped"
+    assert reasons["tool.exe"][1].startswith("is not a type we read (.exe); save it as PDF")
     assert reasons["faq.csv"][1].startswith("is a table (CSV); a table is added on its own")
     assert reasons["broken.pdf"][0] == "failed"
     # the refused files were never copied into the work folder
-    assert not list((app.settings.work_dir / "uploads").glob("*/*.png"))
+    assert not list((app.settings.work_dir / "uploads").glob("*/*.exe"))
 
 
 def test_a_folder_and_an_archive_name_every_file_left_out_with_its_reason(app, tmp_path):
@@ -74,11 +74,11 @@ def test_a_folder_and_an_archive_name_every_file_left_out_with_its_reason(app, t
     (folder / "old.doc").write_bytes(b"\xd0\xcf\x11\xe0")
     with zipfile.ZipFile(folder / "more.zip", "w") as z:
         z.writestr("in/b.md", "# B\nMore.\n")
-        z.writestr("in/chart.png", LOGO)
+        z.writestr("in/chart.exe", LOGO)
         z.writestr("in/table.tsv", "id\ttext\n")
     result = run_ingest(app, request_ingest(app, "pile", [folder], overlap=False))
     reasons = {p["path"]: p["reason"] for p in result["problems"]}
-    assert set(reasons) == {"sub/setup.exe", "README", "old.doc", "more.zip/in/chart.png",
+    assert set(reasons) == {"sub/setup.exe", "README", "old.doc", "more.zip/in/chart.exe",
                             "more.zip/in/table.tsv"}, reasons
     assert reasons["README"].startswith("is not a type we read: its name has no ending")
     assert "File > Save As > Word Document (.docx)" in reasons["old.doc"]
@@ -115,20 +115,20 @@ def test_jobs_show_lists_every_file_not_read_with_its_reason(app, capsys):
     assert "Corpus 'docs': 1 files added, 0 changed, 0 unchanged, 0 removed, 2 skipped, " \
            "1 failed." in lines
     assert "Files not read (3):" in lines
-    assert any(x.startswith("  logo.png: is not a type we read (.png)")
+    assert any(x.startswith("  tool.exe: is not a type we read (.exe)")
                and x.endswith("[skipped]") for x in lines), out
     assert any(x.startswith("  broken.pdf") and x.endswith("[failed]") for x in lines), out
     shown = json.loads(cli(capsys, "jobs", "show", str(job_id), "--json"))["job"]
     assert shown["id"] == job_id and shown["status"] == "succeeded"
     assert {p["path"]: p["kind"] for p in shown["failures"]} == {
-        "broken.pdf": "failed", "logo.png": "skipped", "faq.csv": "skipped"}
+        "broken.pdf": "failed", "tool.exe": "skipped", "faq.csv": "skipped"}
 
 
 def test_jobs_json_carries_each_jobs_failures(app, capsys):
     job_id = uploaded_with_failures(app)
     listed = {j["id"]: j for j in json.loads(cli(capsys, "jobs", "--json"))["jobs"]}
     assert sorted(p["path"] for p in listed[job_id]["failures"]) == [
-        "broken.pdf", "faq.csv", "logo.png"]
+        "broken.pdf", "faq.csv", "tool.exe"]
     embed = next(j for j in listed.values() if j["kind"] == "embed")
     assert embed["failures"] == []
 
@@ -146,7 +146,7 @@ def test_the_apis_job_names_its_failures_and_the_openapi_document_says_so(stack,
     client, _ = stack[0]()
     answer = client.post("/api/v1/corpora/docs/files", files=[
         ("files", ("notes.md", b"# Notes\nOpen at nine.\n", "text/markdown")),
-        ("files", ("logo.png", LOGO, "image/png"))])
+        ("files", ("tool.exe", LOGO, "application/octet-stream"))])
     assert answer.status_code == 202, answer.text
     job_id = answer.json()["id"]
     assert answer.json()["failures"] == []  # queued: nothing known yet
@@ -154,8 +154,8 @@ def test_the_apis_job_names_its_failures_and_the_openapi_document_says_so(stack,
     assert run_job(app, job) == "succeeded"
     body = client.get(f"/api/v1/jobs/{job_id}").json()
     [failure] = body["failures"]
-    assert failure["path"] == "logo.png" and failure["kind"] == "skipped"
-    assert failure["reason"].startswith("is not a type we read (.png)")
+    assert failure["path"] == "tool.exe" and failure["kind"] == "skipped"
+    assert failure["reason"].startswith("is not a type we read (.exe)")
     assert body["result"]["added"] == 1
     schema = build_api(app=lambda: None).openapi()["components"]["schemas"]
     assert schema["JobOut"]["properties"]["failures"]["items"] == {
@@ -175,28 +175,28 @@ def page(name: str) -> AppTest:
 
 def test_the_jobs_page_lists_an_ingests_failures_in_a_table_that_wraps(app, pages):
     job_id = upload(app, [("notes.md", b"# Notes\nOpen at nine.\n"),
-                          ("**bold**.pdf", BROKEN_PDF), ("logo.png", LOGO)])
+                          ("**bold**.pdf", BROKEN_PDF), ("tool.exe", LOGO)])
     run_ingest(app, job_id)
     at = page("jobs").run()
     assert not at.exception
     assert "**2 files not read**" in [m.value for m in at.markdown]
     [table] = at.table
     rows = table.value.to_dict("records")
-    assert [r["file"] for r in rows] == ["logo.png", "\\*\\*bold\\*\\*.pdf"]  # escaped
+    assert [r["file"] for r in rows] == ["tool.exe", "\\*\\*bold\\*\\*.pdf"]  # escaped
     assert [r["what happened"] for r in rows] == ["not read", "failed"]
-    assert rows[0]["why, and what to do"].startswith("is not a type we read (.png)")
+    assert rows[0]["why, and what to do"].startswith("is not a type we read (.exe)")
     assert not at.dataframe  # no grid that cuts the reason at its column's edge
 
 
 def test_the_corpus_picker_tells_once_per_session_what_the_last_ingest_left_out(app, pages):
     job_id = upload(app, [("notes.md", b"# Notes\nOpen at nine.\n"),
-                          ("broken.pdf", BROKEN_PDF), ("logo.png", LOGO)])
+                          ("broken.pdf", BROKEN_PDF), ("tool.exe", LOGO)])
     run_ingest(app, job_id)
     at = page("search").run()
     assert not at.exception
     [notice] = [w.value for w in at.warning]
     assert notice.startswith(f"The last files added to 'docs' (job {job_id}) left 2 files "
-                             "out: logo.png: is not a type we read (.png); save it as PDF")
+                             "out: tool.exe: is not a type we read (.exe); save it as PDF")
     assert "; broken.pdf" in notice and ".." not in notice
     assert notice.endswith("The Jobs page lists every file with why and what to do.")
     at.run()
