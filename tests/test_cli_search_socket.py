@@ -106,6 +106,7 @@ def test_the_text_output_is_the_same_from_the_worker_and_in_process(app, worker,
     proc = cli_without_torch(tmp_path, "search", "--corpus", "pets", "reset my password",
                              "-k", "2", "--mode", "lexical")
     assert proc.returncode == 0, proc.stderr
+    assert "LOADED []" in proc.stderr
     assert main(["search", "--corpus", "pets", "reset my password", "-k", "2", "--mode",
                  "lexical", "--here"]) == 0
     assert proc.stdout == capfd.readouterr().out
