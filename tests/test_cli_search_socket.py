@@ -129,18 +129,26 @@ def test_with_nothing_running_the_cli_searches_in_its_own_process(app, data_dir,
     assert "[dog]" in capsys.readouterr().out
 
 
-def test_a_stale_socket_file_is_ignored_by_the_cli_and_replaced_by_the_next_server(
-        app, data_dir, capsys):
+def stale_socket(data_dir: Path) -> Path:
+    """The socket file a killed process leaves: nobody listens behind it."""
     path = query_wire.socket_path(data_dir)
     path.parent.mkdir(mode=0o700, exist_ok=True)
     dead = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     with query_wire.short_name(path) as name:
-        dead.bind(name)  # the file a killed process leaves: nobody listens behind it
+        dead.bind(name)
     dead.close()
     assert path.exists()
+    return path
+
+
+def test_a_stale_socket_file_is_ignored_by_the_cli(app, data_dir, capsys):
+    stale_socket(data_dir)
     assert main(["search", "--corpus", "pets", "a dog on the sand", "-k", "1"]) == 0
     assert "[dog]" in capsys.readouterr().out
 
+
+def test_a_stale_socket_file_is_replaced_by_the_next_server(app, data_dir):
+    path = stale_socket(data_dir)
     halt = threading.Event()
     server = threading.Thread(target=QueryServer(lambda: app, data_dir).run, args=(halt,))
     server.start()
