@@ -90,6 +90,18 @@ def all_done(data_dir: Path) -> bool:
     return bool(statuses) and all(s not in ("queued", "running") for s in statuses)
 
 
+def job_seconds(data_dir: Path) -> dict[str, float]:
+    """{kind: seconds from its start to its end} of the folder's jobs: where the time went."""
+    with sqlite3.connect(f"file:{data_dir / 'searchapp.db'}?mode=ro", uri=True) as db:
+        rows = db.execute("SELECT kind, julianday(finished_at) - julianday(started_at), "
+                          "julianday(started_at) - julianday(created_at) FROM jobs").fetchall()
+    seconds = {}
+    for kind, ran, waited in rows:
+        seconds[f"{kind}_ran"] = round((ran or 0) * 86400, 2)
+        seconds[f"{kind}_waited"] = round((waited or 0) * 86400, 2)
+    return seconds
+
+
 def wait_for(condition, timeout: float = 1800, poll: float = 0.1) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -105,16 +117,19 @@ def main() -> None:
     parser.add_argument("--label", default="", help="a name for this measurement in the JSON")
     args = parser.parse_args()
     times: dict[str, list[float]] = {"cli": [], "worker": []}
+    jobs: dict[str, list[dict]] = {"cli": [], "worker": []}
     with tempfile.TemporaryDirectory() as tmp:
         files = pile(Path(tmp), args.files)
         for n in range(args.rounds):
             for name, run in (("cli", time_cli), ("worker", time_worker)):
-                times[name].append(round(run(Path(tmp) / f"{name}-{n}", files), 2))
-                print(name, times[name][-1], flush=True)
+                folder = Path(tmp) / f"{name}-{n}"
+                times[name].append(round(run(folder, files), 2))
+                jobs[name].append(job_seconds(folder))
+                print(name, times[name][-1], jobs[name][-1], flush=True)
     cli, worker = statistics.median(times["cli"]), statistics.median(times["worker"])
     result = {"files": args.files, "rounds": args.rounds, "label": args.label,
               "cli_ingest_wait_s": times["cli"], "worker_s": times["worker"],
-              "median_cli_s": cli, "median_worker_s": worker,
+              "median_cli_s": cli, "median_worker_s": worker, "jobs_s": jobs,
               "ratio_cli_over_worker": round(cli / worker, 2), "cpus": os.cpu_count(),
               "load_average": os.getloadavg()}
     RESULTS.mkdir(exist_ok=True)
