@@ -181,3 +181,14 @@ def test_a_server_of_another_database_leaves_the_search_to_the_cli(app, data_dir
     finally:
         halt.set()
         server.join()
+
+
+def test_a_search_in_its_own_process_loads_the_model_without_the_speed_probe(monkeypatch):
+    """Precision auto probes bf16 against float32 and times both as the model loads (seconds);
+    one query needs none of it: float32 is exact. A precision asked for is kept."""
+    from searchapp.cli import common
+
+    monkeypatch.delenv("SEARCHAPP_PRECISION", raising=False)
+    assert common.one_query_app().settings.precision == "fp32"
+    monkeypatch.setenv("SEARCHAPP_PRECISION", "bf16")
+    assert common.one_query_app().settings.precision == "bf16"

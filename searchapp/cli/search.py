@@ -88,7 +88,7 @@ def search_here(request: dict) -> dict:
     from searchapp.search.service import search as run_search
 
     mode = check_mode(request["mode"])
-    hits = run_search(common.open_app(), request["corpus"], request["query"], k=request["k"],
+    hits = run_search(common.one_query_app(), request["corpus"], request["query"], k=request["k"],
                       min_score=request["min_score"], mode=mode, where=request["where"],
                       rerank=request["rerank"])
     return {"mode": mode, "hits": [hit_json(h) for h in hits]}
