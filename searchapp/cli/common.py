@@ -42,7 +42,7 @@ def one_query_app():
     from dataclasses import replace
 
     app = open_app()
-    if app.settings.precision == "auto" and not app.loaded_models():
+    if app.settings.precision == "auto" and not app.loaded_models:
         app.settings = replace(app.settings, precision="fp32")
     return app
 
