@@ -51,20 +51,23 @@ import searchapp.cli.main
 t.append(time.perf_counter())
 from searchapp.search import service
 t.append(time.perf_counter())
-from searchapp.context import App
+from searchapp.cli.common import one_query_app
 from searchapp.vectors.handle import open_corpus
-app = App(); app.db.session().close()
+app = one_query_app()
+with app.db.session() as s: pass
 t.append(time.perf_counter())
 handle = open_corpus(app, sys.argv[1])
 t.append(time.perf_counter())
-app.encoder(handle.model_name)
+import torch, transformers.models.auto.modeling_auto
+t.append(time.perf_counter())
+app.encoder(handle.model.name)
 t.append(time.perf_counter())
 service.search(app, handle, sys.argv[2], k=5)
 t.append(time.perf_counter())
 service.search(app, handle, sys.argv[3], k=5)
 t.append(time.perf_counter())
 names = ["cli_imports", "search_service_imports", "app_and_database", "corpus_and_index",
-         "model_load", "first_query", "second_query"]
+         "torch_and_transformers_imports", "model_load", "first_query", "second_query"]
 print(json.dumps({n: round(b - a, 3) for n, a, b in zip(names, t, t[1:])}))
 """
 
