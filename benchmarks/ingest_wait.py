@@ -7,8 +7,8 @@ Both are whole processes as a user starts them, each on a data folder of its own
   worker is running before the upload), then ``searchapp ingest PILE --corpus pile`` and the
   time until the queue holds no unfinished job (the jobs table, polled).
 
-The runs alternate (cli, worker, cli, worker ...) so a change in the machine's load falls
-on both. The pile: the first ``--files`` pages of Debian's PostgreSQL manual (HTML).
+The runs alternate (cli, worker, then worker, cli, ...) so a change in the machine's load
+falls on both. The pile: the first ``--files`` pages of Debian's PostgreSQL manual (HTML).
 
 Run:
     PYTHONPATH=. .venv/bin/python benchmarks/ingest_wait.py --files 120 --rounds 1
@@ -121,7 +121,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         files = pile(Path(tmp), args.files)
         for n in range(args.rounds):
-            for name, run in (("cli", time_cli), ("worker", time_worker)):
+            order = (("cli", time_cli), ("worker", time_worker))
+            for name, run in order if n % 2 == 0 else order[::-1]:  # cli first, then worker
                 folder = Path(tmp) / f"{name}-{n}"
                 times[name].append(round(run(folder, files), 2))
                 jobs[name].append(job_seconds(folder))
