@@ -48,54 +48,20 @@ def one_query_app():
 
 
 def run_job(app, label: str) -> Callable[[int], None]:
-    """A function that sees job ``job_id`` to its end, printing progress: run here, or, when
-    an idle worker serves the data folder (the app's, or ``searchapp worker``), run by it.
+    """A function that works the queue here until job ``job_id`` ends, printing progress.
 
-    An idle worker has what the job needs loaded and was measured no slower; running the
-    job here beside it would load a second model and split the same cores between the two
-    (``benchmarks/ingest_wait.py``). A busy worker (another job running) would only start
-    ours after its own, so then, as with no worker, the job runs here; a worker that stops
-    while we wait leaves the job to this process. It raises JobError (printed as one
-    ``error:`` line, exit code 1) when the job does not succeed.
+    It raises JobError (printed as one ``error:`` line, exit code 1) when the job
+    does not succeed.
     """
     from searchapp.jobs.worker import run_until_done
 
     def run(job_id: int) -> None:
-        show = progress_printer(f"{label} {job_id}")
-        job = wait_for_worker(app, job_id, show) if idle_worker(app, job_id) else None
-        if job is None:
-            job = run_until_done(app, job_id, show)
+        job = run_until_done(app, job_id, progress_printer(f"{label} {job_id}"))
         if job.status != "succeeded":
             raise JobError(f"job {job.id} {job.status}: {job.error or job.message or ''}"
                            .rstrip())
 
     return run
-
-
-def idle_worker(app, job_id: int) -> bool:
-    """Whether a live worker serves this data folder and runs no job but ``job_id``."""
-    from searchapp.jobs import queue
-    from searchapp.jobs.worker import worker_pid
-
-    return worker_pid(app.settings) is not None and not any(
-        j.status == "running" and j.id != job_id for j in queue.recent(app.db, 50))
-
-
-def wait_for_worker(app, job_id: int, show, poll_seconds: float = 0.5):
-    """The job once the worker has finished it; None when the worker is gone first."""
-    import time
-
-    from searchapp.jobs import queue
-    from searchapp.jobs.worker import worker_pid
-
-    while True:
-        job = queue.get(app.db, job_id)
-        show(job)
-        if job.finished:
-            return job
-        if worker_pid(app.settings) is None:
-            return None
-        time.sleep(poll_seconds)
 
 
 def job_result(app, job_id: int) -> dict:
