@@ -7,6 +7,10 @@ Both are whole processes as a user starts them, each on a data folder of its own
   worker is running before the upload), then ``searchapp ingest PILE --corpus pile`` and the
   time until the queue holds no unfinished job (the jobs table, polled).
 
+The worker runs at niceness 10 (``jobs.worker.yield_to_searches``: searches first) and the
+command at the shell's, so on a machine others use too the worker gets the smaller share
+of the cores; ``jobs_s`` says how long each job ran and waited to be claimed.
+
 The runs alternate (cli, worker, then worker, cli, ...) so a change in the machine's load
 falls on both. The pile: the first ``--files`` pages of Debian's PostgreSQL manual (HTML).
 
