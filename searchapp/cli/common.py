@@ -25,6 +25,28 @@ def open_app():
     return App()
 
 
+def one_query_app():
+    """The App of a command that encodes one query and ends (``searchapp search`` with nothing
+    running to ask): with ``SEARCHAPP_PRECISION`` auto, its model loads in float32.
+
+    On a CPU with bf16, ``auto`` checks bf16 against float32 on probe texts and times a query
+    on both as the model loads (6-13 s on a busy 2-core machine, 0.2 s for float32 alone,
+    ``benchmarks/cli_search.py``); that choice is for batches of documents. A query may
+    always go on float32, the reference the probe compares with, so one query pays nothing
+    for a choice it would not use. An App given by a test (an encoder installed) is kept.
+
+    Example:
+        >>> one_query_app().settings.precision                       # doctest: +SKIP
+        'fp32'
+    """
+    from dataclasses import replace
+
+    app = open_app()
+    if app.settings.precision == "auto" and not app.loaded_models:
+        app.settings = replace(app.settings, precision="fp32")
+    return app
+
+
 def run_job(app, label: str) -> Callable[[int], None]:
     """A function that works the queue here until job ``job_id`` ends, printing progress.
 

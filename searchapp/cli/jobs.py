@@ -31,7 +31,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=jobs)
 
-    c = sub.add_parser("worker", help="run background jobs until stopped")
+    c = sub.add_parser("worker", help="run background jobs until stopped (and answer "
+                       "`searchapp search` on this data folder with its loaded model)")
     c.add_argument("--once", action="store_true", help="run what is queued, then exit")
     c.set_defaults(func=worker)
 
@@ -128,8 +129,11 @@ def worker(args: argparse.Namespace) -> int:
     if args.once:
         print(f"Ran {work(app, stop_when_idle=True)} jobs.")
         return 0
+    from searchapp.search.query_server import QueryServer
     from searchapp.watching.keeper import Keeper
 
-    # the watched folders kept in step beside the jobs; idle, the process starts afresh
-    serve(app, companions=[Keeper(app).run], start_afresh=True)
+    # beside the jobs: the watched folders kept in step, and `searchapp search` answered
+    # with the loaded model (DATA_DIR/run/query.sock); idle, the process starts afresh
+    queries = QueryServer(lambda: app, app.settings.data_dir)
+    serve(app, companions=[Keeper(app).run, queries.run], start_afresh=True)
     return 0

@@ -1,5 +1,12 @@
 """``searchapp search``: the k best documents of a corpus for a query.
 
+When an app server or ``searchapp worker`` runs on the same data folder, the search is
+asked of it over ``DATA_DIR/run/query.sock`` (``search.query_wire``): its model is loaded
+already, so the answer comes in a fraction of a second, and this process imports neither
+torch nor the search service. When nothing answers (or with ``--here``) it searches in
+its own process, loading the model (seconds). Both ways print from the same JSON hits
+(``search.service.hit_json``), so the output does not depend on who searched.
+
 Example:
     $ searchapp search --corpus faq "how do I reset my password" -k 3 --json
 """
@@ -15,7 +22,11 @@ from searchapp.search.modes import DEFAULT_MODE, MODES
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``search`` to the command parser."""
-    c = sub.add_parser("search", help="search a corpus by meaning, by words, or both")
+    c = sub.add_parser(
+        "search", help="search a corpus by meaning, by words, or both",
+        description="Search a corpus. When the app or `searchapp worker` is running on the "
+        "same data folder, it answers (its model is loaded already: well under a second); "
+        "otherwise this command loads the model itself (a few seconds).")
     c.add_argument("--corpus", required=True)
     c.add_argument("query")
     c.add_argument("-k", type=int, default=10)
@@ -29,34 +40,60 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--rerank", action="store_true",
                    help="the corpus' reranker reorders the first 30 results (train one with "
                         "`searchapp judge train-reranker`)")
+    c.add_argument("--here", action="store_true",
+                   help="search in this process even when the app or a worker is running "
+                        "(loads the model)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=search)
 
 
 def search(args: argparse.Namespace) -> int:
-    from searchapp.search.service import check_mode, hit_json
-    from searchapp.search.service import search as run_search
-
-    mode = check_mode(args.mode or DEFAULT_MODE)
-    hits = run_search(common.open_app(), args.corpus, args.query, k=args.k,
-                      min_score=args.min_score, mode=mode, where=args.where,
-                      rerank=args.rerank)
+    request = {"corpus": args.corpus, "query": args.query, "k": args.k,
+               "mode": args.mode or DEFAULT_MODE, "where": args.where,
+               "min_score": args.min_score, "rerank": args.rerank}
+    answer = None if args.here else ask_running(request)
+    if answer is None:
+        answer = search_here(request)
+    hits, mode = answer["hits"], answer["mode"]
     if args.json:
-        print_json({"mode": mode, "rerank": args.rerank,
-                    "results": [hit_json(h) for h in hits]})
+        print_json({"mode": mode, "rerank": args.rerank, "results": hits})
         return 0
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
-        snippet = " ".join(h.marked_snippet.split())  # a page's line breaks are layout
-        print(f"{rank:>3}. {shown_score(h)}  [{cell(h.id)}]  {cell(snippet)}")
-        if h.source:
-            print(" " * 7 + cell(where_in_file(h.source)))
-            if h.view:  # the app's reader view, at this section (its path on the server)
-                print(" " * 7 + "open: " + cell(h.view))
-        if mode == "hybrid" or h.passage is not None:
+        snippet = " ".join(h["snippet"].split())  # a page's line breaks are layout
+        print(f"{rank:>3}. {shown_score(h)}  [{cell(h['id'])}]  {cell(snippet)}")
+        if h["source"]:
+            print(" " * 7 + cell(where_in_file(h["source"])))
+            if h.get("view"):  # the app's reader view, at this section (its path on the server)
+                print(" " * 7 + "open: " + cell(h["view"]))
+        if mode == "hybrid" or h["passage"] is not None:
             print(" " * 7 + hit_detail(h))
     return 0
+
+
+def ask_running(request: dict) -> dict | None:
+    """The answer of an app or worker running on this data folder (``query_wire``), or None
+    when none answers. Light: no model, no search service is imported."""
+    from searchapp.config import Settings
+    from searchapp.search import query_wire
+
+    settings = Settings.from_env()
+    return query_wire.ask(settings.data_dir, {
+        **request, "database": query_wire.database_key(settings.database_url)})
+
+
+def search_here(request: dict) -> dict:
+    """The search run in this process: ``{"mode": ..., "hits": [hit_json, ...]}``, the shape
+    a running process answers with."""
+    from searchapp.search.service import check_mode, hit_json
+    from searchapp.search.service import search as run_search
+
+    mode = check_mode(request["mode"])
+    hits = run_search(common.one_query_app(), request["corpus"], request["query"], k=request["k"],
+                      min_score=request["min_score"], mode=mode, where=request["where"],
+                      rerank=request["rerank"])
+    return {"mode": mode, "hits": [hit_json(h) for h in hits]}
 
 
 def where_in_file(source: dict) -> str:
@@ -75,38 +112,42 @@ def where_in_file(source: dict) -> str:
     return " · ".join(parts)
 
 
-def hit_detail(h) -> str:
-    """``meaning #2 0.812 · words #1 BM25 7.31 · passage 4`` for the text output: each list's
-    rank and score (a cosine; BM25, ≈0 where the query's words are in most documents).
+def hit_detail(h: dict) -> str:
+    """``meaning #2 0.812 · words #1 BM25 7.31 · passage 4`` for the text output of a JSON hit
+    (``hit_json``): each list's rank and score (a cosine; BM25, ≈0 where the query's words
+    are in most documents).
 
     Example:
-        >>> from searchapp.search.service import SearchHit
-        >>> hit_detail(SearchHit("a", "", 0.03, semantic_rank=2, semantic_score=0.8123,
-        ...                      lexical_rank=1, lexical_score=0.0000004))
+        >>> hit_detail({"semantic": {"rank": 2, "score": 0.8123}, "passage": None,
+        ...             "lexical": {"rank": 1, "score": 0.0000004}})
         'meaning #2 0.812 · words #1 BM25 ≈0 (its words are in most documents)'
     """
     parts = []
-    for name, rank, score, shown in (
-            ("meaning", h.semantic_rank, h.semantic_score, _cosine),
-            ("words", h.lexical_rank, h.lexical_score, _bm25)):
+    for name, key, shown in (("meaning", "semantic", _cosine), ("words", "lexical", _bm25)):
+        rank, score = h[key]["rank"], h[key]["score"]
         if score is not None:
             parts.append(f"{name} {'#' + str(rank) if rank else '(not in its list)'} "
                          f"{shown(score)}")
         else:
             parts.append(f"{name} -")
-    if h.passage is not None:
-        parts.append(f"passage {h.passage + 1}")
+    if h["passage"] is not None:
+        parts.append(f"passage {h['passage']['number'] + 1}")
     return " · ".join(parts)
 
 
-def shown_score(h) -> str:
-    """The score a hit is listed with, as on the Search page: its cosine where it has one
-    (the fused rank-fusion score means nothing to a reader), else its BM25."""
-    if h.semantic_score is not None:
-        return _cosine(h.semantic_score)
-    if h.lexical_score is not None:
-        return _bm25(h.lexical_score)
-    return f"{h.score:.3f}"
+def shown_score(h: dict) -> str:
+    """The score a JSON hit is listed with, as on the Search page: its cosine where it has
+    one (the fused rank-fusion score means nothing to a reader), else its BM25.
+
+    Example:
+        >>> shown_score({"score": 0.03, "semantic": {"score": 0.8123}, "lexical": {"score": 7}})
+        '0.812'
+    """
+    if h["semantic"]["score"] is not None:
+        return _cosine(h["semantic"]["score"])
+    if h["lexical"]["score"] is not None:
+        return _bm25(h["lexical"]["score"])
+    return f"{h['score']:.3f}"
 
 
 def _cosine(score: float) -> str:

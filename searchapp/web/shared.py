@@ -198,8 +198,8 @@ def ensure_background_worker(app: App) -> int:
 @contextlib.asynccontextmanager
 async def lifespan(_server: Any) -> AsyncIterator[None]:
     """``st.App(lifespan=...)``: the server holds its data folder from its start (a restore
-    refuses a folder in use, ``data_lock``), and when it shuts down, stops the worker it
-    started.
+    refuses a folder in use, ``data_lock``), answers ``searchapp search`` on it with its App
+    (``search.query_server``), and when it shuts down, stops the worker it started.
 
     uvicorn ends a SIGTERM'd server by raising the signal again once it has shut
     down, so ``atexit`` handlers never run there; the lifespan's end does.
@@ -219,9 +219,16 @@ async def lifespan(_server: Any) -> AsyncIterator[None]:
         held = data_lock.hold(data_dir)
     except (SearchAppError, OSError):
         held = False
+    stop = threading.Event()
+    if held:  # `searchapp search` on this data folder is answered with this process' App
+        from searchapp.search.query_server import QueryServer
+
+        threading.Thread(target=QueryServer(app, data_dir).run, args=(stop,), daemon=True,
+                         name="query-server").start()
     try:
         yield
     finally:
+        stop.set()
         if held:
             data_lock.release(data_dir)
         keeper = peek("worker-keeper")
