@@ -176,9 +176,10 @@ def test_a_folder_renamed_away_keeps_its_documents_and_syncs_again_when_back(
     assert folder_status(app)["reason"] is None
 
 
-def test_a_sync_that_failed_because_the_folder_went_keeps_the_unavailable_reason(app, tmp_path):
-    """The order that raced in CI: the folder is marked unavailable first, then its sync job
-    (started before the rename) ends failed; the status must still say why it is away."""
+def sync_ended_after_the_folder_went(app, tmp_path, status: str, **outcome):
+    """A watched folder renamed away and marked unavailable by the keeper, then its sync job
+    (started before the rename) ending ``status``: (the folder's id, the job's id, the
+    reason it was marked with), the job's outcome recorded."""
     from searchapp.store import watched_folders as rows
     from searchapp.watching.availability import unavailable
     from searchapp.watching.sync import record
@@ -192,15 +193,25 @@ def test_a_sync_that_failed_because_the_folder_went_keeps_the_unavailable_reason
         rows.write_status(s, added["id"], available=False, reason=reason)
     job_id = queue.enqueue(app.db, "ingest", {"corpus": "notes"})
     job = queue.claim(app.db, "w", kinds=("ingest",))
-    queue.finish(app.db, job.lease, "failed",
-                 error=f"{root} cannot be read now (No such file or directory)")
+    queue.finish(app.db, job.lease, status, **outcome)
     record(app, added["id"], queue.get(app.db, job_id))
+    return added["id"], job_id, reason
+
+
+def test_a_sync_that_failed_because_the_folder_went_keeps_the_unavailable_reason(app, tmp_path):
+    """The order that raced in CI: the folder is marked unavailable first, then its sync job
+    (started before the rename) ends failed; the status must still say why it is away."""
+    from searchapp.store import watched_folders as rows
+    from searchapp.watching.sync import record
+
+    folder, job_id, reason = sync_ended_after_the_folder_went(
+        app, tmp_path, "failed", error="notes cannot be read now (No such file or directory)")
     status = folder_status(app)
     assert status["state"] == "unavailable" and status["reason"] == reason
 
     with app.db.session() as s:  # an available folder shows the failed sync's error
-        rows.write_status(s, added["id"], available=True, reason=None)
-    record(app, added["id"], queue.get(app.db, job_id))
+        rows.write_status(s, folder, available=True, reason=None)
+    record(app, folder, queue.get(app.db, job_id))
     assert folder_status(app)["reason"].startswith("the last sync failed")
 
 
@@ -208,27 +219,17 @@ def test_a_sync_that_succeeds_after_the_folder_went_away_keeps_why_it_is_away(ap
     """The other order that raced in CI: a sync that read the folder just before it was
     renamed ends *succeeded* after the keeper marked it unavailable."""
     from searchapp.store import watched_folders as rows
-    from searchapp.watching.availability import unavailable
     from searchapp.watching.sync import record
 
-    root = tmp_path / "notes"
-    root.mkdir()
-    added = add_watch(app, root, "notes")
-    root.rename(tmp_path / "away")
-    reason = unavailable(str(root), None)
-    with app.db.session() as s:
-        rows.write_status(s, added["id"], available=False, reason=reason)
-    job_id = queue.enqueue(app.db, "ingest", {"corpus": "notes"})
-    job = queue.claim(app.db, "w", kinds=("ingest",))
-    queue.finish(app.db, job.lease, "succeeded", result={"added": 1})
-    record(app, added["id"], queue.get(app.db, job_id))
+    folder, job_id, reason = sync_ended_after_the_folder_went(
+        app, tmp_path, "succeeded", result={"added": 1})
     status = folder_status(app)
     assert status["state"] == "unavailable" and status["reason"] == reason
     assert status["files"]["in_step"] == 1, "the sync's counts are still recorded"
 
     with app.db.session() as s:  # an available folder: the sync clears an older failure
-        rows.write_status(s, added["id"], available=True, reason="the last sync failed: x")
-    record(app, added["id"], queue.get(app.db, job_id))
+        rows.write_status(s, folder, available=True, reason="the last sync failed: x")
+    record(app, folder, queue.get(app.db, job_id))
     assert folder_status(app)["reason"] is None
 
 
