@@ -56,6 +56,8 @@ def test_failures_are_listed_on_the_jobs_page_from_another_tab(served, request):
         main = jobs.get_by_test_id("stMain")  # the sidebar names the job's unread files too
         main.get_by_text("2 files not read").wait_for(timeout=60_000)
         table = main.locator('[data-testid="stTable"]').first
+        for name in ("broken.pdf", "setup.exe"):  # the table's rows come after its heading
+            table.locator("tbody tr").filter(has_text=name).first.wait_for(timeout=60_000)
         rows = {r.locator("td").first.inner_text(): r.locator("td").nth(2)
                 for r in table.locator("tbody tr").all()}
         jobs.screenshot(path=str(ARTIFACTS / "browser-job-reports-jobs.png"), full_page=True)

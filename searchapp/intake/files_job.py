@@ -175,10 +175,11 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     sweep_uploads(app, keep=staged)
     # a watched folder's path is its stored one (resolved when added), never resolved again:
     # a link put in its place must not lead the walk elsewhere (``folder_check``)
+    fields = {"sync": bool(sync), "staged": str(staged) if staged else None,
+              "overlap": bool(overlap), **(options or {})}  # an option may set overlap too
     payload = IngestPayload(
         name, [str(Path(p) if watched else Path(p).resolve()) for p in paths], model_name,
-        sync=bool(sync), staged=str(staged) if staged else None, overlap=bool(overlap),
-        **(options or {}))
+        **fields)
     return submit(app.db, payload)
 
 
