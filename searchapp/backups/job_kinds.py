@@ -17,4 +17,4 @@ def _backup(ctx: TaskContext, payload: BackupPayload) -> dict:
     return backup_task(ctx, payload)
 
 
-BACKUP = declare("backup", unit="steps", payload=BackupPayload, run=_backup)
+BACKUP = declare("backup", unit="steps", payload=BackupPayload, run=_backup, doing="Backing up")

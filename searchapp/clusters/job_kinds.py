@@ -17,4 +17,5 @@ def _clusters(ctx: TaskContext, payload: ClustersPayload) -> dict:
     return clusters_task(ctx, payload)
 
 
-CLUSTERS = declare("clusters", unit="documents", payload=ClustersPayload, run=_clusters)
+CLUSTERS = declare("clusters", unit="documents", payload=ClustersPayload, run=_clusters,
+                   doing="Clustering")

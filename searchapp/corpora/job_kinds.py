@@ -18,4 +18,4 @@ def _embed(ctx: TaskContext, payload: EmbedPayload) -> dict:
     return embed_corpus(ctx, payload)
 
 
-EMBED = declare("embed", unit="documents", payload=EmbedPayload, run=_embed)
+EMBED = declare("embed", unit="documents", payload=EmbedPayload, run=_embed, doing="Embedding")

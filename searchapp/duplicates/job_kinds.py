@@ -25,5 +25,6 @@ def _calibrate(ctx: TaskContext, payload: CalibratePayload) -> dict:
 
 
 DUPLICATES = declare("duplicates", unit="documents", payload=DuplicatesPayload,
-                     run=_duplicates)
-CALIBRATE = declare("calibrate", unit="pairs", payload=CalibratePayload, run=_calibrate)
+                     run=_duplicates, doing="Finding duplicates in")
+CALIBRATE = declare("calibrate", unit="pairs", payload=CalibratePayload, run=_calibrate,
+                    doing="Calibrating")

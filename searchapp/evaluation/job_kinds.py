@@ -24,5 +24,7 @@ def _fit_fusion(ctx: TaskContext, payload: FitFusionPayload) -> dict:
     return fit_fusion_task(ctx, payload)
 
 
-EVALUATE = declare("evaluate", unit="queries", payload=EvaluatePayload, run=_evaluate)
-FIT_FUSION = declare("fit-fusion", unit="queries", payload=FitFusionPayload, run=_fit_fusion)
+EVALUATE = declare("evaluate", unit="queries", payload=EvaluatePayload, run=_evaluate,
+                   doing="Evaluating")
+FIT_FUSION = declare("fit-fusion", unit="queries", payload=FitFusionPayload, run=_fit_fusion,
+                     doing="Fitting the fusion of")

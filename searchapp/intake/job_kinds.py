@@ -19,4 +19,4 @@ def _ingest(ctx: TaskContext, payload: IngestPayload) -> dict:
     return ingest_task(ctx, payload)
 
 
-INGEST = declare("ingest", unit="files", payload=IngestPayload, run=_ingest)
+INGEST = declare("ingest", unit="files", payload=IngestPayload, run=_ingest, doing="Reading")

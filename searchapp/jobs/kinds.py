@@ -63,12 +63,14 @@ OPTIONAL = {_OPTIONAL: True}  # field metadata: left out of the written payload 
 @dataclass(frozen=True)
 class JobKind:
     """One kind of job: its ``name``, the ``unit`` its progress counts, its ``payload``
-    dataclass and its ``run(ctx, payload) -> dict``."""
+    dataclass, its ``run(ctx, payload) -> dict``, and ``doing``: what it does, in the words
+    before its target ("Reading" 'manuals'), for the pages and the sidebar."""
 
     name: str
     unit: str
     payload: type
     run: Callable[[TaskContext, Any], dict]
+    doing: str = ""
 
     def submit(self, db, payload: Any, once_key: str | None = None) -> int:
         """Queue a job of this kind with ``payload`` (an instance of its dataclass); its id.
@@ -114,7 +116,7 @@ def by_payload(payload_type: type) -> JobKind:
 
 
 def declare(name: str, *, unit: str, payload: type,
-            run: Callable[[TaskContext, Any], dict]) -> JobKind:
+            run: Callable[[TaskContext, Any], dict], doing: str = "") -> JobKind:
     """Declare a job kind (once, in the owning service's ``job_kinds`` module); returns it.
 
     Example:
@@ -123,7 +125,7 @@ def declare(name: str, *, unit: str, payload: type,
     """
     if not dataclasses.is_dataclass(payload):
         raise TypeError(f"job kind {name!r}: the payload must be a dataclass")
-    declared = JobKind(name, unit, payload, run)
+    declared = JobKind(name, unit, payload, run, doing or name.capitalize())
     twin = next((k for k in DECLARED.values() if k.payload is payload and k.name != name), None)
     if twin is not None:  # ``submit`` finds a kind by its payload's dataclass
         raise ValueError(f"job kind {name!r}: {payload.__name__} is already {twin.name!r}'s "

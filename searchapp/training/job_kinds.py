@@ -45,7 +45,9 @@ def _rerank(ctx: TaskContext, payload: RerankPayload) -> dict:
     return reranker_task(ctx, payload)
 
 
-FINETUNE = declare("finetune", unit="steps", payload=FinetunePayload, run=_finetune)
-LEARN = declare("learn", unit="steps", payload=LearnPayload, run=_learn)
-ADAPT = declare("adapt", unit="steps", payload=AdaptPayload, run=_adapt)
-RERANK = declare("rerank", unit="steps", payload=RerankPayload, run=_rerank)
+FINETUNE = declare("finetune", unit="steps", payload=FinetunePayload, run=_finetune,
+                   doing="Fine-tuning")
+LEARN = declare("learn", unit="steps", payload=LearnPayload, run=_learn, doing="Learning from")
+ADAPT = declare("adapt", unit="steps", payload=AdaptPayload, run=_adapt, doing="Adapting to")
+RERANK = declare("rerank", unit="steps", payload=RerankPayload, run=_rerank,
+                 doing="Training the reranker of")

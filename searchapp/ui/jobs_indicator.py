@@ -14,18 +14,15 @@ from __future__ import annotations
 import streamlit as st
 
 from searchapp.context import App
+from searchapp.errors import JobError
 from searchapp.jobs import queue
 from searchapp.jobs.activity import Activity, activity, unread_files
+from searchapp.jobs.kinds import kind
 from searchapp.ui.common import md_escape, page_link, progress_text
 
 REFRESH_SECONDS = 2.0
 SHOWN = 3  # bars in the sidebar; the rest are counted
 JOBS_PAGE = "searchapp/ui/pages/jobs.py"
-DOING = {"ingest": "Reading", "embed": "Embedding", "clusters": "Clustering",
-         "duplicates": "Finding duplicates in", "learn": "Learning from", "adapt": "Adapting to",
-         "evaluate": "Evaluating", "fit-fusion": "Fitting the fusion of",
-         "rerank": "Training the reranker of", "finetune": "Fine-tuning", "backup": "Backing up",
-         "calibrate": "Calibrating"}
 
 
 def job_title(job: queue.JobView) -> str:
@@ -38,8 +35,16 @@ def job_title(job: queue.JobView) -> str:
         "Embedding 'faq'"
     """
     target = job.payload.get("corpus") or job.payload.get("name") or job.payload.get("model")
-    doing = DOING.get(job.kind, job.kind.capitalize())
+    doing = _doing(job.kind)
     return f"{doing} {target!r}" if target else doing
+
+
+def _doing(kind_name: str) -> str:
+    """What a kind of job does, as its declaration says (a kind no longer declared: its name)."""
+    try:
+        return kind(kind_name).doing
+    except JobError:
+        return kind_name.capitalize()
 
 
 def trouble_line(job: queue.JobView) -> str:
