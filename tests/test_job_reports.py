@@ -212,3 +212,19 @@ def test_no_notice_when_the_last_ingest_read_everything(app, pages):
     run_ingest(app, upload(app, [("notes.md", b"# Notes\nOpen at nine.\n")]))
     at = page("search").run()
     assert not at.exception and not at.warning
+
+
+def test_files_given_by_path_that_none_could_be_read_are_refused_before_a_job(app, tmp_path):
+    """`searchapp ingest faq.xls` queued a job that then skipped the one file it had: a file
+    named on its own that is no type we read is refused at once, saying what to do."""
+    from searchapp.errors import IngestError
+
+    (tmp_path / "faq.xls").write_bytes(b"\xd0\xcf\x11\xe0")
+    (tmp_path / "setup.exe").write_bytes(b"MZ")
+    for names in (["faq.xls"], ["faq.xls", "setup.exe"]):
+        with pytest.raises(IngestError, match=r"^faq\.xls is an old-format Excel workbook.*"
+                                              r"Save As.*nothing was queued\.$"):
+            request_ingest(app, "docs", [tmp_path / n for n in names])
+    assert queue.recent(app.db) == []
+    (tmp_path / "notes.md").write_text("# Notes\n\nOpen at nine.")
+    assert request_ingest(app, "docs", [tmp_path / "notes.md", tmp_path / "faq.xls"])

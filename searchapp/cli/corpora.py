@@ -132,9 +132,11 @@ def _files_done(app, args: argparse.Namespace, job_id: int) -> int:
         return 0
     for line in report.lines():
         print(line)
-    if embedded:
+    if embedded.get("embedded"):
         print(f"Embedded and indexed {embedded.get('embedded', 0)} documents "
               f"({embedded.get('passages', 0):,} passages) in {embedded.get('seconds', 0)} s.")
+    elif embedded and report.added + report.changed:  # done beside the reading
+        print("The documents were embedded and indexed while they were read.")
     return 0
 
 

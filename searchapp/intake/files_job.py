@@ -69,7 +69,7 @@ from searchapp.intake.inputs import (
     iter_rooted,
 )
 from searchapp.intake.job_payloads import IngestPayload
-from searchapp.intake.left_out import filtered, not_read
+from searchapp.intake.left_out import filtered, not_read, readable
 from searchapp.intake.report import IngestReport
 from searchapp.jobs import queue
 from searchapp.jobs.kinds import submit
@@ -159,6 +159,11 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     if missing:
         raise IngestError(f"No file at {missing[0]}: check the path and the file name.")
     watched = bool((options or {}).get("watch"))  # a watched folder may be empty now
+    files = [Path(p) for p in paths if not Path(p).is_dir()]
+    if files and not staged and not any(readable(f.name) for f in files) and \
+            not any(Path(p).is_dir() for p in paths):  # nothing here could be read: say so now
+        raise IngestError(f"{files[0].name} {not_read(files[0].name)}; "
+                          "nothing was queued.")
     for folder in (Path(p) for p in paths if Path(p).is_dir() and not watched):
         if not _has_documents(folder):
             raise IngestError(f"{folder} has no file of a type we read ({type_words()}); "
