@@ -9,9 +9,11 @@ record, each of them refuses the file. The registry's own rules are checked here
 from __future__ import annotations
 
 import importlib
-from pathlib import Path
+from pathlib import Path, PurePath
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from searchapp.cli.main import main
@@ -106,3 +108,30 @@ def test_every_list_of_formats_is_made_from_the_records():
     for fmt in registry.formats("table"):
         assert find(f"a.{fmt.extensions[0]}.gz", "table") == fmt
     assert registry.document_type("notes.markdown") == "md"
+
+
+NAME_PARTS = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="/\x00"),
+                     min_size=0, max_size=12)
+ENDINGS = st.sampled_from(sorted({*registry.extensions("document"), *registry.extensions("table"),
+                                  "gz", "exe", "doc", "xls", "zip", "", "PDF", "Md", "CSV"}))
+
+
+@given(NAME_PARTS, st.lists(ENDINGS, min_size=0, max_size=3))
+def test_any_file_name_gets_one_answer_from_the_records(stem, endings):
+    """Whatever a file is called, the registry's answers agree with each other: its ending
+    decides (in any case), a table is looked at through .gz, a document never is, and the
+    routing sends one name the table path only when a table record reads it."""
+    from searchapp.intake.routing import takes_table
+
+    name = ".".join([stem, *endings]) if endings else stem
+    doc, table = find(name, "document"), find(name, "table")
+    last = PurePath(name).suffix.lower().lstrip(".")  # ".md" alone is a hidden file, no ending
+    assert (doc is not None) == (last in registry.extensions("document"))
+    assert registry.document_type(name) == (doc.name if doc else None)
+    assert find(name.upper(), "document") == doc
+    if table is not None:
+        assert registry.extension(name, "table") in table.extensions
+    assert takes_table([name]) == (table is not None)
+    assert not takes_table([name, name]), "several files are never one table"
+    if table is not None and doc is not None:  # .txt: both read it; whole files asks for one
+        assert not takes_table([name], whole_files=True)
