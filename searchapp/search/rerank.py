@@ -50,7 +50,7 @@ from searchapp.store import repo
 
 if TYPE_CHECKING:
     from searchapp.embedding.cross_encoder import CrossEncoder
-    from searchapp.search.service import SearchHit
+    from searchapp.search.hits import SearchHit
 
 log = logging.getLogger(__name__)
 DEPTH = 30  # candidates rescored per query (rerank_latency.py measures this many)
@@ -73,7 +73,7 @@ def passage_text(hit: SearchHit) -> str:
     """The text the reranker reads for a hit: its matched passage, else the whole text.
 
     Example:
-        >>> from searchapp.search.service import SearchHit
+        >>> from searchapp.search.hits import SearchHit
         >>> passage_text(SearchHit("d", "intro. the part that matched", 1.0, span=(7, 28)))
         'the part that matched'
     """
