@@ -85,6 +85,7 @@ class Settings:
     ray_address: str | None = None
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     passage_tokens: int | None = None  # None: half the model's window
+    answer_sentences: bool = True  # cut and encode sentences at embed time, for answers
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -116,7 +117,8 @@ class Settings:
                    precision=precision, max_upload_bytes=max_upload_bytes(env),
                    password=password, password_hash=password_hash,
                    ray_address=ray_address(env), busy_timeout=busy_timeout(env),
-                   passage_tokens=passage_tokens(env))
+                   passage_tokens=passage_tokens(env),
+                   answer_sentences=answer_sentences(env))
 
     @property
     def password_required(self) -> bool:
@@ -284,6 +286,23 @@ def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
         raise ConfigError(f"SEARCHAPP_PASSAGE_TOKENS={raw!r} is not valid; use a whole number "
                           "of tokens, 16 or more (the model's window caps it).")
     return int(raw)
+
+
+def answer_sentences(env: Mapping[str, str] | None = None) -> bool:
+    """SEARCHAPP_ANSWER_SENTENCES: whether the embed job keeps each passage's sentences for
+    answers (default on; ``0`` saves the encoder time they take, and answers go silent on
+    documents embedded so).
+
+    Example:
+        >>> answer_sentences({"SEARCHAPP_ANSWER_SENTENCES": "0"}), answer_sentences({})
+        (False, True)
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_ANSWER_SENTENCES", "") or "1").strip().lower()
+    if raw not in ("0", "1", "off", "on", "false", "true", "no", "yes"):
+        raise ConfigError(f"SEARCHAPP_ANSWER_SENTENCES={raw!r} is not valid; use 1 (keep "
+                          "sentences for answers, the default) or 0.")
+    return raw in ("1", "on", "true", "yes")
 
 
 def ray_address(env: Mapping[str, str] | None = None) -> str | None:

@@ -64,7 +64,7 @@ def test_an_export_imports_back_and_a_bad_file_names_its_line(cli_app, capsys, t
     assert code == 0 and out.startswith("Imported 3 judgements into 'faq' (0 of query results, "
                                         "3 of pairs): 3 new, 0 changed, 0 already stored.")
     code, exported, _ = run(capsys, "judge", "export", "--corpus", "faq")
-    assert exported.splitlines()[0] == "kind,query,doc_id,a_id,b_id,label,source,created_at"
+    assert exported.splitlines()[0] == "kind,query,doc_id,a_id,b_id,answer,label,source,created_at"
     back = tmp_path / "back.csv"
     back.write_text(exported, encoding="utf-8")
     code, out, _ = run(capsys, "judge", "import", "--corpus", "faq", str(back), "--json")

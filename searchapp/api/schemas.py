@@ -132,6 +132,9 @@ class SearchIn(Strict):
                                     description="minimum cosine (semantic and hybrid)")
     rerank: bool = Field(default=False, description="the corpus' reranker reorders the first "
                          "30 candidates (409 no-reranker when the corpus has none)")
+    answer: bool | None = Field(default=None, description="seek the sentences that answer "
+                                "the query: true for any query, false never; null (default) "
+                                "when the query reads as a question")
 
 
 class RankScore(BaseModel):
@@ -179,9 +182,36 @@ class Hit(BaseModel):
                                                "as /view/manuals/guide.md?mark=120-480#s-3).")
 
 
+class AnswerOut(BaseModel):
+    """A sentence of a document that answers the query: extracted, never generated."""
+
+    text: str
+    doc_id: str
+    source: SourceOut | None = None
+    score: float = Field(description="The answer score the threshold reads: the sentence's "
+                                     "cosine to the query blended with its passage's.")
+    context: list[str] = Field(description="The sentence before and the sentence after it "
+                                           "in its document ('' at either end).")
+    start: int
+    end: int
+    view: str | None = Field(None, description="The reader view opened at the sentence.")
+
+
+class AnswerInfo(BaseModel):
+    asked: bool = Field(description="Whether an answer was sought (a question, or answer: true).")
+    silent: bool = Field(description="Sought, and no sentence was clear enough: 'no clear "
+                                     "answer in these documents'.")
+    threshold: float
+    threshold_source: str
+
+
 class SearchOut(BaseModel):
     mode: str
     rerank: bool = False
+    answers: list[AnswerOut] = Field(default_factory=list, description="The 1-3 sentences "
+                                     "that answer the query, best first; empty when none is "
+                                     "clear or none was sought.")
+    answer: AnswerInfo | None = None
     results: list[Hit]
 
 

@@ -31,18 +31,19 @@ Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]
 
 @router.post("/corpora/{name}/search", response_model=s.SearchOut, summary="Search a corpus")
 def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.SearchOut:
+    from searchapp.answers.service import result_json, search_with_answers
     from searchapp.base.timing import StageTimes
     from searchapp.search.service import hit_json
-    from searchapp.search.service import search as run_search
 
     times = StageTimes()
     check_text_value(body.query, "query")
     for condition in body.where:
         check_text_value(condition, "filter")
-    hits = run_search(app, name, body.query, k=body.k, min_score=body.min_score,
-                      mode=body.mode, where=body.where, times=times, rerank=body.rerank)
+    hits, answered = search_with_answers(app, name, body.query, answer=body.answer, k=body.k,
+                                         min_score=body.min_score, mode=body.mode,
+                                         where=body.where, times=times, rerank=body.rerank)
     response.headers["Server-Timing"] = times.server_timing()
-    return s.SearchOut(mode=body.mode, rerank=body.rerank,
+    return s.SearchOut(mode=body.mode, rerank=body.rerank, **result_json(answered),
                        results=[s.Hit(**hit_json(h)) for h in hits])
 
 

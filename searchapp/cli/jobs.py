@@ -129,11 +129,12 @@ def worker(args: argparse.Namespace) -> int:
     if args.once:
         print(f"Ran {work(app, stop_when_idle=True)} jobs.")
         return 0
+    from searchapp.answers.service import answer_request
     from searchapp.search.query_server import QueryServer
     from searchapp.watching.keeper import Keeper
 
     # beside the jobs: the watched folders kept in step, and `searchapp search` answered
     # with the loaded model (DATA_DIR/run/query.sock); idle, the process starts afresh
-    queries = QueryServer(lambda: app, app.settings.data_dir)
+    queries = QueryServer(lambda: app, app.settings.data_dir, answer_request)
     serve(app, companions=[Keeper(app).run, queries.run], start_afresh=True)
     return 0

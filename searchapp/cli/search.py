@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument("--rerank", action="store_true",
                    help="the corpus' reranker reorders the first 30 results (train one with "
                         "`searchapp judge train-reranker`)")
+    answer = c.add_mutually_exclusive_group()
+    answer.add_argument("--answer", action="store_true", default=None,
+                        help="print the sentences of the documents that answer the query "
+                        "before the hits, for any query (a question gets them without this)")
+    answer.add_argument("--no-answer", dest="answer", action="store_false",
+                        help="hits only, even for a question")
     c.add_argument("--here", action="store_true",
                    help="search in this process even when the app or a worker is running "
                         "(loads the model)")
@@ -50,14 +56,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 def search(args: argparse.Namespace) -> int:
     request = {"corpus": args.corpus, "query": args.query, "k": args.k,
                "mode": args.mode or DEFAULT_MODE, "where": args.where,
-               "min_score": args.min_score, "rerank": args.rerank}
+               "min_score": args.min_score, "rerank": args.rerank, "answer": args.answer}
     answer = None if args.here else ask_running(request)
     if answer is None:
         answer = search_here(request)
     hits, mode = answer["hits"], answer["mode"]
     if args.json:
-        print_json({"mode": mode, "rerank": args.rerank, "results": hits})
+        print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
+                    "answer": answer.get("answer"), "results": hits})
         return 0
+    for line in answer_lines(answer):
+        print(line)
     if not hits:
         print("No results.")
     for rank, h in enumerate(hits, start=1):
@@ -84,16 +93,39 @@ def ask_running(request: dict) -> dict | None:
 
 
 def search_here(request: dict) -> dict:
-    """The search run in this process: ``{"mode": ..., "hits": [hit_json, ...]}``, the shape
-    a running process answers with."""
-    from searchapp.search.service import check_mode, hit_json
-    from searchapp.search.service import search as run_search
+    """The search run in this process: ``{"mode": ..., "hits": [hit_json, ...], "answers":
+    [...], "answer": {...}}``, the shape a running process answers with."""
+    from searchapp.answers.service import answer_request
 
-    mode = check_mode(request["mode"])
-    hits = run_search(common.one_query_app(), request["corpus"], request["query"], k=request["k"],
-                      min_score=request["min_score"], mode=mode, where=request["where"],
-                      rerank=request["rerank"])
-    return {"mode": mode, "hits": [hit_json(h) for h in hits]}
+    return answer_request(common.one_query_app(), request)
+
+
+def answer_lines(answer: dict) -> list[str]:
+    """The answer lines printed before the hits: each answer with where it stands, or the
+    silence line; nothing when no answer was sought.
+
+    Example:
+        >>> answer_lines({"answer": {"asked": True, "silent": True}, "answers": []})
+        ['Answer: no clear answer in these documents.', '']
+        >>> answer_lines({"answer": {"asked": True, "silent": False}, "answers": [
+        ...     {"text": "Run  git reset --soft HEAD^.", "doc_id": "git-reset.html", "score": 0.71,
+        ...      "source": {"path": "git-reset.html", "type": "html", "page": None,
+        ...                 "section": "EXAMPLES"}, "view": None}]})[:2]
+        ['Answer 1 (0.710): Run git reset --soft HEAD^.', '         git-reset.html · EXAMPLES']
+    """
+    meta = answer.get("answer") or {}
+    if not meta.get("asked"):
+        return []
+    if not answer.get("answers"):
+        return ["Answer: no clear answer in these documents.", ""]
+    lines = []
+    for n, a in enumerate(answer["answers"], start=1):
+        lines.append(f"Answer {n} ({a['score']:.3f}): {cell(' '.join(a['text'].split()))}")
+        where = where_in_file(a["source"]) if a.get("source") else f"[{a['doc_id']}]"
+        lines.append(" " * 9 + cell(where))
+        if a.get("view"):
+            lines.append(" " * 9 + "open: " + cell(a["view"]))
+    return [*lines, ""]
 
 
 def where_in_file(source: dict) -> str:

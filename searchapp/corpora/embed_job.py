@@ -123,10 +123,12 @@ def embed_rows(app, handle, encoder, rows: list[tuple[int, str]], checkpoint=Non
     with app.db.session() as s:  # documents read from files: their pages and sections
         layouts = repo.layouts_by_id(s, ids)
     embedded = embed_documents(encoder, [text for _, text in rows], app.settings.passage_tokens,
-                               [layouts.get(i) for i in ids], checkpoint=checkpoint)
+                               [layouts.get(i) for i in ids], checkpoint=checkpoint,
+                               sentences=app.settings.answer_sentences)
     with app.db.session() as s:
         generation = repo.save_embeddings(s, handle.corpus_id, model.id, ids,
-                                          embedded.vectors, embedded.passages)
+                                          embedded.vectors, embedded.passages,
+                                          embedded.sentences)
     fault_point("embed batch committed, index not advanced")
     app.indexes.advance(handle.corpus_id, model, generation, ids, embedded.vectors)
     labels, passage_vectors = _passage_rows(ids, embedded, model.dimension)

@@ -180,6 +180,7 @@ class EncodeAndStore:
         settings = Settings.from_env(env)
         self.db = Database(settings.database_url, settings.busy_timeout)
         self.passage_tokens = settings.passage_tokens
+        self.sentences = settings.answer_sentences
         self.encoder = load_encoder(model_name, settings)
         self.corpus_id, self.model_id = corpus_id, model_id
 
@@ -194,11 +195,12 @@ class EncodeAndStore:
             with self.db.session() as s:  # documents read from files: pages and sections
                 layouts = repo.layouts_by_id(s, [i for i, _ in rows])
             embedded = embed_documents(self.encoder, [text for _, text in rows],
-                                       self.passage_tokens, [layouts.get(i) for i, _ in rows])
+                                       self.passage_tokens, [layouts.get(i) for i, _ in rows],
+                                       sentences=self.sentences)
             fault_point("ray embed batch encoded, not committed")
             with self.db.session() as s:
                 repo.save_embeddings(s, self.corpus_id, self.model_id, [i for i, _ in rows],
-                                     embedded.vectors, embedded.passages)
+                                     embedded.vectors, embedded.passages, embedded.sentences)
             fault_point("ray embed batch committed, not reported")
         return {"embedded": np.array([len(rows)]), "ids": np.array([len(ids)])}
 

@@ -29,11 +29,12 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from searchapp.embedding import speed
+from searchapp.embedding.sentences import sentence_spans
 
 SPECIAL_TOKENS = 2  # [CLS] and [SEP] take two places of the model's window
 WINDOW_SHARE = 0.5  # a passage's share of the model's window (see window_for)
@@ -186,10 +187,13 @@ def _plan_pieces(encoder, texts: Sequence[str], pieces: list[tuple[int, int, int
 
 @dataclass(frozen=True)
 class Embedded:
-    """A batch embedded: document vectors (n, dim) and, per split document, its passages."""
+    """A batch embedded: document vectors (n, dim), per split document its passages, and
+    (when asked) per document its sentences by passage."""
 
     vectors: np.ndarray
     passages: dict[int, tuple[np.ndarray, np.ndarray]]  # row -> (vectors (p, dim), spans (p, 2))
+    # row -> [(passage number, spans (s, 2), vectors (s, dim))]; {} when not asked
+    sentences: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = field(default_factory=dict)
 
     @property
     def split(self) -> int:
@@ -198,12 +202,16 @@ class Embedded:
 
 def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
                     layouts: Sequence[list | None] | None = None,
-                    checkpoint: Callable[[], None] | None = None) -> Embedded:
+                    checkpoint: Callable[[], None] | None = None,
+                    sentences: bool = False) -> Embedded:
     """Vectors for documents, long ones through their passages (one encoder call in all).
 
     ``checkpoint`` goes to the encoder, which calls it between its batches (a job
     stops there when cancelled: see ``SiameseEncoder.encode``); it is also called
-    once the passages are planned.
+    once the passages are planned. ``sentences``: also cut each text into sentences
+    (``searchapp.embedding.sentences``) and encode them in the same call, each with its
+    passage's heading path, for answers (``sentence_rows``); a text of one sentence that
+    fits the window is its own sentence and is not encoded twice.
 
     Example:
         >>> out = embed_documents(encoder, ["short", "a long text ... " * 200])  # doctest: +SKIP
@@ -221,6 +229,14 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         heads = p.heads or [None] * len(p.spans)
         pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
                                                                         strict=True))
+    cut = sentence_plan(texts, plans) if sentences else {}
+    first_sentence = len(pieces)
+    for row, parts in cut.items():
+        if _own_vector(parts):
+            continue
+        heads = plans[row].heads or [None] * len(plans[row].spans)
+        pieces.extend(with_head(texts[row][a:b], heads[p]) for p, spans in parts
+                      for a, b in spans)
     if checkpoint is not None:
         checkpoint()
     encoded = encoder.encode(pieces, checkpoint=checkpoint)  # (pieces, dim)
@@ -235,4 +251,47 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         vectors[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         passages[row] = (np.ascontiguousarray(part, dtype=np.float32),
                          np.asarray(plans[row].spans, dtype=np.int32))
-    return Embedded(vectors, passages)
+    return Embedded(vectors, passages, _sentence_vectors(cut, encoded[first_sentence:], vectors))
+
+
+def sentence_plan(texts: Sequence[str], plans: Sequence[PassagePlan]
+                  ) -> dict[int, list[tuple[int, list[tuple[int, int]]]]]:
+    """Per text with a sentence: [(passage, [sentence span, ...]), ...], each sentence in the
+    first passage that holds its start (passages overlap).
+
+    Example:
+        >>> sentence_plan(["One. Two.", "Alone", " "],
+        ...               [PassagePlan([(0, 9)]), PassagePlan([(0, 5)]), PassagePlan([(0, 1)])])
+        {0: [(0, [(0, 4), (5, 9)])], 1: [(0, [(0, 5)])]}
+    """
+    out: dict[int, list[tuple[int, list[tuple[int, int]]]]] = {}
+    for row, (text, p) in enumerate(zip(texts, plans, strict=True)):
+        ends = [b for _, b in p.spans]
+        by_passage: dict[int, list[tuple[int, int]]] = {}
+        for a, b in sentence_spans(text):  # the first passage ending after the sentence's start
+            number = min(bisect_right(ends, a), len(ends) - 1)
+            by_passage.setdefault(number, []).append((a, b))
+        if by_passage:
+            out[row] = sorted(by_passage.items())
+    return out
+
+
+def _own_vector(parts: list[tuple[int, list[tuple[int, int]]]]) -> bool:
+    """A text that is one sentence in one passage: its vector is the sentence's."""
+    return len(parts) == 1 and len(parts[0][1]) == 1
+
+
+def _sentence_vectors(cut: dict, encoded: np.ndarray, vectors: np.ndarray
+                      ) -> dict[int, list[tuple[int, np.ndarray, np.ndarray]]]:
+    """The encoded sentences back per text and passage (in ``cut``'s order)."""
+    out: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    at = 0
+    for row, parts in cut.items():
+        if _own_vector(parts):
+            out[row] = [(parts[0][0], np.asarray(parts[0][1], np.int32), vectors[row:row + 1])]
+            continue
+        out[row] = []
+        for number, spans in parts:
+            out[row].append((number, np.asarray(spans, np.int32), encoded[at:at + len(spans)]))
+            at += len(spans)
+    return out

@@ -42,12 +42,14 @@ from searchapp.store.schema import utcnow
 
 QUERY_COLUMNS = ("query", "doc_id")
 PAIR_COLUMNS = ("a_id", "b_id")
-EXPORT_COLUMNS = ["kind", "query", "doc_id", "a_id", "b_id", "label", "source", "created_at"]
+ANSWER_COLUMN = "answer"  # with query,doc_id: the sentence shown as the query's answer
+EXPORT_COLUMNS = ["kind", "query", "doc_id", "a_id", "b_id", "answer", "label", "source",
+                  "created_at"]
 BATCH = 5_000  # rows looked up and written at a time by an import
 MAX_IMPORT_ROWS = 2_000_000  # rows one import reads (1,000,000 took 131 s on 2 cores)
-YES = {"1", "yes", "y", "true", "relevant", "duplicate", "dup", "same"}
+YES = {"1", "yes", "y", "true", "relevant", "duplicate", "dup", "same", "right"}
 NO = {"0", "no", "n", "false", "not relevant", "not_relevant", "irrelevant", "not duplicate",
-      "not_duplicate", "different"}
+      "not_duplicate", "different", "wrong"}
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class ImportSummary:
     query: int
     pair: int
     repeated: int = 0
+    answer: int = 0
 
 
 ESCAPED_STARTS = (*FORMULA_STARTS, "'")  # after a "'", these mean the "'" was added
@@ -131,7 +134,7 @@ def parse_label(kind: str, cell: str) -> int:
 def _columns(columns: Sequence[str], filename: str) -> dict[str, str]:
     """{our name: the file's column} for the columns we read; two columns that both
     read as one of them (``label`` and ``Label``) are refused, naming both."""
-    wanted = {*QUERY_COLUMNS, *PAIR_COLUMNS, "label"}
+    wanted = {*QUERY_COLUMNS, *PAIR_COLUMNS, ANSWER_COLUMN, "label"}
     by_name = _unique_names(columns, wanted, filename)
     found = {k: by_name[k] for k in wanted if k in by_name}
     has_query = all(c in found for c in QUERY_COLUMNS)
@@ -216,7 +219,8 @@ def _item(row: dict[str, str], where: str) -> Item:
             "a_id,b_id; a row judges either a query and a document or two documents.")
     try:
         if query_filled:
-            kind, q, a, b = item_of(query=row.get("query"), doc=row.get("doc_id") or None)
+            kind, q, a, b = item_of(query=row.get("query"), doc=row.get("doc_id") or None,
+                                    answer=row.get(ANSWER_COLUMN) or None)
         else:
             kind, q, a, b = item_of(a=row.get("a_id") or None, b=row.get("b_id") or None)
         label = parse_label(kind, row["label"])
@@ -247,7 +251,7 @@ def store_items(s: Session, corpus_id: int, items: Iterable[Item]) -> ImportSumm
     """
     seen: set[int] = set()
     added = updated = unchanged = repeated = 0
-    kinds = {"query": 0, "pair": 0}
+    kinds = {"query": 0, "pair": 0, "answer": 0}
     now = utcnow()
     for batch in batches(items):
         latest: dict[str, Item] = {}
@@ -280,7 +284,8 @@ def store_items(s: Session, corpus_id: int, items: Iterable[Item]) -> ImportSumm
             s.execute(insert(JudgementRow), new)
         if changed:
             s.execute(update(JudgementRow), changed)
-    return ImportSummary(added, updated, unchanged, kinds["query"], kinds["pair"], repeated)
+    return ImportSummary(added, updated, unchanged, kinds["query"], kinds["pair"], repeated,
+                         kinds["answer"])
 
 
 def judgements_frame(judgements: Sequence, out: str | Path | None = None) -> str | None:
@@ -288,12 +293,13 @@ def judgements_frame(judgements: Sequence, out: str | Path | None = None) -> str
 
     Example:
         >>> print(judgements_frame([]).strip())
-        kind,query,doc_id,a_id,b_id,label,source,created_at
+        kind,query,doc_id,a_id,b_id,answer,label,source,created_at
     """
     records = [{"kind": j.kind, "query": escape_quote(j.query or ""),
-                "doc_id": escape_quote(j.a) if j.kind == "query" else "",
+                "doc_id": escape_quote(j.a) if j.kind != "pair" else "",
                 "a_id": escape_quote(j.a) if j.kind == "pair" else "",
-                "b_id": escape_quote(j.b or ""),
+                "b_id": escape_quote(j.b or "") if j.kind == "pair" else "",
+                "answer": escape_quote(j.b or "") if j.kind == "answer" else "",
                 "label": j.label, "source": j.source,
                 "created_at": j.created_at.isoformat(sep=" ", timespec="seconds")}
                for j in judgements]

@@ -13,10 +13,11 @@ from __future__ import annotations
 from searchapp.corpora.names import check_id, check_text_value
 from searchapp.errors import InvalidParameterError
 
-KINDS = ("query", "pair")
+KINDS = ("query", "pair", "answer")
 SOURCES = ("search", "duplicates", "label", "review", "import", "cli", "api")
 MAX_GRADE = 3  # query labels: 0 not relevant, 1 relevant, 2 highly, 3 perfectly
 MAX_QUERY_CHARS = 2_000
+MAX_ANSWER_CHARS = 500  # an answer judgement keeps the sentence (b) in this many characters
 
 
 def normalise_query(query: str) -> str:
@@ -62,6 +63,8 @@ def check_label(kind: str, label: int | bool) -> int:
         raise InvalidParameterError(f"A label is a whole number; got {label!r}.")
     if kind == "pair" and value not in (0, 1):
         raise InvalidParameterError(f"A pair's label is 1 (duplicate) or 0 (not); got {value}.")
+    if kind == "answer" and value not in (0, 1):
+        raise InvalidParameterError(f"An answer's label is 1 (right) or 0 (wrong); got {value}.")
     if kind == "query" and not 0 <= value <= MAX_GRADE:
         raise InvalidParameterError(
             f"A query judgement's label is a grade from 0 (not relevant) to {MAX_GRADE}; "
@@ -70,8 +73,11 @@ def check_label(kind: str, label: int | bool) -> int:
 
 
 def item_of(query: str | None = None, doc: str | None = None, a: str | None = None,
-            b: str | None = None) -> tuple[str, str | None, str, str | None]:
-    """(kind, query, a, b) of what is judged: query + doc, or a + b (ordered a < b).
+            b: str | None = None, answer: str | None = None
+            ) -> tuple[str, str | None, str, str | None]:
+    """(kind, query, a, b) of what is judged: query + doc, or a + b (ordered a < b), or
+    query + doc + answer (the answer's sentence, as b: whitespace runs made one space, at
+    most ``MAX_ANSWER_CHARS``), a sentence of that document shown as the query's answer.
 
     Document ids follow the documents' one rule (``corpora.names.check_id``:
     spaces around them removed, control characters and ``.``/``..`` refused), so
@@ -82,7 +88,15 @@ def item_of(query: str | None = None, doc: str | None = None, a: str | None = No
         ('pair', None, 'q10', 'q9')
         >>> item_of(query=" reset  password", doc=" q1 ")
         ('query', 'reset password', 'q1', None)
+        >>> item_of(query="how to reset?", doc="q1", answer=" Click  Reset. ")
+        ('answer', 'how to reset?', 'q1', 'Click Reset.')
     """
+    if answer is not None:
+        _, q, d, _ = item_of(query=query, doc=doc)
+        text = normalise_query(answer)[:MAX_ANSWER_CHARS]
+        if not text:
+            raise InvalidParameterError("An answer judgement needs the answer's sentence.")
+        return "answer", q, d, check_text_value(text, "answer")
     if query is not None or doc is not None:
         if a is not None or b is not None:
             raise InvalidParameterError(

@@ -1,10 +1,13 @@
 """Judgements: a person's labels on a corpus, stored, undone, counted, listed, exchanged as CSV.
 
-Two kinds, each naming documents by the corpus' own (external) ids:
+Three kinds, each naming documents by the corpus' own (external) ids:
 
 - ``query``: a query → a document, label a grade 0–3 (0 = not relevant, ≥ 1 relevant;
   a plain yes is 1);
-- ``pair``: document ↔ document, label 1 (duplicate) or 0 (not); stored with a < b.
+- ``pair``: document ↔ document, label 1 (duplicate) or 0 (not); stored with a < b;
+- ``answer``: a query → a sentence of a document shown as its answer (the document as a,
+  the sentence as b), label 1 (right) or 0 (wrong): what calibrates the answer threshold
+  (``searchapp.answers.threshold``).
 
 One label per item: judging an item again replaces its label (a person changing
 their mind). Every front end (the Search, Duplicates and Label pages, the
@@ -124,7 +127,7 @@ def _view(row, corpus: str) -> Judgement:
 # ---- the API ------------------------------------------------------------------------------
 def add(app: App, corpus: str, *, label: int | bool, query: str | None = None,
         doc: str | None = None, a: str | None = None, b: str | None = None,
-        source: str) -> Judgement:
+        source: str, answer: str | None = None) -> Judgement:
     """Store a judgement (replacing an earlier label of the same item) and return it.
 
     Checks before writing: the source, the label's range for its kind, and that
@@ -135,11 +138,12 @@ def add(app: App, corpus: str, *, label: int | bool, query: str | None = None,
         Judgement(id=1, corpus='faq', kind='query', query='reset', a='q12', ...)
     """
     check_source(source)
-    kind, q, a_id, b_id = item_of(query, doc, a, b)
+    kind, q, a_id, b_id = item_of(query, doc, a, b, answer)
     value = check_label(kind, label)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    _missing(app, state.id, state.name, [i for i in (a_id, b_id) if i is not None])
+    _missing(app, state.id, state.name, [a_id] if kind == "answer" else
+             [i for i in (a_id, b_id) if i is not None])
     try:
         with app.db.session() as s:
             return _view(rows.upsert(s, state.id, kind, q, a_id, b_id, value, source), state.name)
@@ -167,7 +171,7 @@ def remove(app: App, corpus: str, judgement_id: int) -> Judgement:
 
 
 def list_judgements(app: App, corpus: str, kind: str | None = None) -> list[Judgement]:
-    """A corpus' judgements, oldest first; ``kind`` 'query' or 'pair' for one kind.
+    """A corpus' judgements, oldest first; ``kind`` 'query', 'pair' or 'answer' for one kind.
 
     Example:
         >>> [j.label for j in list_judgements(app, "faq", kind="pair")]   # doctest: +SKIP
@@ -216,7 +220,8 @@ def counts(app: App, corpus: str) -> dict[str, int]:
     """How many judgements of each kind and answer, and how many distinct queries.
 
     Keys: ``total``, ``query``, ``pair``, ``relevant`` (grade ≥ 1), ``not_relevant``,
-    ``duplicate``, ``not_duplicate``, ``queries``.
+    ``duplicate``, ``not_duplicate``, ``queries``, ``answer``, ``right_answer``,
+    ``wrong_answer`` (``total`` counts queries and pairs, as before answers were judged).
 
     Example:
         >>> counts(app, "faq")                                             # doctest: +SKIP
@@ -232,7 +237,10 @@ def counts(app: App, corpus: str) -> dict[str, int]:
     pair_total = sum(n for (k, _), n in by_label.items() if k == "pair")
     return {"total": query_total + pair_total, "query": query_total, "pair": pair_total,
             "relevant": relevant, "not_relevant": query_total - relevant,
-            "duplicate": duplicate, "not_duplicate": pair_total - duplicate, "queries": queries}
+            "duplicate": duplicate, "not_duplicate": pair_total - duplicate, "queries": queries,
+            "answer": by_label.get(("answer", 1), 0) + by_label.get(("answer", 0), 0),
+            "right_answer": by_label.get(("answer", 1), 0),
+            "wrong_answer": by_label.get(("answer", 0), 0)}
 
 
 def texts(app: App, corpus: str, ids: list[str]) -> dict[str, str]:
@@ -287,12 +295,12 @@ def import_csv(app: App, corpus: str, source: bytes | str | Path, filename: str 
 def export_csv(app: App, corpus: str, out: str | Path | None = None) -> str | None:
     """Write the corpus' judgements as CSV (to ``out``, or returned as text when None).
 
-    Columns ``kind,query,doc_id,a_id,b_id,label,source,created_at``; ``import_csv``
+    Columns ``kind,query,doc_id,a_id,b_id,answer,label,source,created_at``; ``import_csv``
     reads the file back. Formula-like cells are escaped for spreadsheets.
 
     Example:
         >>> print(export_csv(app, "faq"))                                  # doctest: +SKIP
-        kind,query,doc_id,a_id,b_id,label,source,created_at
+        kind,query,doc_id,a_id,b_id,answer,label,source,created_at
         pair,,,q1,q2,1,cli,2026-11-01 10:00:00
     """
     return judgements_frame(list_judgements(app, corpus), out)

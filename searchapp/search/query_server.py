@@ -47,8 +47,12 @@ READ_SECONDS = 10.0  # a client sends its request at once
 class QueryServer:
     """Answers the searches of ``searchapp search`` with this process' App."""
 
-    def __init__(self, app: Callable[[], App], data_dir: Path):
+    def __init__(self, app: Callable[[], App], data_dir: Path,
+                 respond: Callable[[App, dict], dict] | None = None):
+        # respond: a request → its answer's dict (the front end's: hits and answers,
+        # ``answers.service.answer_request``); default: the hits only
         self.app, self.data_dir = app, Path(data_dir)
+        self.respond = respond or search_request
         self.path = query_wire.socket_path(self.data_dir)
 
     def run(self, stop: threading.Event) -> None:
@@ -122,10 +126,15 @@ class QueryServer:
             if not isinstance(request, dict) or request.get("database") != \
                     query_wire.database_key(app.settings.database_url):
                 return {"elsewhere": "this process serves another database"}
-            mode = check_mode(request.get("mode") or DEFAULT_MODE)
-            hits = search(app, request["corpus"], request["query"], k=request.get("k", 10),
-                          min_score=request.get("min_score"), mode=mode,
-                          where=request.get("where"), rerank=bool(request.get("rerank")))
-            return {"mode": mode, "hits": [hit_json(h) for h in hits]}
+            return self.respond(app, request)
         except Exception as exc:  # the boundary: one line back, a bug's traceback logged
             return {"error": describe(exc, self.data_dir / LOG_NAME, "search over the socket")}
+
+
+def search_request(app: App, request: dict) -> dict:
+    """A wire request searched: ``{"mode": ..., "hits": [hit_json, ...]}``."""
+    mode = check_mode(request.get("mode") or DEFAULT_MODE)
+    hits = search(app, request["corpus"], request["query"], k=request.get("k", 10),
+                  min_score=request.get("min_score"), mode=mode,
+                  where=request.get("where"), rerank=bool(request.get("rerank")))
+    return {"mode": mode, "hits": [hit_json(h) for h in hits]}

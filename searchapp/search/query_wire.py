@@ -6,7 +6,8 @@ process listens on a Unix socket in the data folder (``query_server``): 0600 in 
 folder, the privacy of the database itself, so no password is asked. One JSON request per
 connection (the search's arguments, sent, then the writing side shut) gets one JSON answer:
 
-- ``{"hits": [hit_json, ...], "mode": "hybrid"}``: the search's hits (``service.hit_json``);
+- ``{"hits": [hit_json, ...], "mode": "hybrid", "answers": [...], "answer": {...}}``: the
+  search's hits (``service.hit_json``) and its answers (``answers.service.result_json``);
 - ``{"error": "one line"}``: a SearchAppError's message (or a bug's line with its log
   reference), which ``ask`` raises as a SearchAppError: the CLI prints the same line as when
   it searches itself;
@@ -40,7 +41,7 @@ MAX_PATH = 100  # sun_path holds 108 bytes; longer paths are reached through the
 MAX_MESSAGE = 64 * 1024 * 1024  # an answer of 1,000 hits with long texts fits
 CONNECT_SECONDS = 0.5
 ANSWER_SECONDS = 120.0  # the process may have to load the corpus' model first
-FIELDS = ("corpus", "query", "k", "mode", "where", "min_score", "rerank")
+FIELDS = ("corpus", "query", "k", "mode", "where", "min_score", "rerank", "answer")
 
 
 def socket_path(data_dir: Path) -> Path:

@@ -29,15 +29,19 @@ from searchapp.store.documents import (  # noqa: F401 - doctest
     documents_missing_embedding,
 )
 from searchapp.store.schema import Document, EmbeddedCount, Embedding
+from searchapp.store.sentences import save_sentences
 
 
 def save_embeddings(s: Session, corpus_id: int, model_id: int, doc_ids: list[int],
                     vectors: np.ndarray,
-                    passages: dict[int, tuple[np.ndarray, np.ndarray]] | None = None) -> int:
+                    passages: dict[int, tuple[np.ndarray, np.ndarray]] | None = None,
+                    sentences: dict[int, list] | None = None) -> int:
     """Store float32 vectors (n, dim) for documents of a corpus; returns the generation.
 
     ``passages`` maps a row of ``vectors`` (a document longer than the model's
-    window) to its passages' vectors (p, dim) and character spans (p, 2).
+    window) to its passages' vectors (p, dim) and character spans (p, 2);
+    ``sentences`` a row to its sentences by passage (``store/sentences.py``; the
+    document's stored sentences are replaced either way).
     Existing vectors of the same documents are replaced. Documents deleted
     meanwhile (a newer upload replaced their text) are skipped: their vectors
     would describe a text that no longer exists.
@@ -60,6 +64,9 @@ def save_embeddings(s: Session, corpus_id: int, model_id: int, doc_ids: list[int
              "passages": None if p is None else np.ascontiguousarray(p[0], np.float32).tobytes(),
              "passage_spans": None if p is None else np.asarray(p[1], np.int32).tobytes()}
             for i, v, p in keep])
+    by_row = sentences or {}
+    save_sentences(s, model_id, {ids[row]: parts for row, parts in by_row.items()
+                                 if ids[row] in alive}, replace=[i for i, _, _ in keep])
     _add_to_count(s, corpus_id, model_id, len(keep) - replaced)
     return generation
 

@@ -127,7 +127,7 @@ def judgement_page(s: Session, corpus_id: int, kind: str | None, after_id: int,
     however deep the page; both kinds are two such reads merged (one query over both sorted
     the whole corpus' rows for every page: 0.56 s a page at 1M judgements)."""
     found: list[Judgement] = []
-    for k in (kind,) if kind is not None else ("pair", "query"):
+    for k in (kind,) if kind is not None else ("answer", "pair", "query"):
         found += s.scalars(select(Judgement).where(
             Judgement.corpus_id == corpus_id, Judgement.kind == k, Judgement.id > after_id)
             .order_by(Judgement.id).limit(limit))
@@ -153,6 +153,7 @@ def label_counts(s: Session, corpus_id: int) -> dict[tuple[str, int], int]:
 
 
 NO_PAIRS = "0:0:0:"  # ``pair_mark`` of a corpus without pair judgements
+NO_ANSWERS = NO_PAIRS  # ``kind_mark(..., "answer")`` of a corpus without answer judgements
 
 
 def pair_mark(s: Session, corpus_id: int) -> str:
@@ -171,10 +172,16 @@ def pair_mark(s: Session, corpus_id: int) -> str:
         ...     before == NO_PAIRS, pair_mark(s, c.id) == before
         (True, False)
     """
+    return kind_mark(s, corpus_id, "pair")
+
+
+def kind_mark(s: Session, corpus_id: int, kind: str) -> str:
+    """``pair_mark`` for the judgements of any kind (answers: whether a calibrated answer
+    threshold still reflects them)."""
     n, top, ones, last = s.execute(
         select(func.count(), func.max(Judgement.id), func.sum(Judgement.label),
                func.max(Judgement.updated_at))
-        .where(Judgement.corpus_id == corpus_id, Judgement.kind == "pair")).one()
+        .where(Judgement.corpus_id == corpus_id, Judgement.kind == kind)).one()
     return f"{int(n)}:{int(top or 0)}:{int(ones or 0)}:{last.isoformat() if last else ''}"
 
 

@@ -87,6 +87,7 @@ from searchapp.store.documents import (
 )
 from searchapp.store.embeddings import embedded_ids, passage_spans, save_embeddings, vectors_for
 from searchapp.store.facets import top_values
+from searchapp.store.sentences import read_sentences, save_sentences, sentence_count
 
 __all__ = [
     "AddResult",
@@ -131,12 +132,15 @@ __all__ = [
     "pack_arrays",
     "passage_spans",
     "passages_since",
+    "read_sentences",
     "removed_since",
     "rename_documents",
     "renew_documents",
     "replace_meta",
     "save_analysis",
     "save_embeddings",
+    "save_sentences",
+    "sentence_count",
     "set_corpus_reranker",
     "set_meta_value",
     "stored_files",

@@ -48,7 +48,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -155,6 +155,28 @@ class Embedding(Base):
     # and their character spans (p, 2) int32; NULL for a document that fits in one window
     passages: Mapped[bytes | None] = mapped_column(LargeBinary)
     passage_spans: Mapped[bytes | None] = mapped_column(LargeBinary)
+
+
+class PassageSentences(Base):
+    """The sentences of one passage of a document, for one model: their character spans in
+    the document's text (s, 2) int32 and their vectors (s, dim) float16.
+
+    Cut (``searchapp.embedding.sentences``) and encoded at embed time beside the passages,
+    so that an answer (``searchapp.answers``) reads the few rows of a search's top passages
+    by primary key and scores them without splitting or encoding anything at query time.
+    ``passage`` is the passage's number (0 for a document that fits one window); a sentence
+    belongs to the first passage that holds its start. Written and replaced with the
+    document's embedding; gone with the document or the model.
+    """
+
+    __tablename__ = "passage_sentences"
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    model_id: Mapped[int] = mapped_column(
+        ForeignKey("models.id", ondelete="CASCADE"), primary_key=True)
+    passage: Mapped[int] = mapped_column(Integer, primary_key=True)
+    spans: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
+    vectors: Mapped[bytes] = mapped_column(LargeBinary, nullable=False)
 
 
 class EmbeddedCount(Base):

@@ -50,6 +50,10 @@ what brought each document, and ``documents.original``, the SHA-256 of the file 
 for it (``store/sources.py``). Existing documents read from files (those with a layout)
 become ``files`` with the hash their metadata held, taken over by the first folder or
 upload that reads them again; every other existing row becomes ``rows``.
+
+Version 11 (answers): a new table ``passage_sentences``, the sentences of each passage
+(character spans and float16 vectors per model), written by the embed job. Existing
+documents have none until they are embedded again; an answer draws on those that have.
 """
 
 from __future__ import annotations
@@ -362,6 +366,25 @@ _V10_SOURCES_POSTGRESQL = [
     "CREATE INDEX IF NOT EXISTS ix_documents_source ON documents (corpus_id, source)",
 ]
 
+_V11_SENTENCES_SQLITE = [
+    """CREATE TABLE IF NOT EXISTS passage_sentences (
+        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
+        passage INTEGER NOT NULL,
+        spans BLOB NOT NULL,
+        vectors BLOB NOT NULL,
+        PRIMARY KEY (document_id, model_id, passage))""",
+]
+_V11_SENTENCES_POSTGRESQL = [
+    """CREATE TABLE IF NOT EXISTS passage_sentences (
+        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
+        passage INTEGER NOT NULL,
+        spans BYTEA NOT NULL,
+        vectors BYTEA NOT NULL,
+        PRIMARY KEY (document_id, model_id, passage))""",
+]
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -372,4 +395,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     8: {"sqlite": _V8_WATCHED_SQLITE, "postgresql": _V8_WATCHED_POSTGRESQL},
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
+    11: {"sqlite": _V11_SENTENCES_SQLITE, "postgresql": _V11_SENTENCES_POSTGRESQL},
 }

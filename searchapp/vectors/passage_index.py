@@ -136,11 +136,23 @@ class PassageIndex(VectorIndex):
         from the index in one call (and are kept for the next query).
         """
         out: dict[int, tuple[int, float]] = {}
-        for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items():
-            scores = scores_against(matrix, query)  # (p,)
+        for doc, scores in self.passage_scores(query, doc_ids).items():
             best = int(np.argmax(scores))
             out[doc] = (best, float(scores[best]))
         return out
+
+    def passage_scores(self, query: np.ndarray, doc_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """{document: the cosine (p,) of each of its passages to ``query``} for the split
+        documents among doc_ids (vectors as ``best_passages`` gets them).
+
+        Example:
+            >>> idx = PassageIndex(dim=2)
+            >>> idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+            >>> [round(float(x), 2) for x in idx.passage_scores(np.array([0.6, 0.8]), [7, 8])[7]]
+            [0.6, 0.8]
+        """
+        return {doc: scores_against(matrix, query)
+                for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items()}
 
     def spans_of(self, doc_ids: Iterable[int],
                  read: Callable[[list[int]], dict[int, np.ndarray]]) -> dict[int, np.ndarray]:

@@ -221,9 +221,11 @@ async def lifespan(_server: Any) -> AsyncIterator[None]:
         held = False
     stop = threading.Event()
     if held:  # `searchapp search` on this data folder is answered with this process' App
+        from searchapp.answers.service import answer_request
         from searchapp.search.query_server import QueryServer
 
-        threading.Thread(target=QueryServer(app, data_dir).run, args=(stop,), daemon=True,
+        threading.Thread(target=QueryServer(app, data_dir, answer_request).run, args=(stop,),
+                         daemon=True,
                          name="query-server").start()
     try:
         yield
