@@ -69,7 +69,7 @@ def test_an_export_imports_back_and_a_bad_file_names_its_line(cli_app, capsys, t
     back.write_text(exported, encoding="utf-8")
     code, out, _ = run(capsys, "judge", "import", "--corpus", "faq", str(back), "--json")
     assert json.loads(out) | {} == {"added": 0, "updated": 0, "unchanged": 3, "query": 0,
-                                    "pair": 3, "repeated": 0}
+                                    "pair": 3, "repeated": 0, "answer": 0}
     bad = tmp_path / "bad.csv"
     bad.write_text("a_id,b_id,label\np1,p2,1\np1,nope,1\n", encoding="utf-8")
     code, _, err = run(capsys, "judge", "import", "--corpus", "faq", str(bad))

@@ -53,7 +53,7 @@ def calibrate(scores: Sequence[float], labels: Sequence[int]) -> float | None:
         f = (1 + BETA**2) * precision * recall / (BETA**2 * precision + recall)
         if f > best_f + 1e-12:
             best, best_f = t, f
-    return None if best is None else round(float(best), 6)
+    return None if best is None else float(best)
 
 
 def threshold_for(app, handle, candidates_of: Callable[[str], list]) -> tuple[float, str]:

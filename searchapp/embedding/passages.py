@@ -230,13 +230,16 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
                                                                         strict=True))
     cut = sentence_plan(texts, plans) if sentences else {}
-    first_sentence = len(pieces)
+    sentence_pieces: list[int | None] = []  # per sentence: its own piece, or None: its passage's
     for row, parts in cut.items():
-        if _own_vector(parts):
-            continue
         heads = plans[row].heads or [None] * len(plans[row].spans)
-        pieces.extend(with_head(texts[row][a:b], heads[p]) for p, spans in parts
-                      for a, b in spans)
+        for number, spans in parts:
+            if _is_passage(texts[row], plans[row].spans[number], spans):
+                sentence_pieces.append(None)
+                continue
+            for a, b in spans:
+                sentence_pieces.append(len(pieces))
+                pieces.append(with_head(texts[row][a:b], heads[number]))
     if checkpoint is not None:
         checkpoint()
     encoded = encoder.encode(pieces, checkpoint=checkpoint)  # (pieces, dim)
@@ -251,7 +254,8 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         vectors[row] = mean / max(float(np.linalg.norm(mean)), 1e-12)
         passages[row] = (np.ascontiguousarray(part, dtype=np.float32),
                          np.asarray(plans[row].spans, dtype=np.int32))
-    return Embedded(vectors, passages, _sentence_vectors(cut, encoded[first_sentence:], vectors))
+    return Embedded(vectors, passages,
+                    _sentence_vectors(cut, sentence_pieces, encoded, owners))
 
 
 def sentence_plan(texts: Sequence[str], plans: Sequence[PassagePlan]
@@ -276,22 +280,29 @@ def sentence_plan(texts: Sequence[str], plans: Sequence[PassagePlan]
     return out
 
 
-def _own_vector(parts: list[tuple[int, list[tuple[int, int]]]]) -> bool:
-    """A text that is one sentence in one passage: its vector is the sentence's."""
-    return len(parts) == 1 and len(parts[0][1]) == 1
+def _is_passage(text: str, passage: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    """A passage that is one sentence: the sentence's vector is the passage's (not encoded
+    twice)."""
+    return len(spans) == 1 and text[spans[0][0]:spans[0][1]] == \
+        text[passage[0]:passage[1]].strip()
 
 
-def _sentence_vectors(cut: dict, encoded: np.ndarray, vectors: np.ndarray
+def _sentence_vectors(cut: dict, sentence_pieces: list[int | None], encoded: np.ndarray,
+                      owners: list[tuple[int, int, int]]
                       ) -> dict[int, list[tuple[int, np.ndarray, np.ndarray]]]:
-    """The encoded sentences back per text and passage (in ``cut``'s order)."""
+    """The sentences' vectors per text and passage (in ``cut``'s order): each its own
+    piece's, or for a passage of one sentence the passage's."""
     out: dict[int, list[tuple[int, np.ndarray, np.ndarray]]] = {}
+    first_piece = {row: first for row, first, _ in owners}
     at = 0
     for row, parts in cut.items():
-        if _own_vector(parts):
-            out[row] = [(parts[0][0], np.asarray(parts[0][1], np.int32), vectors[row:row + 1])]
-            continue
         out[row] = []
         for number, spans in parts:
-            out[row].append((number, np.asarray(spans, np.int32), encoded[at:at + len(spans)]))
-            at += len(spans)
+            if sentence_pieces[at] is None:
+                rows = [first_piece[row] + number]
+                at += 1
+            else:
+                rows = sentence_pieces[at:at + len(spans)]
+                at += len(spans)
+            out[row].append((number, np.asarray(spans, np.int32), encoded[rows]))
     return out

@@ -119,6 +119,11 @@ def _missing(app: App, corpus_id: int, name: str, ids: list[str]) -> None:
             "ids the corpus shows (`searchapp search --corpus ... --json` prints them).")
 
 
+def _documents_of(item: Item) -> list[str]:
+    """The document ids an item names (an answer's b is its sentence, not a document)."""
+    return [item.a] if item.kind == "answer" or item.b is None else [item.a, item.b]
+
+
 def _view(row, corpus: str) -> Judgement:
     return Judgement(row.id, corpus, row.kind, row.query, row.a_id, row.b_id, row.label,
                      row.source, row.created_at, row.updated_at)
@@ -142,8 +147,8 @@ def add(app: App, corpus: str, *, label: int | bool, query: str | None = None,
     value = check_label(kind, label)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    _missing(app, state.id, state.name, [a_id] if kind == "answer" else
-             [i for i in (a_id, b_id) if i is not None])
+    _missing(app, state.id, state.name, [a_id] if kind == "answer" or b_id is None else
+             [a_id, b_id])
     try:
         with app.db.session() as s:
             return _view(rows.upsert(s, state.id, kind, q, a_id, b_id, value, source), state.name)
@@ -274,13 +279,13 @@ def import_csv(app: App, corpus: str, source: bytes | str | Path, filename: str 
     unknown: set[str] = set()
     first_bad: tuple[Item, str] | None = None
     for batch in batches(file.items()):  # first pass: every row checked, nothing stored
-        ids = {i.a for i in batch} | {i.b for i in batch if i.b is not None}
+        ids = {doc for item in batch for doc in _documents_of(item)}
         with app.db.session() as s:
             missing = ids - rows.existing_external_ids(s, state.id, ids)
         if missing:
             unknown |= missing
             first_bad = first_bad or next((item, doc) for item in batch
-                                          for doc in (item.a, item.b) if doc in missing)
+                                          for doc in _documents_of(item) if doc in missing)
     if first_bad is not None:
         item, doc = first_bad
         raise JudgementError(
