@@ -104,11 +104,19 @@ def _parse(path: Path):
 
 
 def _write(tree, dest: Path) -> None:
+    """The page as UTF-8 HTML that says so (lxml drops the original's charset line)."""
     import lxml.html
 
+    head = tree.getroot().find("head")
+    for meta in list(head.iter("meta")) if head is not None else []:
+        if meta.get("charset") or (meta.get("http-equiv") or "").lower() == "content-type":
+            meta.getparent().remove(meta)
+    if head is not None:
+        head.insert(0, lxml.html.Element("meta", charset="utf-8"))
+    text = lxml.html.tostring(tree, doctype=tree.docinfo.doctype or "<!DOCTYPE html>",
+                              encoding="unicode", method="html")
     dest.parent.mkdir(parents=True, exist_ok=True)
-    dest.write_bytes(lxml.html.tostring(tree, doctype=tree.docinfo.doctype or "<!DOCTYPE html>",
-                                        encoding="utf-8", method="html"))
+    dest.write_bytes(text.encode("utf-8"))
 
 
 def _replace_text(element, text: str) -> None:
