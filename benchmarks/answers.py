@@ -234,7 +234,8 @@ class SentenceRankers:
         return best_of(self.bm25.scores(question), self.sentences)
 
     def cosine_sentence(self, question: str) -> list[Sentence]:
-        v = np.asarray(self.encoder.encode_query(question))  # the app's query path
+        # the app's query path, uncached: the hybrid search encoded the question already
+        v = np.asarray(self.encoder.encode_query(question, use_cache=False))
         return best_of(self.vectors @ (v / np.linalg.norm(v)), self.sentences)
 
 
