@@ -60,7 +60,7 @@ def read_gold(path: Path = GOLD) -> list[dict]:
             text.append(piece)
         source, cls = re.fullmatch(r"(\S+) \((.*)\)", head).groups()
         docs.append({"source": source, "cls": cls, "text": "".join(text),
-                     "starts": set(starts[1:])})
+                     "starts": set(starts[2:])})
     return docs
 
 

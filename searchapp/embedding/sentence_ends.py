@@ -80,8 +80,8 @@ def _is_end(block: str, m: re.Match, start: int) -> bool:
     nxt = block[start]
     if nxt in _OPENING and start + 1 < len(block):
         nxt = block[start + 1]
-    if nxt.islower() or nxt in ",;:":
-        return False  # a lower-case word, or a comma: the sentence goes on
+    if not (nxt.isupper() or nxt.isdigit() or nxt.isalpha() and not nxt.islower()):
+        return False  # a lower-case word, a comma, a symbol: the sentence goes on
     if not m.group().startswith(".") or m.group().startswith(".."):
         return True  # ! ? … and ellipses before a capital
     return not _abbreviation(block, m.start(), nxt)

@@ -39,6 +39,7 @@ from searchapp.embedding import sentence_ends
 MAX_SENTENCE_CHARS = 400  # longer units are cut (an answer shows a sentence, not a page)
 FENCE_LINES = 400  # a code fence closes within this many lines, else it is a rule
 HEAD_WORDS, HEAD_CHARS = 8, 60  # at most, for a line to be read as a heading or a term
+TERM_WORDS = 3  # a heading of more words is in title case
 
 Cutter = Callable[[str], Iterable[int]]  # prose block -> offsets where sentences start
 
@@ -47,6 +48,10 @@ _ALIGNED = re.compile(r"\S(?:\t|[ \u00a0]{3,})[ \t\u00a0]*\S")
 _FENCE = re.compile(r"(`{3,}|~{3,})[\w+.-]*|(-{4,}|={4,}|\.{4,}|\*{4,}|_{4,})")
 _ITEM = re.compile(r"(?:[-*•+·▪◦‣–—]|\d{1,3}[.)]|[a-zA-Z][.)]|\(\w{1,4}\)|\d+(?:\.\d+)+\.?)"
                    r"[ \t\u00a0]+\S")
+_SQL = re.compile(r"(?:SELECT|FROM|WHERE|CREATE|ALTER|DROP|INSERT|UPDATE|DELETE|WITH|GRANT|"
+                  r"REVOKE|BEGIN|COMMIT|ROLLBACK|SET|SHOW|VALUES|ORDER|GROUP|HAVING|LIMIT|JOIN|"
+                  r"LEFT|UNION|RETURNING|EXPLAIN|COPY|VACUUM|ANALYZE|TRUNCATE|AND|OR|ON)\b")
+_STOPS = re.compile(r"[.!?:][\"'”’)\]]*$")
 _ALNUM = re.compile(r"[^\W_]")
 _ENDS = re.compile(r"[.!?…。！？:;,][\"'”’)\]»]*$")
 _GOES_ON = frozenset("""a an the of to in on at by for from with and or nor but as is are was
@@ -150,6 +155,7 @@ def _kinds(lines: list[tuple[int, int, str, int]]) -> list[int]:
             continue
         kinds.append(_kind(s))
     _rows(lines, kinds)
+    _statements(lines, kinds)
     _heads(lines, kinds)
     return kinds
 
@@ -196,6 +202,19 @@ def _rows(lines: list[tuple[int, int, str, int]], kinds: list[int]) -> None:
             kinds[i] = ROW
 
 
+def _statements(lines: list[tuple[int, int, str, int]], kinds: list[int]) -> None:
+    """SQL kept as code where a web page lost its indentation: a line starting with a
+    keyword in capitals, not ending a sentence, that ends with ";" or follows code or a line
+    ending with ":" ("Create a view:" / "CREATE VIEW v AS" / "SELECT *" / "FROM t;")."""
+    before = BLANK, ""
+    for i, (_a, _b, s, _n) in enumerate(lines):
+        if kinds[i] in (PROSE, ITEM) and _SQL.match(s) and not _STOPS.search(s) and (
+                s.endswith(";") or before[0] == CODE or before[1].endswith(":")):
+            kinds[i] = CODE
+        if kinds[i] != BLANK:
+            before = kinds[i], s
+
+
 def _heads(lines: list[tuple[int, int, str, int]], kinds: list[int]) -> None:
     """Short prose lines between the end of a sentence and a capital: headings and terms."""
     for i, kind in enumerate(kinds):
@@ -209,9 +228,14 @@ def _heads(lines: list[tuple[int, int, str, int]], kinds: list[int]) -> None:
 
 
 def _head_shaped(s: str) -> bool:
+    """A heading or a term: short, not ending a sentence nor going on (", ", "the"), and of
+    at most ``TERM_WORDS`` words or in title case ("Overall Page Layout")."""
     words = s.split()
-    return (len(s) <= HEAD_CHARS and len(words) <= HEAD_WORDS and not _ENDS.search(s)
-            and words[-1].lower() not in _GOES_ON)
+    if len(s) > HEAD_CHARS or len(words) > HEAD_WORDS or _ENDS.search(s):
+        return False
+    if words[-1].lower() in _GOES_ON:
+        return False
+    return len(words) <= TERM_WORDS or all(not w[:1].islower() for w in words if len(w) > 3)
 
 
 def capped(text: str, a: int, b: int) -> list[tuple[int, int]]:
