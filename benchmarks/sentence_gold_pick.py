@@ -9,12 +9,14 @@ is decided here, mechanically, so that nobody picks passages a splitter happens 
   own HTML reader, ``read_html_bytes``, so the text has the reader's line breaks);
 - hard-case classes (``CLASSES``): abbreviations, version numbers, file names, URLs, sizes,
   ellipses, prompt lines, list items, table rows, headings;
-- for each class and source: the files in the order of the SHA-1 of their names; the first
+- for each class and source: the files in the order of the SHA-1 of their names (the held-out
+  set: of "held-out" + their names, ``--salt held-out``, the first set's passages skipped);
+  the first
   line of the first file that matches the class, skipping a match whose excerpt would overlap
   an excerpt already taken; the excerpt is that line with the 3 lines before it and the 8
   after it (12 lines, clipped to the text).
 
-Run:  .venv/bin/python benchmarks/sentence_gold_pick.py > /tmp/excerpts.txt
+Run:  .venv/bin/python benchmarks/sentence_gold_pick.py [--salt held-out] > /tmp/excerpts.txt
 Prints the excerpts in the gold file's format, without sentence marks (added by hand).
 """
 
@@ -45,8 +47,11 @@ CLASSES = {
 }
 
 
+SALT = ""  # "--salt held-out": the same rule over another order of the files
+
+
 def _order(paths: list[Path]) -> list[Path]:
-    return sorted(paths, key=lambda p: hashlib.sha1(p.name.encode()).hexdigest())
+    return sorted(paths, key=lambda p: hashlib.sha1((SALT + p.name).encode()).hexdigest())
 
 
 def sources() -> dict[str, list[tuple[str, str]]]:
@@ -68,9 +73,11 @@ def _text(item) -> str:
     return source.read_text(encoding="utf-8", errors="replace")
 
 
-def pick() -> list[tuple[str, str, str]]:
-    """(class, source file, excerpt) by the rule in the module's docstring."""
-    taken: dict[str, list[tuple[int, int]]] = {}
+def pick(taken: dict[str, list[tuple[int, int]]] | None = None
+         ) -> list[tuple[str, str, str]]:
+    """(class, source file, excerpt) by the rule in the module's docstring; ``taken``: line
+    ranges per file already taken (filled in)."""
+    taken = {} if taken is None else taken
     cache: dict[str, str] = {}
     out = []
     for source, files in sources().items():
@@ -108,7 +115,12 @@ def _line_of(starts: list[int], offset: int) -> int:
 
 
 def main() -> None:
-    for cls, name, excerpt in pick():
+    global SALT
+    taken: dict[str, list[tuple[int, int]]] = {}
+    if sys.argv[1:2] == ["--salt"]:
+        pick(taken)  # the first set's passages are not taken again (one Debian FAQ)
+        SALT = sys.argv[2]
+    for cls, name, excerpt in pick(taken):
         sys.stdout.write(f"%% {name} ({cls})\n{excerpt}\n")
 
 
