@@ -57,14 +57,15 @@ def _order(paths: list[Path]) -> list[Path]:
 def sources() -> dict[str, list[tuple[str, str]]]:
     """Per source, (name, text) of its files in the rule's order (HTML read lazily below)."""
     git = [(f"git-doc/{p.name}", p) for p in _order(list(GIT_DOC.glob("*.txt")))]
-    faq = gzip.open(DEBIAN_FAQ, "rt", encoding="utf-8").read()
+    with gzip.open(DEBIAN_FAQ, "rt", encoding="utf-8") as file:
+        faq = file.read()
     body = faq[re.search(r"^1\.1\.", faq, re.M).start():]
     pg = [(f"postgresql/{p.name}", p) for p in _order(list(PG_HTML.glob("*.html")))]
     return {"git": git, "faq": [("debian-faq.en.txt", body)], "pg": pg}
 
 
 def _text(item) -> str:
-    name, source = item
+    _name, source = item
     if isinstance(source, str):
         return source
     if source.suffix == ".html":
@@ -80,7 +81,7 @@ def pick(taken: dict[str, list[tuple[int, int]]] | None = None
     taken = {} if taken is None else taken
     cache: dict[str, str] = {}
     out = []
-    for source, files in sources().items():
+    for files in sources().values():
         for cls, pattern in CLASSES.items():
             found = _first(files, re.compile(pattern, re.M), taken, cache)
             if found:

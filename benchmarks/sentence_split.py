@@ -16,9 +16,9 @@ Quality: boundary precision, recall and F1 against ``benchmarks/data/sentence_go
 any splitter ran; 201 units; the structure rules were tuned while looking at its errors) and
 ``benchmarks/data/sentence_gold_heldout.txt`` (184 units, same rule over another order of the
 files, cut by hand after the rules were written). Per source, F1 in brackets: git-doc,
-Debian FAQ, PostgreSQL HTML. A boundary is where a unit other than a text's first starts; a predicted
-one counts when a gold unit starts at the same character. Micro-averaged over all texts, and
-per source.
+Debian FAQ, PostgreSQL HTML. A boundary is where a unit other than a text's first starts; a
+predicted one counts when a gold unit starts at the same character. Micro-averaged over all
+texts, and per source.
 
 Speed: MB/s (UTF-8 bytes of input per second, one process, one core) on the whole text of
 ``/usr/share/doc/git-doc/*.txt`` (about 3 MB), file by file, best of ``--repeat`` runs.
@@ -38,6 +38,7 @@ import re
 import time
 from collections.abc import Callable
 from importlib import metadata
+from itertools import pairwise
 from pathlib import Path
 
 from searchapp.embedding import passages, sentence_ends, sentences
@@ -101,9 +102,9 @@ def splitter(engine: Callable[[str], list[int]], mode: str
         return lambda text: sentences.sentence_spans(text, cut=engine)
 
     def raw(text: str) -> list[tuple[int, int]]:
-        edges = sorted({0, *(i for i in engine(text) if 0 < i < len(text))}) + [len(text)]
         spans = []
-        for a, b in zip(edges, edges[1:], strict=False):
+        for a, b in pairwise([*sorted({0, *(i for i in engine(text) if 0 < i < len(text))}),
+                              len(text)]):
             piece = text[a:b]
             lead = len(piece) - len(piece.lstrip())
             if piece.strip():

@@ -75,6 +75,16 @@ REAL = {
          "seamlessly with other stable packages.", "On the other hand, packages in testing or "
          "unstable can have hidden bugs, security holes etc.", "Moreover, some packages in "
          "testing and unstable might not be working as intended."]),
+    "abbreviations before capitals (git-cvsserver, git-filter-branch, debian-faq)": (
+        "'git-cvsserver' uses one database per Git head (i.e. CVS module) to\n"
+        "store information about the repository.\n"
+        "  BSD vs. GNU userland differences can really bite.  If lucky, error\n"
+        "  messages are spewed.\n\n"
+        "    No. Packages can be upgraded in place, even in running systems.",
+        ["'git-cvsserver' uses one database per Git head (i.e. CVS module) to store "
+         "information about the repository.", "BSD vs. GNU userland differences can really "
+         "bite.", "If lucky, error messages are spewed.", "No.",
+         "Packages can be upgraded in place, even in running systems."]),
     "e.g., i.e., version numbers (git-cvsexportcommit, datatype-pg-lsn.html)": (
         "-k::\n\tReverse CVS keyword expansion (e.g. $Revision: 1.2.3.4$\n"
         "\tbecomes $Revision$) in working CVS checkout before applying patch.\n\n"
@@ -90,8 +100,9 @@ REAL = {
         "Defaults to ~/.pgpass, or\n%APPDATA%\\postgresql\\pgpass.conf on Microsoft Windows.\n"
         "(No error is reported if this file does not exist.)\nchannel_binding\n"
         "This option controls the client's use of channel binding.\n"
-        "Windows, available as a graphical installer package\nfrom the PostgreSQL website at\nhttps://www.postgresql.org/download/. Building from "
-        "source\nis only intended for people developing PostgreSQL.\nEvery table is stored "
+        "Windows, available as a graphical installer package\nfrom the PostgreSQL website at\n"
+        "https://www.postgresql.org/download/. Building from source\n"
+        "is only intended for people developing PostgreSQL.\nEvery table is stored "
         "as an array of pages of a\nfixed size (usually 8 kB, although a different page size "
         "can be selected).\nTable 73.2 shows the overall layout of a page.\n"
         "Table 73.2. Overall Page Layout",

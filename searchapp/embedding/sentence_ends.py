@@ -27,11 +27,11 @@ from __future__ import annotations
 import re
 
 # Words followed by "." that do not end a sentence even before a capital (lower-cased).
-NOT_ENDS = frozenset("""
-    dr mr mrs ms prof st sr jr vs cf fig figs eq eqs sec ch vol pp ed eds approx ca
-    e.g i.e u.s u.k a.k.a resp incl esp viz al
-    jan feb mar apr jun jul aug sep sept oct nov dec mt ft
-""".split())
+NOT_ENDS = frozenset((
+    "dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "vs", "cf", "fig", "figs", "eq", "eqs",
+    "sec", "ch", "vol", "pp", "ed", "eds", "approx", "ca", "e.g", "i.e", "u.s", "u.k", "a.k.a",
+    "resp", "incl", "esp", "viz", "al", "jan", "feb", "mar", "apr", "jun", "jul", "aug", "sep",
+    "sept", "oct", "nov", "dec", "mt", "ft"))
 NUMBER_BEFORE = frozenset({"no", "nr", "nos", "p", "vol", "ch", "sec", "art", "op", "v", "ver"})
 CAPTIONS = ("table", "figure", "example", "fig", "listing")
 
@@ -80,7 +80,7 @@ def _is_end(block: str, m: re.Match, start: int) -> bool:
     nxt = block[start]
     if nxt in _OPENING and start + 1 < len(block):
         nxt = block[start + 1]
-    if not (nxt.isupper() or nxt.isdigit() or nxt.isalpha() and not nxt.islower()):
+    if not (nxt.isupper() or nxt.isdigit() or (nxt.isalpha() and not nxt.islower())):
         return False  # a lower-case word, a comma, a symbol: the sentence goes on
     if not m.group().startswith(".") or m.group().startswith(".."):
         return True  # ! ? … and ellipses before a capital

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable
+from itertools import pairwise
 
 from searchapp.embedding import sentence_ends
 
@@ -54,8 +55,10 @@ _SQL = re.compile(r"(?:SELECT|FROM|WHERE|CREATE|ALTER|DROP|INSERT|UPDATE|DELETE|
 _STOPS = re.compile(r"[.!?:][\"'”’)\]]*$")
 _ALNUM = re.compile(r"[^\W_]")
 _ENDS = re.compile(r"[.!?…。！？:;,][\"'”’)\]»]*$")
-_GOES_ON = frozenset("""a an the of to in on at by for from with and or nor but as is are was
-    were be that than if see named called using via per into onto""".split())
+_GOES_ON = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "at", "by", "for", "from", "with", "and", "or",
+    "nor", "but", "as", "is", "are", "was", "were", "be", "that", "than", "if", "see", "named",
+    "called", "using", "via", "per", "into", "onto"))
 # line breaks as spaces (same length): engines made for running prose see a wrapped sentence
 _BREAKS = str.maketrans(dict.fromkeys("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029", " "))
 _CLAUSE = re.compile(r"[;:,—–][\"'”’)\]]*\s|\s[-–—]\s")
@@ -81,8 +84,7 @@ def sentence_spans(text: str, cut: Cutter | None = None) -> list[tuple[int, int]
             flat = text[start + skip:end].translate(_BREAKS)
             bounds.update(start + skip + i for i in cut(flat) if 0 < i < end - start - skip)
     spans = []
-    edges = sorted(bounds) + [len(text)]
-    for a, b in zip(edges, edges[1:], strict=False):
+    for a, b in pairwise([*sorted(bounds), len(text)]):
         spans.extend(capped(text, a, b))
     return spans
 
