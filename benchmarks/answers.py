@@ -17,7 +17,9 @@ are unchanged.
 Sentences are those of the stored documents' text (``sentence_spans``). Systems,
 each a ranked list of sentences (document id, start, end):
 
-- **ours**: the app's answer finder (``ours``: plugged in by the lead at merge);
+- **ours**: the app's answer finder (``searchapp.answers``: the stored sentences of the
+  hybrid search's top passages, scored by the corpus' model; every candidate it scored,
+  best first, and whether it answered at the default threshold);
 - **top_hit_first**: for each of the hybrid search's top 3 hits, in order, its first
   sentence starting inside the hit's matched passage, else the document's first;
 - **bm25_sentence**: the corpus' sentences ranked by Okapi BM25 with sentences as
@@ -30,7 +32,9 @@ words (``\\w+`` lower-case, in order) are a run of the gold answer's words: robu
 the reader's line breaks, table cells and quotes, and never true of the question's
 heading line, which is not part of its answer. hit@1: the first sentence answers;
 hit@3: one of the first three does. For ours also: the share of questions answered
-(not silent at its default threshold) and hit@1 among those (precision). Percentile
+(not silent at its default threshold) and hit@1 among those (precision), the same at
+other thresholds (``threshold_sweep``), and the share of 100 questions the collection does
+not answer (TREC's, ``../shared/data/trec-qc``) that it answers anyway. Percentile
 bootstrap 95% intervals over questions (1,000 resamples, the same resamples for
 every system, so differences are paired), per collection and over both; every
 system minus the best baseline (by hit@1, then hit@3).
@@ -52,7 +56,6 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -85,42 +88,24 @@ BASELINES = ("top_hit_first", "bm25_sentence", "cosine_sentence")
 SYSTEMS = ("ours", *BASELINES)
 
 
-# ---- sentences: [SWAP AT MERGE] ------------------------------------------------------------
-# Replace this block by ``from searchapp.embedding.sentences import sentence_spans`` and set
-# SPLITTER to that module's name once the splitter is in the tree. Until then a stand-in of
-# the same contract: a sentence ends at . ! ? (closing quotes or brackets kept) before white
-# space and a character that is not a lower-case letter; a line break ends one too, unless it
-# wraps a sentence (a lower-case letter or a comma before it, a lower-case letter or a digit
-# after it: the stored text keeps the pages' wrapped lines).
-SPLITTER = "stand-in: .!? before a non-lower-case start; line breaks but wrapped lines"
-_STAND_IN_END = re.compile(r"[.!?…][\"'”’)\]]*\s+(?=[^\s\w]|[^\W_a-z])|"
-                           r"(?<![a-z,])\n\s*|\n\s*(?![a-z0-9])")
+# ---- sentences: the app's own splitter, for the baselines as for ours -----------------------
+from searchapp.embedding.sentences import sentence_spans  # noqa: E402
 
-
-def sentence_spans(text: str) -> list[tuple[int, int]]:
-    """Character spans of the sentences of ``text``, in order, without their outer spaces."""
-    bounds = [0, *(m.end() for m in _STAND_IN_END.finditer(text)), len(text)]
-    spans = []
-    for a, b in pairwise(bounds):
-        piece = text[a:b]
-        if piece.strip():
-            lead = len(piece) - len(piece.lstrip())
-            spans.append((a + lead, a + len(piece.rstrip())))
-    return spans
-# ---- end of [SWAP AT MERGE] ---------------------------------------------------------------
+SPLITTER = "searchapp.embedding.sentences"
 
 
 Sentence = tuple[str, int, int]  # (document id, start, end)
 
 
-def ours(app, handle, question: str) -> tuple[list[Sentence], bool]:
+def ours(app, handle, question: str) -> tuple[list[Sentence], bool, float | None]:
     """The app's answer sentences for ``question`` (best first: every candidate the finder
     scored, so hit@3 reads past the 1-3 it shows) and whether it answers (False: silent at
-    the corpus' threshold, the default here: nothing is judged)."""
+    the corpus' threshold, the default here: nothing is judged), and the first one's score."""
     from searchapp.answers.service import search_with_answers
 
     _, result = search_with_answers(app, handle, question, answer=True)
-    return [(a.doc_id, a.start, a.end) for a in result.candidates], bool(result.answers)
+    first = result.candidates[0].score if result.candidates else None
+    return [(a.doc_id, a.start, a.end) for a in result.candidates], bool(result.answers), first
 
 
 # ---- corpora -------------------------------------------------------------------------------------
@@ -334,8 +319,36 @@ def run_collection(app, corpus: Corpus, cache: Path | None, quick: bool) -> tupl
     counts = handle.passages.passage_counts if handle.passages is not None else {}
     corpus.ingest["passages_indexed"] = sum(counts.values())
     timings = {"ms_per_query": ms, "bm25_build_s": round(rankers.bm25_build_s, 1),
-               "sentences_encode_s": round(rankers.encode_s, 1), "ours": ours_note}
+               "sentences_encode_s": round(rankers.encode_s, 1), "ours": ours_note,
+               "unrelated_questions": None if quick else unrelated_answered(app, handle)}
     return rows, timings
+
+
+UNRELATED = 100  # TREC questions (../shared/data/trec-qc) asked of each corpus
+
+
+def unrelated_answered(app, handle) -> dict:
+    """Questions the collection does not answer (TREC's, about films, people, places): the
+    share ours answers anyway (false answers) and the best scores they got. The first
+    ``UNRELATED`` of TREC's training questions from number 1,000 on."""
+    import csv
+    import gzip
+
+    from searchapp.answers.service import search_with_answers
+
+    path = ROOT.parent / "shared" / "data" / "trec-qc" / "trec-train.tsv.gz"
+    if not path.is_file():
+        return {"skipped": f"{path} not found"}
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        asked = [r["text"] for r in csv.DictReader(f, delimiter="\t")][1000:1000 + UNRELATED]
+    best, answered = [], 0
+    for q in asked:
+        _, result = search_with_answers(app, handle, q, answer=True)
+        best.append(result.candidates[0].score if result.candidates else 0.0)
+        answered += bool(result.answers)
+    return {"questions": len(asked), "answered_percent": round(100 * answered / len(asked), 1),
+            "best_score_p50": round(float(np.median(best)), 3),
+            "best_score_p90": round(float(np.percentile(best, 90)), 3)}
 
 
 def _run_ours(app, handle, corpus: Corpus, questions, gold: dict, rows, ms) -> str:
@@ -343,9 +356,9 @@ def _run_ours(app, handle, corpus: Corpus, questions, gold: dict, rows, ms) -> s
     t0 = time.perf_counter()
     got = [ours(app, handle, q.text) for q in questions]
     ms["ours"] = round(1000 * (time.perf_counter() - t0) / max(1, len(questions)), 1)
-    for row, q, (ranked, answered) in zip(rows, questions, got, strict=True):
+    for row, q, (ranked, answered, score) in zip(rows, questions, got, strict=True):
         row["systems"]["ours"] = {"top": _described(ranked, corpus, q, gold[q.qid][0]),
-                                  "answered": bool(answered)}
+                                  "answered": bool(answered), "score": score}
     return "run"
 
 
@@ -397,6 +410,22 @@ def metrics(rows: list[dict], seed: int = SEED) -> dict:
     diffs = {f"{s} - {best}": {m: difference(values[s][m], values[best][m], draws)
                                for m in ("hit@1", "hit@3")} for s in ran if s != best}
     return {"questions": n, "systems": table, "best_baseline": best, "differences": diffs}
+
+
+SWEEP = [round(0.30 + 0.025 * i, 3) for i in range(17)]  # 0.30 ... 0.70
+
+
+def threshold_sweep(rows: list[dict]) -> list[dict]:
+    """Ours at other thresholds: the share answered and the precision among them (the
+    first sentence scored at or above the threshold, and right), per threshold."""
+    out = []
+    for t in SWEEP:
+        shown = [r for r in rows if (r["systems"]["ours"].get("score") or -9) >= t]
+        right = sum(bool(r["systems"]["ours"]["top"] and r["systems"]["ours"]["top"][0]
+                         ["answers"]) for r in shown)
+        out.append({"threshold": t, "answered": round(100 * len(shown) / max(1, len(rows)), 1),
+                    "precision": round(100 * right / len(shown), 1) if shown else None})
+    return out
 
 
 def target_met(m: dict) -> bool | None:
@@ -465,14 +494,23 @@ def main() -> None:
             got, timings[c.name] = run_collection(app, corpus, work / "vectors", args.quick)
             rows += got
             per[c.name] = metrics(got)
+            per[c.name]["threshold_sweep"] = threshold_sweep(got)
             corpora[c.name] = _corpus_summary(corpus, got)
             log(f"{c.name}: {len(got)} questions done")
         overall = metrics(rows)
+        overall["threshold_sweep"] = threshold_sweep(rows)
         for name, m in per.items():
             print_table(name, m)
         print_table("both", overall)
+        for name, m in [*per.items(), ("both", overall)]:
+            print(f"{name} threshold → answered % / precision %: " + ", ".join(
+                f"{x['threshold']:.3f} → {x['answered']}/{x['precision']}"
+                for x in m["threshold_sweep"]))
         run_s = round(time.perf_counter() - started, 1)
         target = target_met(overall)
+        for name, t in timings.items():
+            print(f"{name}: unrelated questions (TREC) answered anyway: "
+                  f"{t['unrelated_questions']}")
         print(f"\nrun time {run_s} s; sentences by {SPLITTER}; ours: "
               f"{ {k: t['ours'] for k, t in timings.items()} }; target: {target}")
         result = {
