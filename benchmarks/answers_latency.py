@@ -28,8 +28,8 @@ Run:  PYTHONPATH=. .venv/bin/python benchmarks/answers_latency.py --passages 100
 from __future__ import annotations
 
 import argparse
-import gzip
 import csv
+import gzip
 import json
 import os
 import statistics
