@@ -172,7 +172,7 @@ def measure(app, handle, texts: list[str], rounds: int) -> dict:
                     _, result = search_with_answers(app, handle, text, answer=True, k=10,
                                                     times=times)
                     ours.append(1000 * (time.perf_counter() - started))
-                    stage.append(times.as_dict().get("answers", 0.0))
+                    stage.append(times.ms().get("answers", 0.0))
                     answered += bool(result.answers)
     out = {"queries": len(texts), "rounds": rounds, "peer_hybrid": percentiles(peer),
            "ours_hybrid_with_answers": percentiles(ours),
@@ -199,8 +199,8 @@ def main() -> int:
     from searchapp.context import App
     from searchapp.vectors.handle import open_corpus
 
+    reused = (data / "searchapp.db").is_file()  # before App() creates it
     app, name = App(), "answers"
-    reused = (data / "searchapp.db").is_file()
     stored = {"reused": True} if reused else store(app, name, args.passages, args.per_doc,
                                                    args.seed)
     log(f"stored: {stored}")
