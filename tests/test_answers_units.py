@@ -76,3 +76,14 @@ def test_answers_that_say_the_same_are_kept_once_the_best_first():
              Answer("Press and hold reset, 10 s.", "z", 0, 1, 0.6, 0.6, 3, vector=a * 0.99),
              Answer("Invoices come monthly.", "w", 0, 1, 0.5, 0.5, 4, vector=b)]
     assert [x.doc_id for x in distinct(found)] == ["x", "w"]
+
+
+def test_a_heading_is_a_unit_of_its_own_and_no_sentence_crosses_a_section():
+    doc = Extracted([Part("Keeping your system current\nOne of our goals is a smooth upgrade",
+                          section="Chapter 9 > Keeping your system current"),
+                     Part("Holding a package back\nMark it held with apt-mark",
+                          section="Chapter 9 > Holding a package back")])
+    out = embed_documents(Recorder(), [doc.text], layouts=[doc.layout], sentences=True)
+    said = [doc.text[a:b] for _, spans, _ in out.sentences[0] for a, b in spans]
+    assert said == ["Keeping your system current", "One of our goals is a smooth upgrade",
+                    "Holding a package back", "Mark it held with apt-mark"]

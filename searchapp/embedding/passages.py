@@ -229,7 +229,7 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         heads = p.heads or [None] * len(p.spans)
         pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
                                                                         strict=True))
-    cut = sentence_plan(texts, plans) if sentences else {}
+    cut = sentence_plan(texts, plans, layouts) if sentences else {}
     sentence_pieces: list[int | None] = []  # per sentence: its own piece, or None: its passage's
     for row, parts in cut.items():
         heads = plans[row].heads or [None] * len(plans[row].spans)
@@ -258,26 +258,52 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
                     _sentence_vectors(cut, sentence_pieces, encoded, owners))
 
 
-def sentence_plan(texts: Sequence[str], plans: Sequence[PassagePlan]
+def sentence_plan(texts: Sequence[str], plans: Sequence[PassagePlan],
+                  layouts: Sequence[list | None] | None = None
                   ) -> dict[int, list[tuple[int, list[tuple[int, int]]]]]:
     """Per text with a sentence: [(passage, [sentence span, ...]), ...], each sentence in the
     first passage that holds its start (passages overlap).
+
+    A text with a layout (a document read from a file) is cut part by part, and a part's
+    heading line (its section's last heading, which the reader puts first) is a unit of its
+    own: a sentence never runs from one section into the next, nor a heading into its text.
 
     Example:
         >>> sentence_plan(["One. Two.", "Alone", " "],
         ...               [PassagePlan([(0, 9)]), PassagePlan([(0, 5)]), PassagePlan([(0, 1)])])
         {0: [(0, [(0, 4), (5, 9)])], 1: [(0, [(0, 5)])]}
+        >>> text = "Restoring the Dump\\nFeed the file to psql"
+        >>> sentence_plan([text], [PassagePlan([(0, len(text))])],
+        ...               [[[0, len(text), None, "Backups > Restoring the Dump"]]])
+        {0: [(0, [(0, 18), (19, 40)])]}
     """
     out: dict[int, list[tuple[int, list[tuple[int, int]]]]] = {}
     for row, (text, p) in enumerate(zip(texts, plans, strict=True)):
         ends = [b for _, b in p.spans]
         by_passage: dict[int, list[tuple[int, int]]] = {}
-        for a, b in sentence_spans(text):  # the first passage ending after the sentence's start
+        layout = layouts[row] if layouts is not None else None
+        for a, b in _sentences_by_part(text, layout):  # the first passage ending after a
             number = min(bisect_right(ends, a), len(ends) - 1)
             by_passage.setdefault(number, []).append((a, b))
         if by_passage:
             out[row] = sorted(by_passage.items())
     return out
+
+
+def _sentences_by_part(text: str, layout: list | None) -> list[tuple[int, int]]:
+    """The text's sentence spans, cut within each part of its layout, headings apart."""
+    if not layout:
+        return sentence_spans(text)
+    found: list[tuple[int, int]] = []
+    for part in layout:
+        a, b, section = int(part[0]), int(part[1]), part[3] if len(part) > 3 else None
+        heading = str(section).rsplit(" > ", 1)[-1].strip() if section else ""
+        lead = len(text[a:b]) - len(text[a:b].lstrip())
+        if heading and text.startswith(heading, a + lead):
+            found.append((a + lead, a + lead + len(heading)))
+            a += lead + len(heading)
+        found += [(a + x, a + y) for x, y in sentence_spans(text[a:b])]
+    return found
 
 
 def _is_passage(text: str, passage: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
