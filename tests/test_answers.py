@@ -15,6 +15,7 @@ from searchapp.answers import service, threshold
 from searchapp.cli.main import main
 from searchapp.judgements import service as judgements
 from searchapp.store import repo
+from tests.test_api import stack  # noqa: F401 - the API in-process, through its door
 
 ROUTER = ("The router sits in the hall cupboard. To reset the router, hold the reset button for "
           "ten seconds until the lights blink. After a reset the default password is printed "
@@ -137,3 +138,22 @@ def test_answer_marks_calibrate_the_threshold_and_travel_with_the_judgements(cor
     summary = judgements.import_csv(app, corpus, exported)
     assert (summary.added, summary.answer) == (6, 6)
     assert judgements.counts(app, corpus)["right_answer"] == 3
+
+
+def test_the_api_returns_the_answers_with_the_hits(corpus, stack):
+    make, _ = stack
+    client, _door = make()
+    asked = client.post("/api/v1/corpora/home/search", json={"query": "When are invoices sent?"})
+    assert asked.status_code == 200, asked.text
+    body = asked.json()
+    assert body["answer"] == {"asked": True, "silent": False, "threshold": threshold.DEFAULT,
+                              "threshold_source": "default"}
+    first = body["answers"][0]
+    assert first["text"] == "Invoices are sent on the first day of each month."
+    assert first["doc_id"] == "billing.md" and first["source"]["path"].endswith("billing.md")
+    assert set(first) == {"text", "doc_id", "source", "score", "context", "start", "end", "view"}
+    words = client.post("/api/v1/corpora/home/search", json={"query": "invoices month"}).json()
+    assert words["answers"] == [] and not words["answer"]["asked"] and words["results"]
+    forced = client.post("/api/v1/corpora/home/search",
+                         json={"query": "invoices month", "answer": True}).json()
+    assert forced["answers"][0]["doc_id"] == "billing.md"
