@@ -15,7 +15,7 @@ from searchapp.answers import service, threshold
 from searchapp.cli.main import main
 from searchapp.judgements import service as judgements
 from searchapp.store import repo
-from tests.test_api import stack  # noqa: F401 - the API in-process, through its door
+from tests.test_api import stack as api_stack  # the API in-process, through its door
 
 ROUTER = ("The router sits in the hall cupboard. To reset the router, hold the reset button for "
           "ten seconds until the lights blink. After a reset the default password is printed "
@@ -138,6 +138,9 @@ def test_answer_marks_calibrate_the_threshold_and_travel_with_the_judgements(cor
     summary = judgements.import_csv(app, corpus, exported)
     assert (summary.added, summary.answer) == (6, 6)
     assert judgements.counts(app, corpus)["right_answer"] == 3
+
+
+stack = api_stack
 
 
 def test_the_api_returns_the_answers_with_the_hits(corpus, stack):
