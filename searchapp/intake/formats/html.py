@@ -157,30 +157,62 @@ def _squash(text: str) -> str:
     return "".join(text.split()).replace("|", "")
 
 
+class _Item:
+    """A heading (``level`` 1..6) or a block of text (``level`` 0) in reading order, with
+    the element it came from and whether it is content."""
+
+    __slots__ = ("text", "element", "level", "kept", "dense")
+
+    def __init__(self, text: str, element, level: int = 0, kept: bool = False,
+                 dense: bool = False):
+        self.text, self.element, self.level = text, element, level
+        self.kept, self.dense = kept, dense  # dense: most of its characters are links
+
+
 class _Walker:
-    """Blocks in reading order into sections; ``keep`` decides which blocks are content."""
+    """Blocks in reading order; ``keep`` decides which blocks are content, the page's
+    structure (``_context``) brings back what it drops inside the content."""
 
     def __init__(self, keep: _Kept | None, title: str = ""):
-        self.sections, self.keep, self.title = Sections(), keep, _squash(title).lower()
+        self.items: list[_Item] = []
+        self.keep, self.title = keep, _squash(title).lower()
         self.forced = 0  # inside the page's title block: its blocks are kept
-        self.pending: list[tuple[int, str]] = []
+        self.pending: list[_Item] = []  # the headings since the last kept block
         self.inline: list[str] = []
         self.last_kept = False
         self.tags: list[str] = []  # the block elements the walk is inside
         self.open: list = []  # and those elements
         self.element = None  # the element whose text ``block`` is given
         self.link_chars = 0  # characters of link text in the block being read
-        self.held: list[str] = []  # blocks after kept text: kept if kept text follows
-        self.flowing = None  # the container of a heading that came right after kept text
+        self.flowing = None  # the section of a heading that came right after kept text
+        self.section = None  # the section whose heading kept its first block: all is kept
+
+    @property
+    def sections(self) -> Sections:
+        """The content in sections: the kept blocks, and each heading that has kept text
+        after it (a heading is kept only with text under it)."""
+        _context(self.items)
+        sections, text_after = Sections(), False
+        for item in reversed(self.items):
+            item.kept = text_after if item.level else item.kept
+            text_after = text_after or (item.kept and not item.level)
+        for item in self.items:
+            if item.kept and item.level:
+                sections.heading(item.level, item.text)
+            elif item.kept:
+                sections.text(item.text)
+        return sections
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
         if tag in HEADINGS:
             self.flush()
-            self.held = []  # a block held right before a heading ends nothing: dropped
             if not self.pending:  # a heading right after kept text: the content goes on
-                self.flowing = self.last_kept and element.getparent()
-            self.pending.append((HEADINGS[tag], element.text_content()))
+                self.flowing = self.last_kept and _section_of(element)
+            heading = _Item(element.text_content(), element, HEADINGS[tag])
+            self.pending.append(heading)
+            self.items.append(heading)
+            self.section = None
         elif tag == "table":
             self.flush()
             self.element = element
@@ -224,51 +256,55 @@ class _Walker:
         # items are links (link density, as in jusText and boilerpipe)
         few_links = links < LINK_DENSITY * len(text)
         item = any(t in LIST_ITEMS for t in self.tags) and self.last_kept and few_links
-        self.block(text, force=item, between=few_links)
+        self.block(text, force=item, dense=not few_links)
 
     def table(self, element) -> None:
         """A table's rows; trafilatura drops small tables, so a table without links right
         after kept text is kept whole."""
         rows = _rows(element)
         whole = self.last_kept and not element.xpath(".//a[@href]") and \
-            not any(self._is_content(row, row.split(" | ")) for row in rows)
-        for row in rows:
-            self.block(row, cells=row.split(" | "), force=whole)
+            not any(self._is_content(row, row.split(" | ")) for row, _ in rows)
+        for row, links in rows:
+            self.block(row, cells=row.split(" | "), force=whole,
+                       dense=links >= LINK_DENSITY * len(row))
 
     def block(self, text: str, cells: list[str] | None = None, force: bool = False,
-              between: bool = False) -> None:
+              dense: bool = False) -> None:
         if not text.strip():
             return
-        kept = force or self.forced > 0 or self._is_content(text, cells) or \
-            self._under_kept_heading() or self._section_goes_on()
+        by_heading = self._under_kept_heading() or self._section_goes_on()
+        kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading or \
+            self._in_kept_section()
+        self.items.append(_Item(text, self.element, kept=kept, dense=dense))
         if not kept:
-            if between and self.last_kept and not self.pending:
-                self.held.append(text)  # decided by the next block
-                return
-            self.last_kept, self.held = False, []
+            # a block of prose right after kept text may still be content (``_context``):
+            # it does not end the run of kept text that list items and tables continue
+            self.last_kept = self.last_kept and not dense and not self.pending
             return
-        self.last_kept = True
-        for held in self.held:
-            self.sections.text(held)
-        for level, title in self.pending:
-            self.sections.heading(level, title)
-        self.pending, self.held = [], []
-        self.sections.text(text)
+        if by_heading and self.pending:
+            self.section = _section_of(self.pending[-1].element)
+        self.last_kept, self.pending = True, []
+
+    def _in_kept_section(self) -> bool:
+        """The block is in the section of a heading whose first block was kept by the
+        heading (the rest of a "SEE ALSO" list), that section not being the whole page."""
+        section, element = self.section, self.element
+        return section is not None and element is not None and \
+            section.tag.lower() not in ("body", "html") and _inside(element, section)
 
     def _section_goes_on(self) -> bool:
         """The block is the first under a heading that came right after kept text, inside
-        the heading's own container (a "See Also" list closing the article)."""
+        the heading's own section (a "See Also" list closing the article)."""
         container, element = self.flowing, self.element
         return bool(self.pending) and container not in (None, False) and \
-            element is not None and (element is container or
-                                    any(a is container for a in element.iterancestors()))
+            element is not None and _inside(element, container)
 
     def _under_kept_heading(self) -> bool:
         """The block is the first under headings that trafilatura kept (their section's
         content, however many links it has: a "SEE ALSO" list)."""
         return bool(self.pending) and self.keep is not None and all(
-            len(_squash(title)) >= 3 and _squash(title) in self.keep.squashed
-            for _, title in self.pending)
+            len(_squash(h.text)) >= 3 and _squash(h.text) in self.keep.squashed
+            for h in self.pending)
 
     def _title_block(self, element, tag: str) -> bool:
         """A ``header`` (tag, class or id) whose h1 holds the whole page title is the
@@ -290,13 +326,83 @@ class _Walker:
         return self.keep.holds(text)
 
 
-def _rows(table) -> list[str]:
+def _context(items: list[_Item]) -> None:
+    """Bring back the blocks trafilatura drops inside the content (as jusText's context
+    rules): a heading or a block of prose (not mostly links) between two kept blocks is
+    content (a short answer under its own question, a code example, a caption, a
+    footnote call); so is, inside the element holding all kept blocks, a page's opening
+    under its title before the first kept block, and what follows the last kept block (the
+    last section, the footnotes) unless that element is the whole page and no heading
+    leads it (a "Last updated" line)."""
+    kept = [n for n, item in enumerate(items) if item.kept and not item.level]
+    if not kept:
+        return
+    first, last = kept[0], kept[-1]
+    for item in items[first + 1:last]:
+        item.kept = item.kept or not item.dense
+    box = _common_ancestor([items[n].element for n in kept])
+    if box is None:
+        return
+    opening = max((n for n in range(first) if items[n].level), default=None)
+    if opening is not None and _inside(items[opening].element, box):
+        for item in items[opening:first]:
+            item.kept = item.kept or (not item.dense and _inside(item.element, box))
+    rest = [item for item in items[last + 1:] if _inside(item.element, box)]
+    whole_page = box.tag.lower() in ("body", "html")
+    if rest and (not whole_page or rest[0].level):
+        for item in rest:
+            item.kept = item.kept or not item.dense
+
+
+def _section_of(heading):
+    """The element a heading leads: its nearest ancestor with more text than the heading
+    (DocBook wraps an h2 in three ``div``s of its own before the section's)."""
+    child = heading
+    for ancestor in heading.iterancestors():
+        if _holds_more(ancestor, child):
+            return ancestor
+        child = ancestor
+    return heading.getparent()
+
+
+def _holds_more(element, child) -> bool:
+    """Whether ``element`` has text besides ``child``'s (read lazily: sections are big)."""
+    if (element.text or "").strip():
+        return True
+    for other in element:
+        if (other.tail or "").strip() or (
+                other is not child and any(t.strip() for t in other.itertext())):
+            return True
+    return False
+
+
+def _inside(element, container) -> bool:
+    return element is container or any(a is container for a in element.iterancestors())
+
+
+def _common_ancestor(elements: list):
+    """The innermost element holding all ``elements`` (None when there are none)."""
+    elements = [e for e in elements if e is not None]
+    if not elements:
+        return None
+    chain = [elements[0], *elements[0].iterancestors()]
+    depth = 0
+    for element in elements[1:]:
+        ancestors = {id(a) for a in (element, *element.iterancestors())}
+        while id(chain[depth]) not in ancestors:
+            depth += 1
+    return chain[depth]
+
+
+def _rows(table) -> list[tuple[str, int]]:
+    """A table's rows as " | "-joined cells, each with its characters of link text."""
     rows = []
     for row in table.iter("tr"):
         cells = [" ".join(cell.text_content().split()) for cell in row if
                  isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
         if any(cells):
-            rows.append(" | ".join(cells))
+            links = sum(len(a.text_content().strip()) for a in row.iter("a"))
+            rows.append((" | ".join(cells), links))
     return rows
 
 
