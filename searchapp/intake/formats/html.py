@@ -45,6 +45,13 @@ from searchapp.intake.formats.document import (
     Limits,
     read_bounded,
 )
+from searchapp.intake.formats.html_context import (
+    Item,
+    bring_back,
+    inside,
+    link_chars,
+    section_of,
+)
 from searchapp.intake.formats.outline import Sections
 from searchapp.intake.formats.registry import Format, register
 
@@ -89,7 +96,7 @@ def read_html_bytes(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> 
     keep = _main_text(data)
     walker = _Walker(keep, title)
     walker.walk(_content_root(root))
-    return Extracted(walker.sections.parts(), {"title": title} if title else {})
+    return Extracted(walker.sections().parts(), {"title": title} if title else {})
 
 
 def _cut_boilerplate(root) -> None:
@@ -157,27 +164,15 @@ def _squash(text: str) -> str:
     return "".join(text.split()).replace("|", "")
 
 
-class _Item:
-    """A heading (``level`` 1..6) or a block of text (``level`` 0) in reading order, with
-    the element it came from and whether it is content."""
-
-    __slots__ = ("text", "element", "level", "kept", "dense")
-
-    def __init__(self, text: str, element, level: int = 0, kept: bool = False,
-                 dense: bool = False):
-        self.text, self.element, self.level = text, element, level
-        self.kept, self.dense = kept, dense  # dense: most of its characters are links
-
-
 class _Walker:
-    """Blocks in reading order; ``keep`` decides which blocks are content, the page's
-    structure (``_context``) brings back what it drops inside the content."""
+    """Blocks in reading order; ``keep`` decides which blocks are content, their place
+    in the page (``html_context.bring_back``) brings back what it drops inside it."""
 
     def __init__(self, keep: _Kept | None, title: str = ""):
-        self.items: list[_Item] = []
+        self.items: list[Item] = []
         self.keep, self.title = keep, _squash(title).lower()
         self.forced = 0  # inside the page's title block: its blocks are kept
-        self.pending: list[_Item] = []  # the headings since the last kept block
+        self.pending: list[Item] = []  # the headings since the last kept block
         self.inline: list[str] = []
         self.last_kept = False
         self.tags: list[str] = []  # the block elements the walk is inside
@@ -187,14 +182,14 @@ class _Walker:
         self.flowing = None  # the section of a heading that came right after kept text
         self.section = None  # the section whose heading kept its first block: all is kept
 
-    @property
     def sections(self) -> Sections:
-        """The content in sections: the kept blocks, and each heading that has kept text
-        after it (a heading is kept only with text under it)."""
-        _context(self.items)
+        """The content in sections once the page is walked: the kept blocks (``bring_back``
+        adds those kept by their place), and each heading with kept text after it or
+        kept by its place (a last heading inside the content)."""
+        bring_back(self.items)
         sections, text_after = Sections(), False
         for item in reversed(self.items):
-            item.kept = text_after if item.level else item.kept
+            item.kept = (text_after or item.kept) if item.level else item.kept
             text_after = text_after or (item.kept and not item.level)
         for item in self.items:
             if item.kept and item.level:
@@ -208,8 +203,8 @@ class _Walker:
         if tag in HEADINGS:
             self.flush()
             if not self.pending:  # a heading right after kept text: the content goes on
-                self.flowing = self.last_kept and _section_of(element)
-            heading = _Item(element.text_content(), element, HEADINGS[tag])
+                self.flowing = self.last_kept and section_of(element)
+            heading = Item(element.text_content(), element, HEADINGS[tag])
             self.pending.append(heading)
             self.items.append(heading)
             self.section = None
@@ -236,7 +231,7 @@ class _Walker:
             self.forced -= forced
         else:
             if tag == "a":
-                self.link_chars += len(element.text_content().strip())
+                self.link_chars += link_chars(element)
             self.children(element)
         if element.tail and tag:
             self.inline.append(element.tail)
@@ -275,14 +270,14 @@ class _Walker:
         by_heading = self._under_kept_heading() or self._section_goes_on()
         kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading or \
             self._in_kept_section()
-        self.items.append(_Item(text, self.element, kept=kept, dense=dense))
+        self.items.append(Item(text, self.element, kept=kept, dense=dense))
         if not kept:
             # a block of prose right after kept text may still be content (``_context``):
             # it does not end the run of kept text that list items and tables continue
             self.last_kept = self.last_kept and not dense and not self.pending
             return
         if by_heading and self.pending:
-            self.section = _section_of(self.pending[-1].element)
+            self.section = section_of(self.pending[-1].element)
         self.last_kept, self.pending = True, []
 
     def _in_kept_section(self) -> bool:
@@ -290,14 +285,14 @@ class _Walker:
         heading (the rest of a "SEE ALSO" list), that section not being the whole page."""
         section, element = self.section, self.element
         return section is not None and element is not None and \
-            section.tag.lower() not in ("body", "html") and _inside(element, section)
+            section.tag.lower() not in ("body", "html") and inside(element, section)
 
     def _section_goes_on(self) -> bool:
         """The block is the first under a heading that came right after kept text, inside
         the heading's own section (a "See Also" list closing the article)."""
         container, element = self.flowing, self.element
         return bool(self.pending) and container not in (None, False) and \
-            element is not None and _inside(element, container)
+            element is not None and inside(element, container)
 
     def _under_kept_heading(self) -> bool:
         """The block is the first under headings that trafilatura kept (their section's
@@ -326,74 +321,6 @@ class _Walker:
         return self.keep.holds(text)
 
 
-def _context(items: list[_Item]) -> None:
-    """Bring back the blocks trafilatura drops inside the content (as jusText's context
-    rules): a heading or a block of prose (not mostly links) between two kept blocks is
-    content (a short answer under its own question, a code example, a caption, a
-    footnote call); so is, inside the element holding all kept blocks, a page's opening
-    under its title before the first kept block, and what follows the last kept block (the
-    last section, the footnotes) unless that element is the whole page and no heading
-    leads it (a "Last updated" line)."""
-    kept = [n for n, item in enumerate(items) if item.kept and not item.level]
-    if not kept:
-        return
-    first, last = kept[0], kept[-1]
-    for item in items[first + 1:last]:
-        item.kept = item.kept or not item.dense
-    box = _common_ancestor([items[n].element for n in kept])
-    if box is None:
-        return
-    opening = max((n for n in range(first) if items[n].level), default=None)
-    if opening is not None and _inside(items[opening].element, box):
-        for item in items[opening:first]:
-            item.kept = item.kept or (not item.dense and _inside(item.element, box))
-    rest = [item for item in items[last + 1:] if _inside(item.element, box)]
-    whole_page = box.tag.lower() in ("body", "html")
-    if rest and (not whole_page or rest[0].level):
-        for item in rest:
-            item.kept = item.kept or not item.dense
-
-
-def _section_of(heading):
-    """The element a heading leads: its nearest ancestor with more text than the heading
-    (DocBook wraps an h2 in three ``div``s of its own before the section's)."""
-    child = heading
-    for ancestor in heading.iterancestors():
-        if _holds_more(ancestor, child):
-            return ancestor
-        child = ancestor
-    return heading.getparent()
-
-
-def _holds_more(element, child) -> bool:
-    """Whether ``element`` has text besides ``child``'s (read lazily: sections are big)."""
-    if (element.text or "").strip():
-        return True
-    for other in element:
-        if (other.tail or "").strip() or (
-                other is not child and any(t.strip() for t in other.itertext())):
-            return True
-    return False
-
-
-def _inside(element, container) -> bool:
-    return element is container or any(a is container for a in element.iterancestors())
-
-
-def _common_ancestor(elements: list):
-    """The innermost element holding all ``elements`` (None when there are none)."""
-    elements = [e for e in elements if e is not None]
-    if not elements:
-        return None
-    chain = [elements[0], *elements[0].iterancestors()]
-    depth = 0
-    for element in elements[1:]:
-        ancestors = {id(a) for a in (element, *element.iterancestors())}
-        while id(chain[depth]) not in ancestors:
-            depth += 1
-    return chain[depth]
-
-
 def _rows(table) -> list[tuple[str, int]]:
     """A table's rows as " | "-joined cells, each with its characters of link text."""
     rows = []
@@ -401,7 +328,7 @@ def _rows(table) -> list[tuple[str, int]]:
         cells = [" ".join(cell.text_content().split()) for cell in row if
                  isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
         if any(cells):
-            links = sum(len(a.text_content().strip()) for a in row.iter("a"))
+            links = sum(link_chars(a) for a in row.iter("a"))
             rows.append((" | ".join(cells), links))
     return rows
 
