@@ -4,8 +4,9 @@ Two views of the page are combined. The page's own structure is walked with
 lxml after the parts that are never content are cut away (scripts, styles,
 forms, ``nav``/``aside``, a ``header``/``footer`` outside the article,
 ARIA navigation/banner/contentinfo/complementary roles, and elements whose
-class or id names navigation, menus, sidebars, breadcrumbs or cookie banners,
-such as the DocBook manuals' ``navheader``/``navfooter``): h1..h6 give the
+class or id names navigation, menus, sidebars, breadcrumbs, cookie banners or a
+table of contents, such as the DocBook manuals' ``navheader``/``navfooter`` and
+``toc``: a list of the page's own headings, links to its sections): h1..h6 give the
 heading path, tables their rows as " | "-joined cells. Trafilatura, favouring
 recall, then says which of those blocks are main content: a block is kept when
 its text is in trafilatura's, or, for a block of at least ``MIN_WORDS`` words, when
@@ -60,7 +61,8 @@ DROPPED = {"script", "style", "noscript", "template", "svg", "form", "iframe", "
 DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu"}
 BOILERPLATE = re.compile(
     r"(?:^|[\s_-])(?:nav\w*|menu\w*|sidebar\w*|breadcrumbs?|footer\w*|masthead|cookie\w*|"
-    r"skip-?link\w*|site-?header|page-?header|toolbar)(?:$|[\s_-])", re.IGNORECASE)
+    r"skip-?link\w*|site-?header|page-?header|toolbar|toc|table-?of-?contents|"
+    r"list-of-(?:tables|figures|examples|equations))(?:$|[\s_-])", re.IGNORECASE)
 BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd",
           "blockquote", "figure", "figcaption", "caption", "address", "header", "footer",
           "body", "tr", "hr", "center", "details", "summary"}
@@ -180,7 +182,6 @@ class _Walker:
         self.element = None  # the element whose text ``block`` is given
         self.link_chars = 0  # characters of link text in the block being read
         self.flowing = None  # the section of a heading that came right after kept text
-        self.section = None  # the section whose heading kept its first block: all is kept
 
     def sections(self) -> Sections:
         """The content in sections once the page is walked: the kept blocks (``bring_back``
@@ -207,7 +208,6 @@ class _Walker:
             heading = Item(element.text_content(), element, HEADINGS[tag])
             self.pending.append(heading)
             self.items.append(heading)
-            self.section = None
         elif tag == "table":
             self.flush()
             self.element = element
@@ -268,24 +268,14 @@ class _Walker:
         if not text.strip():
             return
         by_heading = self._under_kept_heading() or self._section_goes_on()
-        kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading or \
-            self._in_kept_section()
+        kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading
         self.items.append(Item(text, self.element, kept=kept, dense=dense))
         if not kept:
             # a block of prose right after kept text may still be content (``_context``):
             # it does not end the run of kept text that list items and tables continue
             self.last_kept = self.last_kept and not dense and not self.pending
             return
-        if by_heading and self.pending:
-            self.section = section_of(self.pending[-1].element)
         self.last_kept, self.pending = True, []
-
-    def _in_kept_section(self) -> bool:
-        """The block is in the section of a heading whose first block was kept by the
-        heading (the rest of a "SEE ALSO" list), that section not being the whole page."""
-        section, element = self.section, self.element
-        return section is not None and element is not None and \
-            section.tag.lower() not in ("body", "html") and inside(element, section)
 
     def _section_goes_on(self) -> bool:
         """The block is the first under a heading that came right after kept text, inside
