@@ -180,13 +180,17 @@ def test_a_catalog_table_with_links_between_kept_blocks_is_kept():
 
 
 @pytest.mark.parametrize("number_only", [False, True])
-def test_the_last_section_of_a_chapter_is_kept(number_only):
-    """16.4 and, on pages whose headings are their numbers, 1.7 and 14.4."""
+@pytest.mark.parametrize("before", [1, 3])
+def test_the_last_section_of_a_chapter_is_kept(number_only, before):
+    """16.4 and, on pages whose headings are their numbers, 1.7 and 14.4; after one kept
+    section (all that is kept lies in it) or several."""
     title = "" if number_only else "Document format"
-    last = section("1.4", title, "<p>This document was written using the DocBook XML DTD."
-                                 "</p>")
-    text = text_of(chapter(long_section(1), long_section(2), long_section(3), last))
+    last = section(f"1.{before + 1}", title, "<p>This document was written using the "
+                                             "DocBook XML DTD.</p><p>It is built with "
+                                             "xsltproc.</p>")
+    text = text_of(chapter(*(long_section(n) for n in range(1, before + 1)), last))
     assert "This document was written using the DocBook XML DTD." in text
+    assert "It is built with xsltproc." in text
 
 
 def test_a_chapters_footnotes_are_kept():

@@ -15,10 +15,8 @@ element and whether it was kept) are looked at again once the page is read.
   content when both lie inside the element holding all kept blocks (the first
   paragraph under the title, cut short in trafilatura's text).
 - After the last kept block, what lies inside that element is content (a chapter's
-  footnotes), unless the element is the whole page and nothing of it is a heading
-  followed by prose (a "Last updated" line); so is a last section shaped like the
-  one holding the last kept block (same tag and class: DocBook's ``div.section``),
-  and what follows it in their parent.
+  last section, its footnotes), unless the element is the whole page and nothing of
+  it is a heading followed by prose (a "Last updated" line).
 
 A link whose text is its own address (``https://…``) is text, not navigation
 (``link_chars``).
@@ -76,7 +74,7 @@ def bring_back(items: list[Item]) -> None:
     box = common_ancestor([items[n].element for n in kept])
     if box is not None:
         _opening(items[:kept[0]], box)
-        _closing(items[kept[-1] + 1:], box, items[kept[-1]])
+        _closing(items[kept[-1] + 1:], box)
 
 
 def _between(previous: Item, run: list[Item], following: Item) -> None:
@@ -95,37 +93,16 @@ def _opening(run: list[Item], box) -> None:
             item.kept = item.kept or (not item.dense and inside(item.element, box))
 
 
-def _closing(run: list[Item], box, last: Item) -> None:
-    """The items after the last kept block inside ``box`` (footnotes), or in a section
-    shaped like the one holding that block (a chapter's last section)."""
+def _closing(run: list[Item], box) -> None:
+    """The items after the last kept block inside ``box``: a last section, footnotes."""
     rest = [item for item in run if inside(item.element, box)]
-    sibling = _sibling_section(run, last)
-    if sibling is not None:
-        rest = [item for item in run if inside(item.element, sibling.getparent())]
-    elif box.tag.lower() in PAGE:  # a whole page's last lines: content under a heading only
+    if box.tag.lower() in PAGE:  # a whole page's last lines: content under a heading only
         led = [n for n, item in enumerate(rest) if item.level]
         rest = rest[led[0]:] if led else []
         if not any(not item.level and not item.dense for item in rest):
             return
     for item in rest:
         item.kept = item.kept or not item.dense
-
-
-def _sibling_section(run: list[Item], last: Item):
-    """The section the first heading of ``run`` leads, when a sibling of the same tag and
-    class holds ``last`` (DocBook's ``div.section``, AsciiDoc's ``div.sect2``)."""
-    heading = next((item for item in run if item.level), None)
-    if heading is None or last.element is None:
-        return None
-    section = section_of(heading.element)
-    parent = section.getparent() if section is not None else None
-    if parent is None or section.tag.lower() in PAGE:
-        return None
-    shape = (section.tag, section.get("class"))
-    for sibling in section.itersiblings(preceding=True):
-        if (sibling.tag, sibling.get("class")) == shape and inside(last.element, sibling):
-            return section
-    return None
 
 
 def link_chars(link) -> int:
