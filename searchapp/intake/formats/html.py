@@ -14,16 +14,19 @@ most of its word trigrams are (trafilatura loses words inside nested inline
 elements, such as the DocBook manuals' ``<code><em>data_type</em></code>``, so a
 whole paragraph would not match); a table without links that follows kept text is
 kept whole: trafilatura drops small tables. A header block whose h1 holds the whole
-page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. Two
-rules of context, as in jusText, bring back what trafilatura drops from the
-middle of the content: a block under a heading that trafilatura kept is content
-however many links it holds (a "SEE ALSO" list of pages), and a short block with
-few links between two kept blocks is content (an example's caption, "Recipe:
-Release tagging"); a short block after the last kept one (a "Last updated" line)
-stays out. Where
-trafilatura finds nothing (a tiny page), every block left after the cut is kept. A
-heading is kept only with text under it. Metadata: the page's title. Nothing is
-fetched: no network, no DTD.
+page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. A block
+under a heading that trafilatura kept, or under a heading that comes right after kept
+text inside that heading's own section, is content however many links it holds (a
+"SEE ALSO" list of pages). Then, once the page is walked, the blocks' place brings
+back what trafilatura drops inside the content (``html_context``, as jusText's
+context rules): between two kept blocks a heading or prose (a one-line answer under
+its own question, a command in a list of steps, a catalog table, a caption); the
+opening under the title; the last section and the footnotes inside the element
+holding the kept blocks. A "Last updated" line closing a page whose content is the
+whole body stays out. Where trafilatura finds nothing (a tiny page), every block
+left after the cut is kept. A heading is kept only with text under it (or as the
+last heading inside the content). Metadata: the page's title. Nothing is fetched:
+no network, no DTD.
 
 ``read_html_bytes`` is what the EPUB and e-mail readers use for their HTML.
 
