@@ -274,7 +274,7 @@ class _Walker:
         kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading
         self.items.append(Item(text, self.element, kept=kept, dense=dense))
         if not kept:
-            # a block of prose right after kept text may still be content (``_context``):
+            # a block of prose right after kept text may still be content (``bring_back``):
             # it does not end the run of kept text that list items and tables continue
             self.last_kept = self.last_kept and not dense and not self.pending
             return
