@@ -4,8 +4,9 @@ Two views of the page are combined. The page's own structure is walked with
 lxml after the parts that are never content are cut away (scripts, styles,
 forms, ``nav``/``aside``, a ``header``/``footer`` outside the article,
 ARIA navigation/banner/contentinfo/complementary roles, and elements whose
-class or id names navigation, menus, sidebars, breadcrumbs or cookie banners,
-such as the DocBook manuals' ``navheader``/``navfooter``): h1..h6 give the
+class or id names navigation, menus, sidebars, breadcrumbs, cookie banners or a
+table of contents, such as the DocBook manuals' ``navheader``/``navfooter`` and
+``toc``: a list of the page's own headings, links to its sections): h1..h6 give the
 heading path, tables their rows as " | "-joined cells. Trafilatura, favouring
 recall, then says which of those blocks are main content: a block is kept when
 its text is in trafilatura's, or, for a block of at least ``MIN_WORDS`` words, when
@@ -13,16 +14,19 @@ most of its word trigrams are (trafilatura loses words inside nested inline
 elements, such as the DocBook manuals' ``<code><em>data_type</em></code>``, so a
 whole paragraph would not match); a table without links that follows kept text is
 kept whole: trafilatura drops small tables. A header block whose h1 holds the whole
-page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. Two
-rules of context, as in jusText, bring back what trafilatura drops from the
-middle of the content: a block under a heading that trafilatura kept is content
-however many links it holds (a "SEE ALSO" list of pages), and a short block with
-few links between two kept blocks is content (an example's caption, "Recipe:
-Release tagging"); a short block after the last kept one (a "Last updated" line)
-stays out. Where
-trafilatura finds nothing (a tiny page), every block left after the cut is kept. A
-heading is kept only with text under it. Metadata: the page's title. Nothing is
-fetched: no network, no DTD.
+page title (AsciiDoc's ``div#header``: title and NAME line) is kept whole. A block
+under a heading that trafilatura kept, or under a heading that comes right after kept
+text inside that heading's own section, is content however many links it holds (a
+"SEE ALSO" list of pages). Then, once the page is walked, the blocks' place brings
+back what trafilatura drops inside the content (``html_context``, as jusText's
+context rules): between two kept blocks a heading or prose (a one-line answer under
+its own question, a command in a list of steps, a catalog table, a caption); the
+opening under the title; the last section and the footnotes inside the element
+holding the kept blocks. A "Last updated" line closing a page whose content is the
+whole body stays out. Where trafilatura finds nothing (a tiny page), every block
+left after the cut is kept. A heading is kept only with text under it (or as the
+last heading inside the content). Metadata: the page's title. Nothing is fetched:
+no network, no DTD.
 
 ``read_html_bytes`` is what the EPUB and e-mail readers use for their HTML.
 
@@ -45,6 +49,13 @@ from searchapp.intake.formats.document import (
     Limits,
     read_bounded,
 )
+from searchapp.intake.formats.html_context import (
+    Item,
+    bring_back,
+    inside,
+    link_chars,
+    section_of,
+)
 from searchapp.intake.formats.outline import Sections
 from searchapp.intake.formats.registry import Format, register
 
@@ -53,7 +64,8 @@ DROPPED = {"script", "style", "noscript", "template", "svg", "form", "iframe", "
 DROPPED_ROLES = {"navigation", "banner", "contentinfo", "complementary", "search", "menu"}
 BOILERPLATE = re.compile(
     r"(?:^|[\s_-])(?:nav\w*|menu\w*|sidebar\w*|breadcrumbs?|footer\w*|masthead|cookie\w*|"
-    r"skip-?link\w*|site-?header|page-?header|toolbar)(?:$|[\s_-])", re.IGNORECASE)
+    r"skip-?link\w*|site-?header|page-?header|toolbar|toc|table-?of-?contents|"
+    r"list-of-(?:tables|figures|examples|equations))(?:$|[\s_-])", re.IGNORECASE)
 BLOCKS = {"p", "div", "section", "article", "main", "li", "ul", "ol", "dl", "dt", "dd",
           "blockquote", "figure", "figcaption", "caption", "address", "header", "footer",
           "body", "tr", "hr", "center", "details", "summary"}
@@ -89,7 +101,7 @@ def read_html_bytes(data: bytes, name: str, limits: Limits = DEFAULT_LIMITS) -> 
     keep = _main_text(data)
     walker = _Walker(keep, title)
     walker.walk(_content_root(root))
-    return Extracted(walker.sections.parts(), {"title": title} if title else {})
+    return Extracted(walker.sections().parts(), {"title": title} if title else {})
 
 
 def _cut_boilerplate(root) -> None:
@@ -158,29 +170,47 @@ def _squash(text: str) -> str:
 
 
 class _Walker:
-    """Blocks in reading order into sections; ``keep`` decides which blocks are content."""
+    """Blocks in reading order; ``keep`` decides which blocks are content, their place
+    in the page (``html_context.bring_back``) brings back what it drops inside it."""
 
     def __init__(self, keep: _Kept | None, title: str = ""):
-        self.sections, self.keep, self.title = Sections(), keep, _squash(title).lower()
+        self.items: list[Item] = []
+        self.keep, self.title = keep, _squash(title).lower()
         self.forced = 0  # inside the page's title block: its blocks are kept
-        self.pending: list[tuple[int, str]] = []
+        self.pending: list[Item] = []  # the headings since the last kept block
         self.inline: list[str] = []
         self.last_kept = False
         self.tags: list[str] = []  # the block elements the walk is inside
         self.open: list = []  # and those elements
         self.element = None  # the element whose text ``block`` is given
         self.link_chars = 0  # characters of link text in the block being read
-        self.held: list[str] = []  # blocks after kept text: kept if kept text follows
-        self.flowing = None  # the container of a heading that came right after kept text
+        self.flowing = None  # the section of a heading that came right after kept text
+
+    def sections(self) -> Sections:
+        """The content in sections once the page is walked: the kept blocks (``bring_back``
+        adds those kept by their place), and each heading with kept text after it or
+        kept by its place (a last heading inside the content)."""
+        bring_back(self.items)
+        sections, text_after = Sections(), False
+        for item in reversed(self.items):
+            item.kept = (text_after or item.kept) if item.level else item.kept
+            text_after = text_after or (item.kept and not item.level)
+        for item in self.items:
+            if item.kept and item.level:
+                sections.heading(item.level, item.text)
+            elif item.kept:
+                sections.text(item.text)
+        return sections
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
         if tag in HEADINGS:
             self.flush()
-            self.held = []  # a block held right before a heading ends nothing: dropped
             if not self.pending:  # a heading right after kept text: the content goes on
-                self.flowing = self.last_kept and element.getparent()
-            self.pending.append((HEADINGS[tag], element.text_content()))
+                self.flowing = self.last_kept and section_of(element)
+            heading = Item(element.text_content(), element, HEADINGS[tag])
+            self.pending.append(heading)
+            self.items.append(heading)
         elif tag == "table":
             self.flush()
             self.element = element
@@ -204,7 +234,7 @@ class _Walker:
             self.forced -= forced
         else:
             if tag == "a":
-                self.link_chars += len(element.text_content().strip())
+                self.link_chars += link_chars(element)
             self.children(element)
         if element.tail and tag:
             self.inline.append(element.tail)
@@ -224,51 +254,45 @@ class _Walker:
         # items are links (link density, as in jusText and boilerpipe)
         few_links = links < LINK_DENSITY * len(text)
         item = any(t in LIST_ITEMS for t in self.tags) and self.last_kept and few_links
-        self.block(text, force=item, between=few_links)
+        self.block(text, force=item, dense=not few_links)
 
     def table(self, element) -> None:
         """A table's rows; trafilatura drops small tables, so a table without links right
         after kept text is kept whole."""
         rows = _rows(element)
         whole = self.last_kept and not element.xpath(".//a[@href]") and \
-            not any(self._is_content(row, row.split(" | ")) for row in rows)
-        for row in rows:
-            self.block(row, cells=row.split(" | "), force=whole)
+            not any(self._is_content(row, row.split(" | ")) for row, _ in rows)
+        for row, links in rows:
+            self.block(row, cells=row.split(" | "), force=whole,
+                       dense=links >= LINK_DENSITY * len(row))
 
     def block(self, text: str, cells: list[str] | None = None, force: bool = False,
-              between: bool = False) -> None:
+              dense: bool = False) -> None:
         if not text.strip():
             return
-        kept = force or self.forced > 0 or self._is_content(text, cells) or \
-            self._under_kept_heading() or self._section_goes_on()
+        by_heading = self._under_kept_heading() or self._section_goes_on()
+        kept = force or self.forced > 0 or self._is_content(text, cells) or by_heading
+        self.items.append(Item(text, self.element, kept=kept, dense=dense))
         if not kept:
-            if between and self.last_kept and not self.pending:
-                self.held.append(text)  # decided by the next block
-                return
-            self.last_kept, self.held = False, []
+            # a block of prose right after kept text may still be content (``bring_back``):
+            # it does not end the run of kept text that list items and tables continue
+            self.last_kept = self.last_kept and not dense and not self.pending
             return
-        self.last_kept = True
-        for held in self.held:
-            self.sections.text(held)
-        for level, title in self.pending:
-            self.sections.heading(level, title)
-        self.pending, self.held = [], []
-        self.sections.text(text)
+        self.last_kept, self.pending = True, []
 
     def _section_goes_on(self) -> bool:
         """The block is the first under a heading that came right after kept text, inside
-        the heading's own container (a "See Also" list closing the article)."""
+        the heading's own section (a "See Also" list closing the article)."""
         container, element = self.flowing, self.element
         return bool(self.pending) and container not in (None, False) and \
-            element is not None and (element is container or
-                                    any(a is container for a in element.iterancestors()))
+            element is not None and inside(element, container)
 
     def _under_kept_heading(self) -> bool:
         """The block is the first under headings that trafilatura kept (their section's
         content, however many links it has: a "SEE ALSO" list)."""
         return bool(self.pending) and self.keep is not None and all(
-            len(_squash(title)) >= 3 and _squash(title) in self.keep.squashed
-            for _, title in self.pending)
+            len(_squash(h.text)) >= 3 and _squash(h.text) in self.keep.squashed
+            for h in self.pending)
 
     def _title_block(self, element, tag: str) -> bool:
         """A ``header`` (tag, class or id) whose h1 holds the whole page title is the
@@ -290,13 +314,15 @@ class _Walker:
         return self.keep.holds(text)
 
 
-def _rows(table) -> list[str]:
+def _rows(table) -> list[tuple[str, int]]:
+    """A table's rows as " | "-joined cells, each with its characters of link text."""
     rows = []
     for row in table.iter("tr"):
         cells = [" ".join(cell.text_content().split()) for cell in row if
                  isinstance(cell.tag, str) and cell.tag.lower() in ("td", "th")]
         if any(cells):
-            rows.append(" | ".join(cells))
+            links = sum(link_chars(a) for a in row.iter("a"))
+            rows.append((" | ".join(cells), links))
     return rows
 
 
