@@ -2,8 +2,8 @@
 ``gitfaq.html`` from git-doc, ingested as the file it is, the bundled encoder, SQLite):
 a question gets its answers above the hits, each in its context with its place, a link
 to the reader view at it and right / wrong marks stored as answer judgements; a question
-the FAQ does not answer gets the silence line; keywords get no box unless "Answer any
-query" is on, and that switch lives in the address. Also the box's Markdown (hostile
+the FAQ does not answer gets the silence line; keywords get no box unless "Always
+answer" is on, and that switch lives in the address. Also the box's Markdown (hostile
 sentences stay text) and the results' CSV (answers first, spreadsheet-safe)."""
 
 from __future__ import annotations
@@ -109,7 +109,7 @@ def test_a_question_the_documents_do_not_answer_gets_the_silence_line(gitfaq):
     assert "hit-1" in order(at), "the hits are still listed under it"
 
 
-def test_keywords_get_no_box_until_answer_any_query_is_on_and_the_address_keeps_it(gitfaq):
+def test_keywords_get_no_box_until_always_answer_is_on_and_the_address_keeps_it(gitfaq):
     at = opened(q=KEYWORDS)
     assert "answer-box" not in order(at) and not silence_shown(at)
     assert at.toggle(key="search-answer").value is False

@@ -3,7 +3,7 @@ the query, each in its context, where it stands, a link there, and right / wrong
 
 What it draws comes from ``searchapp.answers.service.search_with_answers`` (an
 ``AnswerResult``): nothing when no answer was sought (a query that does not read as a
-question, with "Answer any query" off); the silence line (``service.SILENCE``) when one was
+question, with "Always answer" off); the silence line (``service.SILENCE``) when one was
 sought and no sentence scored at the threshold; else each answer (1 to 3) as one line, the
 sentence highlighted between the sentences before and after it (dimmed), then a row: its
 file, page and section (or its document's id), its score, "Open at page N" (or "Open at

@@ -157,8 +157,7 @@ def search_form() -> SearchRequest:
                                label_visibility="collapsed")  # the placeholder says it
         submitted = button.form_submit_button("Search", type="primary",
                                               icon=":material/search:", width="stretch")
-        left, middle, right, last, answer = st.columns([1, 3, 2, 1, 1.4],
-                                                       vertical_alignment="bottom")
+        left, middle, right, last = st.columns([1, 3, 2, 1.7], vertical_alignment="bottom")
         # No bounds on the widget: an out-of-range k gets a message and clears the results
         # (with bounds, the browser keeps the old value and the old results on screen).
         k = left.number_input("Results (k)", step=1, key="search-k",
@@ -176,10 +175,10 @@ def search_form() -> SearchRequest:
                              help="A cross-encoder trained on this corpus' judgements "
                                   "reorders the first 30 results (`searchapp judge "
                                   "train-reranker` trains one); slower.")
-        answers = answer.toggle("Answer any query", key="search-answer",
-                                help="Above the results, the sentences of your documents that "
-                                     "answer the query. A question (\"how do I…?\", \"when "
-                                     "does…\") gets them anyway; on, so does any query.")
+        answers = last.toggle("Always answer", key="search-answer",
+                              help="Above the results, the sentences of your documents that "
+                                   "answer the query. A question (\"how do I…?\", \"when "
+                                   "does…\") gets them anyway; on, so does any query.")
     return SearchRequest(query, k, float(min_score) if mode_named(mode).semantic else None,
                          mode, submitted, rerank=rerank, answer=answers)
 

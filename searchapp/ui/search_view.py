@@ -8,7 +8,7 @@ any k costs what one page costs to draw) and kept between reruns (a judgement cl
 or a page turn does not search again): the search's hits, the documents most like one hit
 ("More like this", by its stored vector), or its likely duplicates (cosine at
 or above the model's duplicate threshold). Everything that decides what is
-shown (query, mode, k, minimum cosine, "Answer any query", filters, page, the hit the
+shown (query, mode, k, minimum cosine, "Always answer", filters, page, the hit the
 list is "like") is in the address, so a reload, Back or a link opened elsewhere shows
 the same list; the session keeps it for a return from another page.
 
