@@ -16,7 +16,7 @@ import pytest
 from searchapp.intake.files_job import request_ingest
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
-from tests.browser import ARTIFACTS, browser_page, served_without_worker
+from tests.browser import ARTIFACTS, IDLE, browser_page, served_without_worker
 from tests.document_files import make_pdf
 
 pytestmark = pytest.mark.browser
@@ -67,6 +67,7 @@ def ask(page, url: str, question: str):
     box.press("Enter")
     answers = page.locator(".st-key-answer-box")
     answers.wait_for(timeout=WAIT)
+    page.locator(IDLE).wait_for(timeout=WAIT)  # the run that drew it has ended: all is drawn
     return answers
 
 
