@@ -49,6 +49,8 @@ REVIEWED = {
     ("searchapp/ui/welcome.py",
      '"\\n".join(f"- {icon} **{name}**: {what}." for name, icon, what in STEPS)'):
         "the first screen's constant steps",
+    ("searchapp/ui/answer_box.py", "answer_markdown(answer)"):
+        "each sentence md_escape'd inside the box's own colours (test_ui_answer_box.py)",
     ("searchapp/ui/cluster_filters.py", 'label or f"Search in {md_escape(repr(saved.value))}"'):
         "callers pass a constant label",
     ("searchapp/ui/common.py", "label"): "page_link: callers pass the pages' constant names",

@@ -32,8 +32,8 @@ def searches(monkeypatch) -> list[int]:
     """The k of every search the page runs (the real search, counted)."""
     from searchapp.ui import search_view
 
-    calls, real = [], search_view.search
-    monkeypatch.setattr(search_view, "search",
+    calls, real = [], search_view.search_with_answers
+    monkeypatch.setattr(search_view, "search_with_answers",
                         lambda *a, **kw: calls.append(kw["k"]) or real(*a, **kw))
     return calls
 

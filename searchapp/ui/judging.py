@@ -1,8 +1,9 @@
-"""Marks that store judgements where results are shown: each search hit, each duplicate pair,
-each match of a new question.
+"""Marks that store judgements where results are shown: each search hit, each answer, each
+duplicate pair, each match of a new question.
 
-- ``judgement_marks``: a small two-way switch (relevant / not, or duplicate / not)
-  beside one item; choosing stores a judgement, choosing the same again removes it.
+- ``judgement_marks``: a small two-way switch (relevant / not, right / wrong for an
+  answer, or duplicate / not) beside one item; choosing stores a judgement, choosing the
+  same again removes it.
 - ``pair_marks_table`` and ``match_marks_table``: a table of pairs (or of a new
   question's matches) with a "Your judgement" column; an edit is a judgement.
 
@@ -28,9 +29,12 @@ from searchapp.store import judgement_rows, repo
 
 QUERY_OPTIONS = {"Relevant": 1, "Not relevant": 0}
 PAIR_OPTIONS = {"Duplicate": 1, "Not duplicate": 0}
+ANSWER_OPTIONS = {"Right": 1, "Wrong": 0}  # an answer sentence (kind "answer")
+OPTIONS = {"query": QUERY_OPTIONS, "pair": PAIR_OPTIONS, "answer": ANSWER_OPTIONS}
 QUERY_WORDS = {1: "relevant", 0: "not relevant"}
 PAIR_WORDS = {1: "duplicate", 0: "not duplicate"}
 NOT_JUDGED = ""
+ANSWER_LABEL_CHARS = 60  # of the sentence, in an answer switch's name
 
 
 def stored_labels(app: App, corpus: str, items: list[tuple]) -> dict[tuple, int]:
@@ -58,6 +62,8 @@ def _store(app: App, corpus: str, item: tuple, label: int | None, source: str) -
                 service.remove(app, corpus, judgement_id)
         elif kind == "query":
             service.add(app, corpus, label=label, query=query, doc=a, source=source)
+        elif kind == "answer":
+            service.add(app, corpus, label=label, query=query, doc=a, answer=b, source=source)
         else:
             service.add(app, corpus, label=label, a=a, b=b, source=source)
     except SearchAppError as exc:
@@ -65,18 +71,19 @@ def _store(app: App, corpus: str, item: tuple, label: int | None, source: str) -
 
 
 def judgement_marks(app: App, corpus: str, *, query: str | None = None, doc: str | None = None,
-                    a: str | None = None, b: str | None = None, key: str,
-                    source: str = "search") -> None:
-    """A relevant / not (query + doc) or duplicate / not (a + b) switch for one item.
+                    a: str | None = None, b: str | None = None, answer: str | None = None,
+                    key: str, source: str = "search") -> None:
+    """A relevant / not (query + doc), right / wrong (query + doc + the ``answer`` sentence)
+    or duplicate / not (a + b) switch for one item.
 
     Shows the stored label; a click stores the other one, a click on the chosen
     one removes the judgement.
     """
     try:
-        item = item_of(query, doc, a, b)
+        item = item_of(query, doc, a, b, answer)
     except SearchAppError:
         return  # nothing judgeable here (an empty query): no switch
-    options = QUERY_OPTIONS if item[0] == "query" else PAIR_OPTIONS
+    options = OPTIONS[item[0]]
     widget = f"mark-{key}"
     stored = stored_labels(app, corpus, [item]).get(item)
     current = next((name for name, value in options.items() if value == stored), None)
@@ -105,10 +112,15 @@ def judgement_label(item: tuple) -> str:
         "Your judgement of 'q-17' for 'reset my password'"
         >>> judgement_label(("pair", None, "q-1", "q-9"))
         "Your judgement of 'q-1' and 'q-9' as duplicates"
+        >>> judgement_label(("answer", "how to reset?", "q-1", "Click Reset."))
+        "Your judgement of the answer 'Click Reset.' of 'q-1' to 'how to reset?'"
     """
     kind, query, a, b = item
     if kind == "query":
         return f"Your judgement of {a!r} for {query!r}"  # no "Query": the search box's name
+    if kind == "answer":
+        sentence = b if len(b) <= ANSWER_LABEL_CHARS else b[:ANSWER_LABEL_CHARS - 1] + "…"
+        return f"Your judgement of the answer {sentence!r} of {a!r} to {query!r}"
     return f"Your judgement of {a!r} and {b!r} as duplicates"
 
 

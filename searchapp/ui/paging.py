@@ -16,12 +16,13 @@ Example:
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import TypeVar
 
 import streamlit as st
 
 PAGE_SIZE = 20  # hits drawn per page: about two screens of dense rows
 KEPT_HITS = "search.hits"  # (signature, hits) of the last list computed in this session
+T = TypeVar("T")
 
 
 def pages_of(total: int, size: int = PAGE_SIZE) -> int:
@@ -47,10 +48,11 @@ def page_bounds(page: int, total: int, size: int = PAGE_SIZE) -> tuple[int, int]
     return first, min(first + size, total)
 
 
-def kept_hits(signature: Hashable, compute: Callable[[], list[Any]]) -> list[Any]:
+def kept_hits(signature: Hashable, compute: Callable[[], T]) -> T:
     """The list for ``signature`` (what was asked and the corpus generation it was asked
     at): the one kept in this session when the signature is the same, else ``compute()``
-    (kept for the next rerun). One list is kept per session.
+    (kept for the next rerun). One list is kept per session (a search's is its hits and
+    its answers).
 
     Example (inside a page script):
         >>> hits = kept_hits((corpus, generation, query, k), lambda: search(...))  # doctest: +SKIP

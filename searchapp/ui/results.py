@@ -188,13 +188,23 @@ def where_in_file(source: dict) -> str:
         ...                "section": "2.1 Requirements"})
         'install.pdf · page 4 · 2.1 Requirements'
     """
-    page = "slide" if source.get("type") in ("pptx", "odp") else "page"
+    page = page_word(source)
     parts = [source["path"].rsplit("/", 1)[-1]]
     if source.get("page") is not None:
         parts.append(f"{page} {source['page']}")
     if source.get("section"):
         parts.append(str(source["section"]))
     return " · ".join(parts)
+
+
+def page_word(source: dict) -> str:
+    """What a file's numbered part is called: "slide" in a presentation, else "page".
+
+    Example:
+        >>> page_word({"type": "odp"}), page_word({"type": "pdf"})
+        ('slide', 'page')
+    """
+    return "slide" if source.get("type") in ("pptx", "odp") else "page"
 
 
 @contextlib.contextmanager

@@ -2,7 +2,8 @@
 
 Kept out of the page script so the page stays a short sequence of steps. The
 form gives the same choices as ``searchapp search`` (``--mode``, ``--where``,
-``-k``, ``--min-score``) and the page calls the same ``search.search``.
+``-k``, ``--min-score``, ``--rerank``, ``--answer``) and the page calls the same
+``answers.service.search_with_answers``.
 Snippets are the user's text, escaped, with only the query's words in bold: no
 HTML, links or markup from a document is ever rendered.
 """
@@ -44,6 +45,7 @@ class SearchRequest:
     submitted: bool
     filters: list[tuple[str, str, str]] = field(default_factory=list)  # (column, op, value)
     rerank: bool = False  # the corpus' reranker reorders the first results
+    answer: bool = False  # seek an answer for any query (off: for a question only)
 
     def conditions(self) -> list[Condition]:
         """The filter rows as conditions (InvalidParameterError for a bad one)."""
@@ -58,11 +60,11 @@ def corpus_meta_columns(app, name: str) -> list[str]:
         return list(repo.corpus_state(s, name).meta_columns)
 
 
-# ---- the address: ?q=...&mode=...&k=...&min=...&where=col=value&page=2 ----------------
+# ---- the address: ?q=...&mode=...&k=...&min=...&answer=1&where=col=value&page=2 -------
 KEPT = "search.kept"  # the last request of this session, for a return from another page
 WIDGETS = {"q": "search-query", "k": "search-k", "mode": "search-mode",
-           "min": "search-min-score"}
-DEFAULTS = {"q": "", "k": 10, "mode": DEFAULT_MODE, "min": 0.0}
+           "min": "search-min-score", "answer": "search-answer"}
+DEFAULTS = {"q": "", "k": 10, "mode": DEFAULT_MODE, "min": 0.0, "answer": False}
 _SPLIT = re.compile(r"^\s*([^<>=!]+?)\s*(<=|>=|!=|=|<|>)\s*(.*?)\s*$", re.DOTALL)
 
 
@@ -99,11 +101,21 @@ def _mode(text: str) -> str:
     return text
 
 
+def _flag(text: str) -> bool:
+    """``answer=1`` (or true, on, yes) → True, ``0`` (false, off, no) → False."""
+    value = text.strip().lower()
+    if value in ("1", "true", "on", "yes"):
+        return True
+    if value in ("0", "false", "off", "no"):
+        return False
+    raise ValueError(text)
+
+
 def seed_from_address(url: UrlState, meta_columns: list[str]) -> None:
     """Give the form and the filter rows their values before they are drawn: from the
     address when it changed (a link, a reload, Back), else what this session had."""
     kept = url.session.get(KEPT, {})
-    parse = {"q": str, "k": _whole_number, "min": _number, "mode": _mode}
+    parse = {"q": str, "k": _whole_number, "min": _number, "mode": _mode, "answer": _flag}
     for param, key in WIDGETS.items():
         url.seed(key, param, kept.get(param, DEFAULTS[param]), parse[param])
     news = url.incoming("where")
@@ -126,12 +138,13 @@ def write_address(url: UrlState, request: SearchRequest, page: int) -> None:
               "k": None if request.k == DEFAULTS["k"] or request.k is None else f"{request.k:g}",
               "mode": None if request.mode == DEFAULT_MODE else request.mode,
               "min": None if not request.min_score else f"{request.min_score:g}",
+              "answer": "1" if request.answer else None,
               "where": [f"{c}{op}{v}" for c, op, v in request.filters] or None,
               "page": None if page <= 1 else str(page)}
     for param, value in values.items():
         url.write(param, value)
     url.session[KEPT] = {"q": request.query, "k": request.k, "mode": request.mode,
-                         "min": request.min_score or 0.0,
+                         "min": request.min_score or 0.0, "answer": request.answer,
                          "where": values["where"] or [], "page": page}
 
 
@@ -144,7 +157,7 @@ def search_form() -> SearchRequest:
                                label_visibility="collapsed")  # the placeholder says it
         submitted = button.form_submit_button("Search", type="primary",
                                               icon=":material/search:", width="stretch")
-        left, middle, right, last = st.columns([1, 3, 2, 1], vertical_alignment="bottom")
+        left, middle, right, last = st.columns([1, 3, 2, 1.7], vertical_alignment="bottom")
         # No bounds on the widget: an out-of-range k gets a message and clears the results
         # (with bounds, the browser keeps the old value and the old results on screen).
         k = left.number_input("Results (k)", step=1, key="search-k",
@@ -162,8 +175,12 @@ def search_form() -> SearchRequest:
                              help="A cross-encoder trained on this corpus' judgements "
                                   "reorders the first 30 results (`searchapp judge "
                                   "train-reranker` trains one); slower.")
+        answers = last.toggle("Always answer", key="search-answer",
+                              help="Above the results, the sentences of your documents that "
+                                   "answer the query. A question (\"how do I…?\", \"when "
+                                   "does…\") gets them anyway; on, so does any query.")
     return SearchRequest(query, k, float(min_score) if mode_named(mode).semantic else None,
-                         mode, submitted, rerank=rerank)
+                         mode, submitted, rerank=rerank, answer=answers)
 
 
 def filter_rows(meta_columns: list[str], facets: Callable[[str], list[tuple[str, int]]]

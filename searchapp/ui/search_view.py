@@ -1,13 +1,15 @@
 """The Search page's box and results list, kept in step with the address.
 
-One fragment (Enter reruns only it): the form, the live filters, then one of
+One fragment (Enter reruns only it): the form, the live filters, then (for a search,
+on its first page) the answer box (``searchapp.ui.answer_box``: the sentences that
+answer a question, or "No clear answer in these documents."), then one of
 three lists of k results, drawn ``PAGE_SIZE`` at a time (``searchapp.ui.paging``, so
 any k costs what one page costs to draw) and kept between reruns (a judgement click
 or a page turn does not search again): the search's hits, the documents most like one hit
 ("More like this", by its stored vector), or its likely duplicates (cosine at
 or above the model's duplicate threshold). Everything that decides what is
-shown (query, mode, k, minimum cosine, filters, page, the hit the list is
-"like") is in the address, so a reload, Back or a link opened elsewhere shows
+shown (query, mode, k, minimum cosine, "Always answer", filters, page, the hit the
+list is "like") is in the address, so a reload, Back or a link opened elsewhere shows
 the same list; the session keeps it for a return from another page.
 
 Example (inside the Search page):
@@ -22,14 +24,17 @@ from functools import partial
 
 import streamlit as st
 
+from searchapp.answers.service import AnswerResult, search_with_answers
 from searchapp.context import App
 from searchapp.pairs.threshold import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
-from searchapp.search.service import SearchHit, search
+from searchapp.search.service import SearchHit
+from searchapp.ui.answer_box import answer_box
 from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
 from searchapp.ui.results import HitAction, render_hit, results_list
+from searchapp.ui.results_export import results_csv
 from searchapp.ui.search_controls import (
     KEPT,
     SCORE_NOTES,
@@ -145,13 +150,14 @@ def _generation(app: App, corpus: str) -> int:
 def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) -> None:
     started = time.perf_counter()
     signature = ("search", corpus, _generation(app, corpus), request.query, request.mode, k,
-                 request.min_score, tuple(request.filters), request.rerank)
+                 request.min_score, tuple(request.filters), request.rerank, request.answer)
     if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
         forget_hits()
     with st.spinner("Searching (the first search also loads the model)..."):
-        hits = kept_hits(signature, lambda: search(
-            app, corpus, request.query, k=k, min_score=request.min_score, mode=request.mode,
-            where=request.conditions(), rerank=request.rerank))
+        hits, answers = kept_hits(signature, lambda: search_with_answers(
+            app, corpus, request.query, answer=True if request.answer else None, k=k,
+            min_score=request.min_score, mode=request.mode, where=request.conditions(),
+            rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
     if not hits and request.min_score is not None:
         st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
@@ -167,11 +173,23 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
         matches = (f"{shown} documents contain the query's words. " if n != 1 else
                    "1 document contains the query's words. ")
+    if page == 1:  # the answer heads the first page, as a search engine's does
+        answer_box(app, corpus, request.query, answers)
     marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
     reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
     _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
           f"{SCORE_NOTES[request.mode]}",
-          request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus)
+          request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus,
+          export=partial(_download, corpus, request.query, hits, answers))
+
+
+def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:
+    """The results as CSV (answers, then all k hits), made when the button is clicked."""
+    st.download_button("Download (CSV)", lambda: results_csv(query, hits, answers).encode(),
+                       file_name=f"{corpus}-search.csv", mime="text/csv", type="tertiary",
+                       icon=":material/download:", on_click="ignore", key="search-csv",
+                       help="The answers and all the results found (not only this page), "
+                            "one row each, for a spreadsheet")
 
 
 def _related(app: App, corpus: str, like: str | None, dups: str | None,
@@ -205,9 +223,11 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
 
 
 def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
-          mark: Callable[[SearchHit, str], None] | None = None, corpus: str = "") -> None:
+          mark: Callable[[SearchHit, str], None] | None = None, corpus: str = "",
+          export: Callable[[], None] | None = None) -> None:
     """Page ``page`` of the list (``PAGE_SIZE`` hits) with its caption and page buttons;
-    ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate)."""
+    ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate),
+    ``export()`` a download button beside the caption."""
     first, end = page_bounds(page, len(hits))
     last_page = pages_of(len(hits))
     if first >= end:
@@ -215,7 +235,10 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
                 f"page{'s' if last_page != 1 else ''}.", icon=":material/search_off:")
     else:
         total = f"{len(hits):,} in all" + (f" (k = {k:,})" if len(hits) == k else "")
-        st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
+        with st.container(horizontal=True, vertical_alignment="center", key="search-summary"):
+            st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
+            if export is not None:
+                export()
     with results_list():
         for rank, hit in enumerate(hits[first:end], start=first + 1):
             render_hit(hit, rank, ACTIONS,
