@@ -142,6 +142,29 @@ class PassageIndex(VectorIndex):
             out[doc] = (best, float(scores[best]))
         return out
 
+    def passage_evidence(self, query: np.ndarray, doc_ids: Iterable[int]
+                         ) -> dict[int, tuple[int, float, float]]:
+        """{document: (best passage number, its cosine, the cosine of the mean of all its
+        passages)} for the split documents among doc_ids: what ``best_passages`` gives,
+        and the document as a whole (its own vector is that normalised mean) from the
+        same matrix, for one more sum per document.
+
+        Example:
+            >>> idx = PassageIndex(dim=2)
+            >>> idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+            >>> n, best, whole = idx.passage_evidence(np.array([0.0, 1.0], np.float32), [7])[7]
+            >>> n, best, round(whole, 4)
+            (1, 1.0, 0.7071)
+        """
+        out: dict[int, tuple[int, float, float]] = {}
+        for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items():
+            scores = scores_against(matrix, query)  # (p,)
+            best = int(np.argmax(scores))
+            norm = float(np.linalg.norm(matrix.sum(axis=0)))
+            whole = float(scores.sum()) / norm if norm > 0 else 0.0
+            out[doc] = (best, float(scores[best]), whole)
+        return out
+
     def spans_of(self, doc_ids: Iterable[int],
                  read: Callable[[list[int]], dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
         """{document: its passages' (start, end) character spans (p, 2)} for the split
