@@ -55,7 +55,8 @@ embeds, the next ones with the same DIR only search, for ranking experiments):
 
 Writes benchmarks/results/retrieval_documents.json (``_pg`` for PostgreSQL's,
 ``_quick`` with --quick). On 2 shared cores a fresh git-doc run took 1.5 minutes
-(ingest and embedding 1.2), a run on a kept ``--work`` 30 seconds.
+when they were quiet (ingest and embedding 1.2; 14 under a load of 6), a run on a
+kept ``--work`` 30 seconds.
 """
 
 from __future__ import annotations

@@ -28,10 +28,17 @@ bootstrap 95% intervals). ``w`` was chosen among 0, 0.25, 0.5, 0.75, 1, 1.5 on
 git-doc's 150 later questions only, then reported on the rest:
 
 - git-doc, its first 66 questions (held out): Success@5 90.9 → 97.0,
-  MRR@10 66.5 → 73.3 (the plain fusion: 87.9, 65.1);
+  MRR@10 66.6 → 73.3 (the plain fusion: 87.9, 65.1); all 216: 83.8 → 90.7 and
+  67.5 → 72.2, now minus the plain fusion +11.6 [6.0, 17.1] and +11.2 [5.8, 16.6];
 - PostgreSQL's manual pages (a section's heading asked, the page without it the
-  answer; ``benchmarks/pg_pages.py``): see the benchmark's JSON and the note
-  in ``docs/search.md``.
+  answer; ``benchmarks/pg_pages.py``, 153 questions, nothing chosen on them):
+  87.6 → 87.6 and 69.4 → 70.0, minus the plain fusion +9.8 [3.3, 16.3] and
+  +8.5 [3.5, 13.2];
+- the cost, on texts of unrelated filler around one answering sentence
+  (``benchmarks/retrieval_quality.py``'s long set): hybrid MRR@10 65.4 → 64.8,
+  semantic 60.0 → 57.8;
+- per query (warm, 2 cores, alternating): hybrid p50 2.05 → 2.16 ms on git-doc,
+  1.96 → 2.12 ms on the PostgreSQL pages (p95 2.70 → 3.39, 2.35 → 3.54).
 
 Example:
     >>> document_score(0.8, 0.2), document_score(0.6, 0.6), document_score(0.8, 0.2, 0.0)
