@@ -151,13 +151,14 @@ def ingest(app, name: str, texts: list[str]) -> dict:
     return job.result
 
 
-def ranked_texts(app, handle, queries, mode: str, k: int = 10) -> tuple[list, list]:
+def ranked_texts(app, handle, queries, mode: str, k: int = 10,
+                 fusion=None) -> tuple[list, list]:
     """Per query: texts of the top k (the query's own text skipped), and the raw hits."""
     from searchapp.search.service import search
 
     out, raw = [], []
     for query, _ in queries:
-        hits = search(app, handle, query, k=k + 1, mode=mode)
+        hits = search(app, handle, query, k=k + 1, mode=mode, fusion=fusion)
         raw.append(hits)
         out.append([h.text for h in hits if h.text != query][:k])
     return out, raw
@@ -204,7 +205,7 @@ def evaluate_set(app, handle, queries, label: str) -> dict:
     return out
 
 
-def truncating_embed(encoder, texts, tokens=None):
+def truncating_embed(encoder, texts, tokens=None, layouts=None, checkpoint=None):
     """The peer for long documents: what the embed job did before passages (one vector, cut)."""
     from searchapp.embedding.passages import Embedded
 
@@ -216,8 +217,11 @@ def long_part(app, encoder, sets: dict, args) -> dict:
     from searchapp.corpora import embed_job as embed_task
     from searchapp.embedding.passages import window_for
     from searchapp.evaluation.metrics import retrieval_metrics
+    from searchapp.search.fusion import DEFAULT
     from searchapp.vectors.handle import open_corpus
 
+    # how split documents ranked before searchapp.search.evidence: the best passage alone
+    best_passage_only = dataclasses.replace(DEFAULT, document_weight=0.0)
     window, _ = window_for(encoder.max_seq_length, 10**6)  # the model's whole window
     docs, queries, shape = long_documents(sets["planted"], encoder.tokenizer, window,
                                           args.seed, args.extra_long)
@@ -243,6 +247,10 @@ def long_part(app, encoder, sets: dict, args) -> dict:
         for mode in ("semantic", "lexical", "hybrid"):
             ranked, _ = ranked_texts(app, handle, queries, mode)
             out["results"][f"passages of {tokens} tokens ({mode})"] = \
+                retrieval_metrics(ranked, relevant)
+        for mode in ("semantic", "hybrid"):  # a split document by its best passage alone
+            ranked, _ = ranked_texts(app, handle, queries, mode, fusion=best_passage_only)
+            out["results"][f"passages of {tokens} tokens ({mode}, best passage alone)"] = \
                 retrieval_metrics(ranked, relevant)
         mean_only = dataclasses.replace(handle, passages=None)
         ranked, _ = ranked_texts(app, mean_only, queries, "semantic")

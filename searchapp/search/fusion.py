@@ -6,8 +6,11 @@ rank), each list taken ``depth`` deep (a document missing from a list gets
 nothing from it), ties broken by the semantic rank. ``Fusion`` holds those
 numbers: the semantic weight (the lexical one is 1), the semantic weight for a
 query holding a digit (a code, a version: what the encoder reads worst), the
-constant k and the depth. ``DEFAULT`` is what ``benchmarks/retrieval_quality.py``
-chose; a corpus with judged queries can get its own
+constant k and the depth; and, one step before, how a document split into
+passages gets its place in the semantic list: its best passage and its whole
+vector together, the latter weighing ``document_weight``
+(``searchapp.search.evidence``; a fitted fusion keeps the default). ``DEFAULT``
+is what ``benchmarks/retrieval_quality.py`` chose; a corpus with judged queries can get its own
 (``searchapp.evaluation.fusion_fit``), kept only when it beats the one in use on
 the held-out judgements.
 
@@ -31,6 +34,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from searchapp.errors import InvalidParameterError
+from searchapp.search.evidence import DOCUMENT_WEIGHT
 from searchapp.store import repo
 
 RRF_K = 10  # reciprocal-rank fusion's constant (60 in Cormack et al. 2009; 10 measured better)
@@ -55,12 +59,15 @@ class Fusion:
     rrf_k: float = RRF_K
     depth: int = FUSION_DEPTH
     source: str = "default"  # "default" or "fitted"
+    # a split document's whole vector against its best passage (searchapp.search.evidence)
+    document_weight: float = DOCUMENT_WEIGHT
 
     def __post_init__(self) -> None:
-        if not (self.semantic_weight >= 0 and self.digit_weight >= 0 and self.rrf_k >= 0):
+        if not (self.semantic_weight >= 0 and self.digit_weight >= 0 and self.rrf_k >= 0
+                and self.document_weight >= 0):
             raise InvalidParameterError("A fusion's weights and RRF constant must be 0 or more; "
                                         f"got {self.semantic_weight}, {self.digit_weight}, "
-                                        f"{self.rrf_k}.")
+                                        f"{self.rrf_k}, {self.document_weight}.")
         if not 1 <= self.depth <= MAX_DEPTH:
             raise InvalidParameterError(f"A fusion's depth must be from 1 to {MAX_DEPTH}; "
                                         f"got {self.depth}.")
@@ -75,9 +82,11 @@ class Fusion:
 
     @classmethod
     def from_dict(cls, data: dict) -> Fusion:
-        """A fusion from ``as_dict``'s output (unknown keys are ignored)."""
+        """A fusion from ``as_dict``'s output (unknown keys are ignored; one stored before
+        the document weight existed gets today's)."""
         return cls(float(data["semantic_weight"]), float(data["digit_weight"]),
-                   float(data["rrf_k"]), int(data["depth"]), str(data.get("source", "fitted")))
+                   float(data["rrf_k"]), int(data["depth"]), str(data.get("source", "fitted")),
+                   float(data.get("document_weight", DOCUMENT_WEIGHT)))
 
     def describe(self) -> str:
         return (f"{self.source}: semantic weight {self.semantic_weight:g} "

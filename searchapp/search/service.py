@@ -8,7 +8,9 @@ and one primary-key read of the k rows: nothing scans the corpus.
 
 - **semantic**: cosine between the query's vector and each document's; a
   document longer than the model's window scores its best passage's cosine and
-  the hit names that passage (``searchapp.embedding.passages``).
+  its own vector's together (``searchapp.search.evidence``: a page that mentions
+  everything once no longer beats the page about the subject) and the hit names
+  that passage (``searchapp.embedding.passages``).
 - **lexical**: the full-text index of the database (``store/fulltext.py``).
 - **hybrid** (the default, chosen by ``benchmarks/retrieval_quality.py``):
   weighted reciprocal-rank fusion of the two candidate lists,
@@ -44,6 +46,7 @@ from searchapp.base.timing import StageTimes
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
+from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
     DEFAULT,
@@ -190,6 +193,7 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     if spec.fuses and fusion is None:
         fusion = fusion_for(app, handle.corpus_id, handle.model.name)
     depth = max(wanted, fusion.depth) if spec.fuses else wanted
+    weight = (fusion or DEFAULT).document_weight
     times = times if times is not None else StageTimes()
     # both lists: the full-text query runs on its own thread and connection beside the
     # encoder and the vector search (all release the GIL), so it costs about the slower
@@ -200,13 +204,13 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     if spec.semantic:
         vector = app.encoder(handle.model.name).encode_query(
             query, times, alone=_SEARCHING.count <= 1)
-        semantic = _semantic(app, handle, vector, depth, flt, times)
+        semantic = _semantic(app, handle, vector, depth, flt, times, weight)
     found = lexical.result() if lexical else \
         _lexical(app, handle, query, depth, flt, times) if spec.lexical else []
     with times.stage("fusion"):
         ranked = _rank(spec, semantic, found, wanted, query, fusion or DEFAULT)
         if vector is not None:
-            _fill_cosines(handle, vector, ranked)
+            _fill_cosines(handle, vector, ranked, weight)
             if min_score is not None:
                 ranked = [c for c in ranked if c.semantic_score is not None
                           and c.semantic_score >= min_score]
@@ -224,48 +228,53 @@ def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
 
 
 def _semantic(app: App, handle: CorpusHandle, vector: np.ndarray, n: int,
-              flt: tuple[str, dict] | None, times: StageTimes) -> list[_Candidate]:
+              flt: tuple[str, dict] | None, times: StageTimes,
+              weight: float = DOCUMENT_WEIGHT) -> list[_Candidate]:
     """The semantic candidates; a connection is taken only where a filter needs one."""
     if flt is None:
-        return semantic_candidates(handle, vector, n, times=times)
+        return semantic_candidates(handle, vector, n, times=times, weight=weight)
     with app.db.reader() as conn:
-        return semantic_candidates(handle, vector, n, conn, flt, times)
+        return semantic_candidates(handle, vector, n, conn, flt, times, weight)
 
 
 # ---- semantic --------------------------------------------------------------------------
 def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=None,
                         flt: tuple[str, dict] | None = None,
-                        times: StageTimes | None = None) -> list[_Candidate]:
-    """The ``n`` documents closest to ``vector`` (passing ``flt``), best first."""
+                        times: StageTimes | None = None,
+                        weight: float = DOCUMENT_WEIGHT) -> list[_Candidate]:
+    """The ``n`` documents closest to ``vector`` (passing ``flt``), best first; a split
+    document scored by its best passage and its whole vector (``weight``: ``evidence``)."""
     total = handle.index.count
     want = n
     while True:
-        found = _nearest_documents(handle, vector, want, times)
+        found = _nearest_documents(handle, vector, want, times, weight)
         if flt is not None:
             ok = fulltext.matching_ids(conn, handle.corpus_id, [c.doc for c in found], flt)
             found = [c for c in found if c.doc in ok]
         if len(found) >= n or want >= total:
             return found[:n]
         if want >= WIDEN_MAX:
-            return _filtered_exact(handle, vector, n, conn, flt)
+            return _filtered_exact(handle, vector, n, conn, flt, weight)
         want = min(want * WIDEN, total)
 
 
 def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int,
-                       times: StageTimes | None = None) -> list[_Candidate]:
-    """Top documents from the document and passage indexes; split documents by best passage."""
+                       times: StageTimes | None = None, weight: float = 0.0
+                       ) -> list[_Candidate]:
+    """Top documents from the document and passage indexes; split documents by their
+    passages (``evidence.split_scores``; weight 0, the duplicates' check: best passage)."""
     times = times if times is not None else StageTimes()
     with times.stage("vector"):
         labels, scores = handle.index.search(vector[None, :], n)
         best = {int(label): _Candidate(int(label), float(score))
                 for label, score in zip(labels[0], scores[0], strict=True)}
     with times.stage("passages"):
-        _best_passages(handle, vector, n, best)
+        _best_passages(handle, vector, n, best, weight)
     return sorted(best.values(), key=lambda c: -c.score)[:n]
 
 
 def _best_passages(handle: CorpusHandle, vector: np.ndarray, n: int,
-                   best: dict[int, _Candidate]) -> None:
+                   best: dict[int, _Candidate], weight: float = 0.0) -> None:
     """Add the passage index's nearest documents to ``best``; split ones scored by passage."""
     passages = handle.passages
     if passages is not None and passages.count:
@@ -273,12 +282,13 @@ def _best_passages(handle: CorpusHandle, vector: np.ndarray, n: int,
         for label in plabels[0].tolist():
             best.setdefault(label // STRIDE, _Candidate(label // STRIDE, -2.0))
         split = [d for d in best if d in passages.passage_counts]
-        for doc, (number, score) in passages.best_passages(vector, split).items():
+        for doc, (number, score) in split_scores(passages, vector, split, weight).items():
             best[doc] = _Candidate(doc, score, number)
 
 
 def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
-                    flt: tuple[str, dict]) -> list[_Candidate]:
+                    flt: tuple[str, dict], weight: float = DOCUMENT_WEIGHT
+                    ) -> list[_Candidate]:
     """A selective filter: score the documents that pass exactly (or by filtered HNSW)."""
     ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
     if len(ids) <= EXACT_FILTER_MAX:
@@ -290,7 +300,8 @@ def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
     found = {int(d): _Candidate(int(d), float(s)) for d, s in zip(labels, scores, strict=True)}
     if handle.passages is not None:
         split = [d for d in found if d in handle.passages.passage_counts]
-        for doc, (number, score) in handle.passages.best_passages(vector, split).items():
+        for doc, (number, score) in split_scores(handle.passages, vector, split,
+                                                 weight).items():
             found[doc] = _Candidate(doc, score, number)
     return sorted(found.values(), key=lambda c: -c.score)[:n]
 
@@ -336,14 +347,15 @@ def fusion_weights(query: str) -> tuple[float, float]:
     return DEFAULT.weights(query)
 
 
-def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked]) -> None:
-    """Exact cosines (best passage for split documents) for hits found by words only."""
+def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked],
+                  weight: float = DOCUMENT_WEIGHT) -> None:
+    """Exact semantic scores (split documents: as ``evidence``) for hits found by words only."""
     missing = [r for r in ranked if r.semantic_score is None]
     if not missing:
         return
     labels, matrix = handle.index.vectors_of([r.doc for r in missing])
     scores = dict(zip(labels.tolist(), scores_against(matrix, vector).tolist(), strict=True))
-    passages = handle.passages.best_passages(vector, scores) if handle.passages else {}
+    passages = split_scores(handle.passages, vector, scores, weight) if handle.passages else {}
     for r in missing:
         if r.doc in passages:
             r.passage, r.semantic_score = passages[r.doc][0], round(passages[r.doc][1], 6)

@@ -46,6 +46,7 @@ from searchapp.vectors.index_cache import IndexCache, IndexKey, _Entry
 STRIDE = MAX_PASSAGES
 PASSAGE_CACHE_BYTES = 64 * 2**20  # passage vectors of recent hits kept per index
 SPANS_CACHE_BYTES = 4 * 2**20  # and their character spans (8 bytes a passage)
+WHOLE_CACHE_BYTES = 2**20  # and the length of the sum of their vectors (one float a document)
 
 
 class _PassageMatrices:
@@ -96,6 +97,7 @@ class PassageIndex(VectorIndex):
         self.passage_counts: dict[int, int] = {}
         self._matrices = _PassageMatrices()
         self._spans = _PassageMatrices(SPANS_CACHE_BYTES)
+        self._sums = _PassageMatrices(WHOLE_CACHE_BYTES)  # |sum of passage vectors| per doc
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         labels = np.asarray(labels, dtype=np.int64)
@@ -113,6 +115,7 @@ class PassageIndex(VectorIndex):
         self.passage_counts.update(new_counts)
         self._matrices.forget(new_counts)
         self._spans.forget(new_counts)
+        self._sums.forget(new_counts)
 
     def delete(self, labels: np.ndarray) -> None:
         """Delete by *document* ids (the tombstones' ids): all of their passages."""
@@ -124,6 +127,7 @@ class PassageIndex(VectorIndex):
         super().delete(np.asarray(labels, dtype=np.int64))
         self._matrices.forget(doc_ids)
         self._spans.forget(doc_ids)
+        self._sums.forget(doc_ids)
 
     def passages_of(self, doc_id: int) -> np.ndarray:
         return doc_id * STRIDE + np.arange(self.passage_counts.get(doc_id, 0), dtype=np.int64)
@@ -153,6 +157,36 @@ class PassageIndex(VectorIndex):
         """
         return {doc: scores_against(matrix, query)
                 for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items()}
+
+    def passage_evidence(self, query: np.ndarray, doc_ids: Iterable[int]
+                         ) -> dict[int, tuple[int, float, float]]:
+        """{document: (best passage number, its cosine, the cosine of the mean of all its
+        passages)} for the split documents among doc_ids: what ``best_passages`` gives,
+        and the document as a whole (its own vector is that normalised mean) from the
+        same matrix, for one more sum per document (the length of the sum of its vectors is
+        kept for the next query, like the vectors).
+
+        Example:
+            >>> idx = PassageIndex(dim=2)
+            >>> idx.add(np.array([7 * STRIDE, 7 * STRIDE + 1]), np.eye(2, dtype=np.float32))
+            >>> n, best, whole = idx.passage_evidence(np.array([0.0, 1.0], np.float32), [7])[7]
+            >>> n, best, round(whole, 4)
+            (1, 1.0, 0.7071)
+        """
+        out: dict[int, tuple[int, float, float]] = {}
+        version = self._sums.version  # before the vectors are read: a norm of stale ones goes
+        for doc, matrix in self._passage_vectors([int(d) for d in doc_ids]).items():
+            scores = scores_against(matrix, query)  # (p,)
+            best = int(np.argmax(scores))
+            kept = self._sums.get(doc)
+            if kept is None:
+                total = np.einsum("ij->j", matrix)
+                kept = np.array([np.sqrt(total @ total)], dtype=np.float64)
+                self._sums.put(doc, kept, version)
+            norm = float(kept[0])
+            whole = float(scores.sum()) / norm if norm > 0 else 0.0
+            out[doc] = (best, float(scores[best]), whole)
+        return out
 
     def spans_of(self, doc_ids: Iterable[int],
                  read: Callable[[list[int]], dict[int, np.ndarray]]) -> dict[int, np.ndarray]:
