@@ -152,7 +152,9 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
     assert {"encode", "query-cache"} & set(stages)  # the query vector: computed or cached
     expected = [hit_json(h) for h in search(app, "faq", "invoice", k=2, mode="hybrid",
                                             where=["product=billing"])]
-    assert hits == {"mode": "hybrid", "rerank": False, "results": expected}
+    assert hits == {"mode": "hybrid", "rerank": False, "results": expected, "answers": [],
+                    "answer": {"asked": False, "silent": False, "threshold": 0.5,
+                               "threshold_source": "default"}}
     assert expected[0]["id"] == "t2"
     many = client.post("/api/v1/corpora/faq/documents/get", json={"ids": ["t1", "zz"]}).json()
     assert [d["id"] for d in many["documents"]] == ["t1"] and many["missing"] == ["zz"]

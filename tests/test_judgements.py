@@ -129,9 +129,12 @@ def test_counts_say_how_many_of_each_kind_and_answer(app):
     service.add(app, "faq", a="q1", b="q2", label=1, source="review")
     service.add(app, "faq", a="q1", b="q3", label=0, source="review")
     service.add(app, "faq", a="q1", b="q4", label=0, source="review")
+    service.add(app, "faq", query="password", doc="q1", answer="Click Reset.", label=1,
+                source="search")
     assert service.counts(app, "faq") == {
         "total": 7, "query": 4, "pair": 3, "relevant": 3, "not_relevant": 1,
-        "duplicate": 1, "not_duplicate": 2, "queries": 2}
+        "duplicate": 1, "not_duplicate": 2, "queries": 2, "answer": 1, "right_answer": 1,
+        "wrong_answer": 0}
     assert [j.kind for j in service.list_judgements(app, "faq", kind="pair")] == ["pair"] * 3
 
 
@@ -258,7 +261,7 @@ def test_a_judgement_naming_an_id_the_rule_refuses_is_refused_naming_the_rule(ap
         service.add(app, "faq", a=bad, b="q1", label=1, source="cli")
     with pytest.raises(InvalidParameterError, match="no control character"):
         service.add(app, "faq", query="reset", doc=bad, label=1, source="cli")
-    csv = judgements_frame([]) + f'pair,,,"{bad}",q1,1,cli,\n'
+    csv = judgements_frame([]) + f'pair,,,"{bad}",q1,,1,cli,\n'
     with pytest.raises(JudgementError, match=r"line 2: .*no control character"):
         service.import_csv(app, "faq", csv.encode("utf-8"), "j.csv")
 
