@@ -366,24 +366,16 @@ _V10_SOURCES_POSTGRESQL = [
     "CREATE INDEX IF NOT EXISTS ix_documents_source ON documents (corpus_id, source)",
 ]
 
-_V11_SENTENCES_SQLITE = [
-    """CREATE TABLE IF NOT EXISTS passage_sentences (
+def _sentences_table(blob: str) -> list[str]:
+    """Version 11's table in a dialect: its binary type."""
+    return [f"""CREATE TABLE IF NOT EXISTS passage_sentences (
         document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
         model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
         passage INTEGER NOT NULL,
-        spans BLOB NOT NULL,
-        vectors BLOB NOT NULL,
-        PRIMARY KEY (document_id, model_id, passage))""",
-]
-_V11_SENTENCES_POSTGRESQL = [
-    """CREATE TABLE IF NOT EXISTS passage_sentences (
-        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
-        model_id INTEGER NOT NULL REFERENCES models (id) ON DELETE CASCADE,
-        passage INTEGER NOT NULL,
-        spans BYTEA NOT NULL,
-        vectors BYTEA NOT NULL,
-        PRIMARY KEY (document_id, model_id, passage))""",
-]
+        spans {blob} NOT NULL,
+        vectors {blob} NOT NULL,
+        PRIMARY KEY (document_id, model_id, passage))"""]
+
 
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
@@ -395,5 +387,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     8: {"sqlite": _V8_WATCHED_SQLITE, "postgresql": _V8_WATCHED_POSTGRESQL},
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
-    11: {"sqlite": _V11_SENTENCES_SQLITE, "postgresql": _V11_SENTENCES_POSTGRESQL},
+    11: {"sqlite": _sentences_table("BLOB"), "postgresql": _sentences_table("BYTEA")},
 }
