@@ -17,14 +17,13 @@ from searchapp.intake.formats.document import Extracted, Part
 from tests.test_passages_layout import Recorder
 
 
-def test_sentences_are_encoded_once_each_with_their_passage_heading():
+def test_sentences_are_encoded_once_each_alone():
     doc = Extracted([Part("Run pg_dump. Keep the file.", section="Backups > SQL Dump"),
                      Part("Feed the file to psql.", section="Backups > Restoring")])
     encoder = Recorder()
     out = embed_documents(encoder, [doc.text, "One short row."], layouts=[doc.layout, None],
                           sentences=True)
-    assert encoder.seen[3:] == ["Backups > SQL Dump\nRun pg_dump.",
-                                "Backups > SQL Dump\nKeep the file."]
+    assert encoder.seen[3:] == ["Run pg_dump.", "Keep the file."]
     # the part of one sentence and the one-sentence row are their own passage's vector
     by_passage = {number: (spans, vectors) for number, spans, vectors in out.sentences[0]}
     assert [doc.text[a:b] for a, b in by_passage[0][0]] == ["Run pg_dump.", "Keep the file."]
