@@ -227,7 +227,8 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
           export: Callable[[], None] | None = None) -> None:
     """Page ``page`` of the list (``PAGE_SIZE`` hits) with its caption and page buttons;
     ``mark(hit, key)`` draws each hit's judgement switch (relevant, or duplicate),
-    ``export()`` a download button beside the caption."""
+    ``export()`` a download button under the list, beside the page buttons (above it, the
+    button took a row of its own and the first screen lost a hit: test_browser_pages)."""
     first, end = page_bounds(page, len(hits))
     last_page = pages_of(len(hits))
     if first >= end:
@@ -235,20 +236,20 @@ def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,
                 f"page{'s' if last_page != 1 else ''}.", icon=":material/search_off:")
     else:
         total = f"{len(hits):,} in all" + (f" (k = {k:,})" if len(hits) == k else "")
-        with st.container(horizontal=True, vertical_alignment="center", key="search-summary"):
-            st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
-            if export is not None:
-                export()
+        st.caption(f"Results {first + 1:,}–{end:,}. {total}. {note}")
     with results_list():
         for rank, hit in enumerate(hits[first:end], start=first + 1):
             render_hit(hit, rank, ACTIONS,
                        extra=ranks_text(hit, mode) if mode == "hybrid" else "",
                        mark=None if mark is None else partial(mark, hit, f"hit-{rank}"),
                        corpus=corpus)
-    if last_page > 1 or page > 1:
+    if last_page > 1 or page > 1 or export is not None:
         with st.container(horizontal=True, gap="small", key="search-pages"):
-            st.button("Previous", icon=":material/chevron_left:", disabled=page <= 1,
-                      on_click=_turn, args=(-1,), key="search-prev")
-            st.caption(f"Page {page:,} of {last_page:,} ({PAGE_SIZE} a page)")
-            st.button("Next", icon=":material/chevron_right:", disabled=page >= last_page,
-                      on_click=_turn, args=(1,), key="search-next")
+            if last_page > 1 or page > 1:
+                st.button("Previous", icon=":material/chevron_left:", disabled=page <= 1,
+                          on_click=_turn, args=(-1,), key="search-prev")
+                st.caption(f"Page {page:,} of {last_page:,} ({PAGE_SIZE} a page)")
+                st.button("Next", icon=":material/chevron_right:", disabled=page >= last_page,
+                          on_click=_turn, args=(1,), key="search-next")
+            if export is not None:
+                export()
