@@ -148,3 +148,25 @@ def torch_inference():
     import torch
 
     return torch.inference_mode()
+
+
+def test_a_reranked_search_orders_its_answers_by_the_reranker_reading_their_context(
+        topics, monkeypatch):
+    from searchapp.answers import service as answering
+    from searchapp.answers import threshold
+
+    scorer = attach_untrained(topics)
+    monkeypatch.setattr(threshold, "DEFAULT", -1.0)  # every candidate clears it: three shown
+    reordered = 0
+    for n in range(6):
+        query = f"where is the cat near the tree {n}"
+        _, ranked = answering.search_with_answers(topics, "topics", query, answer=True,
+                                                  rerank=True)
+        best = ranked.candidates[:answering.MAX_ANSWERS]  # by score: the answers' own order
+        read = [" ".join(p for p in (a.before, a.text, a.after) if p) for a in best]
+        logits = scorer.scores(query, read)
+        expected = [best[i].text for i in sorted(range(len(best)),
+                                                 key=lambda i: (-float(logits[i]), i))]
+        assert [a.text for a in ranked.answers] == expected
+        reordered += expected != [a.text for a in best]
+    assert reordered  # the reranker's order is not the answers' own
