@@ -204,12 +204,13 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
                     layouts: Sequence[list | None] | None = None,
                     checkpoint: Callable[[], None] | None = None,
                     sentences: bool = False) -> Embedded:
-    """Vectors for documents, long ones through their passages (one encoder call in all).
+    """Vectors for documents, long ones through their passages (one encoder call in all,
+    and one more for the sentences when asked).
 
     ``checkpoint`` goes to the encoder, which calls it between its batches (a job
     stops there when cancelled: see ``SiameseEncoder.encode``); it is also called
     once the passages are planned. ``sentences``: also cut each text into sentences
-    (``searchapp.embedding.sentences``) and encode them in the same call, for answers
+    (``searchapp.embedding.sentences``) and encode them, for answers
     (``Embedded.sentences``); a passage that is one sentence gives it its own vector (not
     encoded twice). A sentence is encoded alone, without its passage's heading path: an
     answer's score blends in its passage's cosine, which carries the heading, and the
@@ -234,6 +235,7 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
         pieces.extend(with_head(text[a:b], head) for (a, b), head in zip(p.spans, heads,
                                                                         strict=True))
     cut = sentence_plan(texts, plans, layouts) if sentences else {}
+    alone: list[str] = []  # the sentences encoded on their own
     sentence_pieces: list[int | None] = []  # per sentence: its own piece, or None: its passage's
     for row, parts in cut.items():
         for number, spans in parts:
@@ -241,11 +243,16 @@ def embed_documents(encoder, texts: Sequence[str], tokens: int | None = None,
                 sentence_pieces.append(None)
                 continue
             for a, b in spans:
-                sentence_pieces.append(len(pieces))
-                pieces.append(texts[row][a:b])  # alone: its passage carries the head
+                sentence_pieces.append(len(pieces) + len(alone))
+                alone.append(texts[row][a:b])  # alone: its passage carries the head
     if checkpoint is not None:
         checkpoint()
+    # the documents' pieces in a call of their own: batched as without sentences, so their
+    # vectors are the very ones an encoding without sentences gives (bf16 reads a batch's
+    # padding; evaluation.encoded compares a corpus encoded in memory with the stored one)
     encoded = encoder.encode(pieces, checkpoint=checkpoint)  # (pieces, dim)
+    if alone:
+        encoded = np.concatenate([encoded, encoder.encode(alone, checkpoint=checkpoint)])
     vectors = np.empty((len(texts), encoded.shape[1]), dtype=np.float32)
     passages: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for row, first, count in owners:
