@@ -160,3 +160,19 @@ def test_the_api_returns_the_answers_with_the_hits(corpus, stack):
     forced = client.post("/api/v1/corpora/home/search",
                          json={"query": "invoices month", "answer": True}).json()
     assert forced["answers"][0]["doc_id"] == "billing.md"
+
+
+def test_a_question_in_the_documents_is_never_shown_as_its_answer(tmp_path, capsys):
+    folder = tmp_path / "faq"
+    folder.mkdir()
+    (folder / "faq.md").write_text(
+        "# Questions\n\nHow do I undo a pushed commit? The usual way is git revert, which "
+        "adds a new commit that undoes the old one.\n\nWhere do tickets go? Tickets go to "
+        "the support queue and are answered within a day.\n", encoding="utf-8")
+    assert main(["ingest", str(folder), "--corpus", "faq", "--wait"]) == 0
+    capsys.readouterr()
+    assert main(["search", "--corpus", "faq", "--here", "--json",
+                 "How do I undo a pushed commit?"]) == 0
+    answers = json.loads(capsys.readouterr().out)["answers"]
+    assert answers and not any(a["text"].endswith("?") for a in answers)
+    assert answers[0]["text"].startswith("The usual way is git revert")

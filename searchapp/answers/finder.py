@@ -11,7 +11,8 @@ its passage: the right sentence of the right page beats a lookalike of a wrong o
     score = SENTENCE_WEIGHT · cos(query, sentence) + (1 − SENTENCE_WEIGHT) · cos(query, passage)
 
 Sentences that say the same thing (cosine ≥ ``SAME_COSINE`` between them, or the same
-words) are kept once, the best scored. Each candidate carries the sentence before and
+words) are kept once, the best scored; a sentence that is itself a question is never a
+candidate (``asks``). Each candidate carries the sentence before and
 after it in its document, its page or section and a reader link opened at it.
 
 Example:
@@ -88,8 +89,8 @@ def candidates(app, handle, vector: np.ndarray, hits: list[SearchHit],
         cosines = vectors @ query if len(spans) else np.zeros(0, np.float32)
         for i in np.flatnonzero(_inside(spans, passage.span)):
             key = (passage.hit.doc_id, int(spans[i, 0]))
-            if key in seen:  # a sentence in two overlapping passages: scored once
-                continue
+            if key in seen or asks(passage.hit.text[spans[i, 0]:spans[i, 1]]):
+                continue  # scored once (passages overlap); a question answers nothing
             seen.add(key)
             found.append(_answer(passage, spans, int(i), float(cosines[i]), vectors[i],
                                  layouts.get(passage.hit.doc_id), handle.name))
@@ -116,6 +117,17 @@ def _passages(conn, handle, query: np.ndarray, top: list[SearchHit]) -> list[_Pa
                                    (int(bounds[number, 0]), int(bounds[number, 1]))))
     chosen.sort(key=lambda p: (-(p.cosine if p.cosine is not None else -1.0), p.rank))
     return chosen[:MAX_PASSAGES]
+
+
+def asks(sentence: str) -> bool:
+    """A sentence that is itself a question ("How should I undo it?"): close to the query by
+    its very words, it is never the answer (an FAQ's question, a heading asking).
+
+    Example:
+        >>> asks("How should I undo it?"), asks("Use git revert (see below)."), asks("Why? (see)")
+        (True, False, False)
+    """
+    return sentence.rstrip().rstrip("\"'”’)]»").endswith(("?", "？"))
 
 
 def _rows_of(number: int) -> list[int]:
