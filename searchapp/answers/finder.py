@@ -11,9 +11,11 @@ its passage: the right sentence of the right page beats a lookalike of a wrong o
     score = SENTENCE_WEIGHT · cos(query, sentence) + (1 − SENTENCE_WEIGHT) · cos(query, passage)
 
 Sentences that say the same thing (cosine ≥ ``SAME_COSINE`` between them, or the same
-words) are kept once, the best scored; a sentence that is itself a question is never a
-candidate (``asks``). Each candidate carries the sentence before and
-after it in its document, its page or section and a reader link opened at it.
+words) are kept once, the best scored. A sentence that is itself a question is never a
+candidate (``asks``), but it points to the sentence after it, which scores at least what
+the question scored: in an FAQ, a question close to the query is followed by its answer.
+Each candidate carries the sentence before and after it in its document, its page or
+section and a reader link opened at it.
 
 Example:
     >>> found = candidates(app, handle, vector, hits)            # doctest: +SKIP
@@ -87,13 +89,18 @@ def candidates(app, handle, vector: np.ndarray, hits: list[SearchHit],
     for passage in chosen:
         spans, vectors = _sentences_of(passage.hit.doc_id, passage.number, rows)
         cosines = vectors @ query if len(spans) else np.zeros(0, np.float32)
-        for i in np.flatnonzero(_inside(spans, passage.span)):
+        asked: float | None = None  # the score of a question just before: its answer's floor
+        for i in np.flatnonzero(_inside(spans, passage.span)).tolist():
             key = (passage.hit.doc_id, int(spans[i, 0]))
-            if key in seen or asks(passage.hit.text[spans[i, 0]:spans[i, 1]]):
-                continue  # scored once (passages overlap); a question answers nothing
+            if asks(passage.hit.text[spans[i, 0]:spans[i, 1]]):
+                asked = _score(float(cosines[i]), passage.cosine)  # never an answer itself,
+                continue  # it points to the sentence after it (an FAQ's question: its answer)
+            lift, asked = asked, None
+            if key in seen:  # a sentence in two overlapping passages: scored once
+                continue
             seen.add(key)
-            found.append(_answer(passage, spans, int(i), float(cosines[i]), vectors[i],
-                                 layouts.get(passage.hit.doc_id), handle.name))
+            found.append(_answer(passage, spans, i, float(cosines[i]), vectors[i],
+                                 layouts.get(passage.hit.doc_id), handle.name, lift))
     found.sort(key=lambda a: (-a.score, a.hit_rank, a.start))
     return distinct(found)
 
@@ -154,12 +161,18 @@ def _inside(spans: np.ndarray, span: tuple[int, int] | None) -> np.ndarray:
     return (spans[:, 0] < span[1]) & (spans[:, 1] > span[0])
 
 
+def _score(cosine: float, passage: float | None) -> float:
+    """A sentence's score: its cosine blended with its passage's (see the module)."""
+    return cosine if passage is None else \
+        SENTENCE_WEIGHT * cosine + (1 - SENTENCE_WEIGHT) * passage
+
+
 def _answer(passage: _Passage, spans: np.ndarray, i: int, cosine: float, vector: np.ndarray,
-            layout, corpus: str) -> Answer:
+            layout, corpus: str, lift: float | None = None) -> Answer:
+    """Sentence ``i`` as an answer; ``lift``: the score of the question just before it."""
     hit, rank = passage.hit, passage.rank
     a, b = int(spans[i, 0]), int(spans[i, 1])
-    score = cosine if passage.cosine is None else \
-        SENTENCE_WEIGHT * cosine + (1 - SENTENCE_WEIGHT) * passage.cosine
+    score = max(_score(cosine, passage.cosine), lift if lift is not None else -2.0)
     before = hit.text[int(spans[i - 1, 0]):int(spans[i - 1, 1])] if i > 0 else ""
     after = hit.text[int(spans[i + 1, 0]):int(spans[i + 1, 1])] if i + 1 < len(spans) else ""
     source = hit_source(hit.meta, layout, a) if hit.source is not None else None
