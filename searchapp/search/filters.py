@@ -179,9 +179,11 @@ def condition_sql(c: Condition, i: int, dialect: str) -> tuple[str, dict]:
     val = f"fv{i}"
     v, params = value_sql(dialect, c.column, f"fc{i}")
     params[val] = c.value
-    if c.op == "!=":  # exactly the documents "=" leaves out: no column, other type, other value
-        equal, _ = condition_sql(Condition(c.column, "=", c.value, c.kind), i, dialect)
+    if c.op in ("!=", "!~"):  # exactly the documents "="/"~" leave out: no column, other value
+        equal, _ = condition_sql(Condition(c.column, c.op[1:], c.value, c.kind), i, dialect)
         return f"NOT coalesce(({equal}), FALSE)", params
+    if c.op == "~":  # a LIKE pattern over "/value/", lower-cased: folder, file and name matches
+        return (f"lower('/' || CAST({v} AS TEXT) || '/') LIKE :{val} ESCAPE '\\'", params)
     # CASE, not AND: PostgreSQL may evaluate a cast before its guard, CASE never does;
     # a value that does not read as the type becomes NULL and never matches
     if c.kind == "number":

@@ -48,6 +48,7 @@ from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
+from searchapp.search.query_filters import QueryPlan, understand
 from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
     DEFAULT,
     FUSION_DEPTH,
@@ -185,11 +186,16 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
         raise InvalidParameterError("The minimum score is a cosine; lexical search has none. "
                                     "Leave it out, or use the semantic or hybrid mode.")
     handle = as_handle(app, corpus)
+    dialect = app.db.engine.dialect.name
+    plan = understand(query, handle.meta_columns, handle.corpus_id, dialect)
+    query = plan.parsed.text  # what meaning and words rank by: no operators, no filters
     reranker = reranking.attached(app, handle.name) if rerank else None  # [rerank hook]
     wanted = k if reranker is None else max(k, reranking.DEPTH)
     conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
     check_columns(conditions, handle.meta_columns, handle.name)
-    flt = where_sql(conditions, app.db.engine.dialect.name) if conditions else None
+    flt = combined_filter(conditions + plan.conditions, plan.text_conditions, dialect)
+    if not plan.parsed.has_text:  # filters alone: the documents that pass, newest first
+        return _newest(app, handle, wanted if reranker is None else k, flt, times)
     if spec.fuses and fusion is None:
         fusion = fusion_for(app, handle.corpus_id, handle.model.name)
     depth = max(wanted, fusion.depth) if spec.fuses else wanted
@@ -218,6 +224,44 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     if reranker is not None:  # [rerank hook] the cross-encoder reorders the first candidates
         return reranking.rerank_hits(reranker, query, hits, k, times)
     return hits
+
+
+def combined_filter(conditions: Sequence[Condition], text_conditions: Sequence[tuple[str, dict]],
+                    dialect: str) -> tuple[str, dict] | None:
+    """Metadata conditions and full-text conditions AND-ed into one filter over
+    ``documents d`` (None when there is none): what every candidate search applies."""
+    parts, params = [], {}
+    if conditions:
+        sql, params = where_sql(conditions, dialect)
+        parts.append(sql)
+    for sql, p in text_conditions:
+        if sql != "1=1":
+            parts.append(sql)
+            params = {**params, **p}
+    return (" AND ".join(f"({p})" for p in parts), params) if parts else None
+
+
+def understood(app: App, corpus: str | CorpusHandle, query: str) -> QueryPlan:
+    """What ``search`` makes of a typed query in this corpus: its text, the filters it
+    applies (the page's chips) and a notice for each one it could not.
+
+    Example:
+        >>> understood(app, "docs", "lease type:pdf color:red").notices   # doctest: +SKIP
+        ["color: is not a field here, so it was searched as text. Fields: type, ..."]
+    """
+    handle = as_handle(app, corpus)
+    return understand(query or "", handle.meta_columns, handle.corpus_id,
+                      app.db.engine.dialect.name)
+
+
+def _newest(app: App, handle: CorpusHandle, k: int, flt: tuple[str, dict] | None,
+            times: StageTimes) -> list[SearchHit]:
+    """A query of filters only: the k newest documents that pass them (score 0)."""
+    if flt is None:
+        raise InvalidParameterError("The query is empty: type what you are looking for.")
+    with times.stage("fulltext"), app.db.reader() as conn:
+        ids = fulltext.newest_matching_ids(conn, handle.corpus_id, flt, k)
+    return _hits(app, [_Ranked(doc, 0.0) for doc in ids], [], times, handle)
 
 
 def _lexical(app: App, handle: CorpusHandle, query: str, n: int,

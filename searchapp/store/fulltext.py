@@ -190,6 +190,41 @@ def ts_chunks(query: str) -> list[str]:
     return chunks[:MAX_QUERY_CHUNKS]
 
 
+def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param: str
+                     ) -> tuple[str, dict]:
+    """SQL over ``documents d`` true when the document holds one of ``phrases`` (each
+    a word or words in this order, matched as the full-text index reads them: case,
+    accents and, on SQLite, word endings folded), with its parameters.
+
+    The query language's required phrases and exclusions (``NOT``) are these,
+    applied inside the candidate searches like a metadata filter. Cost: the
+    documents holding the phrase, found in the index once per query.
+
+    Example:
+        >>> phrase_condition("sqlite", 3, ["notice period"], "p0")
+        ('d.id IN (SELECT rowid FROM documents_fts_3 WHERE documents_fts_3 MATCH :p0)', \
+{'p0': '"notice period"'})
+        >>> phrase_condition("sqlite", 3, ["!!"], "p0")
+        ('1=1', {})
+    """
+    if dialect == "postgresql":
+        kept = [p for p in phrases if WORD.search(p)]
+        if not kept:
+            return "1=1", {}
+        names = [f"{param}_{i}" for i in range(len(kept))]
+        q = " || ".join(f"phraseto_tsquery('english', :{n})" for n in names)
+        # a phrase of common words only is an empty query there: it holds no condition
+        return (f"(numnode({q}) = 0 OR d.text_search @@ ({q}))",
+                dict(zip(names, kept, strict=True)))
+    quoted = ['"' + " ".join(WORD.findall(p.lower())) + '"' for p in phrases
+              if WORD.search(p)]
+    if not quoted:
+        return "1=1", {}
+    fts = fts_table(corpus_id)
+    return f"d.id IN (SELECT rowid FROM {fts} WHERE {fts} MATCH :{param})", \
+        {param: " OR ".join(quoted)}
+
+
 # {fts}: the corpus' own table (``fts_table``); every row of it is one of its documents
 _SQLITE_COUNT = "SELECT count(*) FROM {fts} WHERE {fts} MATCH :q"
 # a phrase's documents counted up to :cap + 1 only: whether it is common is all that matters
@@ -386,3 +421,15 @@ def all_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict]) 
     where_sql, params = where
     sql = f"SELECT d.id FROM documents d WHERE d.corpus_id = :corpus AND ({where_sql})"
     return [int(r[0]) for r in conn.execute(text(sql), {**params, "corpus": corpus_id})]
+
+
+def newest_matching_ids(conn: Connection, corpus_id: int, where: tuple[str, dict], n: int
+                        ) -> list[int]:
+    """The ``n`` newest (highest id) of the corpus' documents passing the filter: a query of
+    filters alone. The (corpus_id, id) index is walked from the newest, so a broad filter
+    stops after n rows and a selective one reads what it must."""
+    where_sql, params = where
+    sql = (f"SELECT d.id FROM documents d WHERE d.corpus_id = :corpus AND ({where_sql}) "
+           "ORDER BY d.id DESC LIMIT :n")
+    rows = conn.execute(text(sql), {**params, "corpus": corpus_id, "n": int(n)})
+    return [int(r[0]) for r in rows]
