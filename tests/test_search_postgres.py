@@ -94,3 +94,23 @@ def test_version_2_database_is_upgraded_to_the_current_version(pg_url):
         assert [i for i, _ in fulltext.lexical_search(conn, corpus, "subscription", 10)] == \
             [ids["c"]]
     db.dispose()
+
+
+def test_the_query_language_conditions_on_postgresql(pg_url):
+    """Phrases, exclusions, OR groups and the LIKE-pattern filters run on PostgreSQL too."""
+    from searchapp.search.query_filters import understand
+    from searchapp.search.service import combined_filter
+
+    db, corpus, ids = stored(pg_url)
+    columns = ["year", "product", "opened"]
+    with db.reader() as conn:
+        for typed, want in (('"firmware update" -ERR-40471', {"a"}),
+                            ('"charged twice" OR "fails with"', {"b", "c"}),
+                            ('-"the and"', {"a", "b", "c"}),  # common words only: no condition
+                            ("product:devices -year:2024", {"a"}),
+                            ("year>=2025 firmware", {"a"})):
+            plan = understand(typed, columns, corpus, "postgresql")
+            flt = combined_filter(plan.conditions, plan.text_conditions, "postgresql")
+            got = set(fulltext.all_matching_ids(conn, corpus, flt))
+            assert got == {ids[e] for e in want}, typed
+    db.dispose()

@@ -74,7 +74,7 @@ def understand(typed: str, columns: Sequence[str], corpus_id: int, dialect: str
 
     Example:
         >>> understand("lease -draft", [], 1, "sqlite").text_conditions[0][0]
-        'NOT (d.id IN (SELECT rowid FROM documents_fts_1 WHERE documents_fts_1 MATCH :ph0))'
+        'd.id NOT IN (SELECT rowid FROM documents_fts_1 WHERE documents_fts_1 MATCH :ph0)'
     """
     return query_plan(parse_query(typed, columns), columns, corpus_id, dialect)
 
@@ -159,7 +159,7 @@ def _date_condition(f: FieldFilter, columns: Sequence[str]) -> Condition:
 
 def _first_day(value: str) -> str | None:
     """``2024`` → 2024-01-01, ``2024-3`` → 2024-03-01, a full date as is; None if not a date."""
-    from datetime import date  # noqa: PLC0415 - one use
+    from datetime import date
 
     match = _PARTIAL_DATE.match(value.strip())
     if not match:
@@ -215,6 +215,6 @@ def _text_conditions(plan: QueryPlan, corpus_id: int, dialect: str) -> None:
                                                               f"ph{n}"))
         n += 1
     for term in parsed.excluded:
-        sql, params = fulltext.phrase_condition(dialect, corpus_id, [term], f"ph{n}")
-        plan.text_conditions.append((f"NOT ({sql})", params))
+        plan.text_conditions.append(fulltext.phrase_condition(dialect, corpus_id, [term],
+                                                              f"ph{n}", present=False))
         n += 1

@@ -48,7 +48,6 @@ from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
-from searchapp.search.query_filters import QueryPlan, understand
 from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
     DEFAULT,
     FUSION_DEPTH,
@@ -60,6 +59,7 @@ from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
 from searchapp.search.hits import SearchHit, hit_json  # noqa: F401 - the hit, named here too
 from searchapp.search.modes import DEFAULT_MODE, Mode, mode_named
 from searchapp.search.modes import MODES as SEARCH_MODES
+from searchapp.search.query_filters import QueryPlan, understand
 from searchapp.search.snippets import make_snippet
 from searchapp.search.sources import hit_source, view_link
 from searchapp.store import fulltext, repo
@@ -255,10 +255,11 @@ def understood(app: App, corpus: str | CorpusHandle, query: str) -> QueryPlan:
 
 
 def _newest(app: App, handle: CorpusHandle, k: int, flt: tuple[str, dict] | None,
-            times: StageTimes) -> list[SearchHit]:
+            times: StageTimes | None) -> list[SearchHit]:
     """A query of filters only: the k newest documents that pass them (score 0)."""
     if flt is None:
         raise InvalidParameterError("The query is empty: type what you are looking for.")
+    times = times if times is not None else StageTimes()
     with times.stage("fulltext"), app.db.reader() as conn:
         ids = fulltext.newest_matching_ids(conn, handle.corpus_id, flt, k)
     return _hits(app, [_Ranked(doc, 0.0) for doc in ids], [], times, handle)

@@ -190,13 +190,14 @@ def ts_chunks(query: str) -> list[str]:
     return chunks[:MAX_QUERY_CHUNKS]
 
 
-def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param: str
-                     ) -> tuple[str, dict]:
+def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param: str,
+                     present: bool = True) -> tuple[str, dict]:
     """SQL over ``documents d`` true when the document holds one of ``phrases`` (each
     a word or words in this order, matched as the full-text index reads them: case,
     accents and, on SQLite, word endings folded), with its parameters.
 
-    The query language's required phrases and exclusions (``NOT``) are these,
+    ``present=False``: true when it holds none of them (an exclusion).
+    The query language's required phrases and exclusions are these,
     applied inside the candidate searches like a metadata filter. Cost: the
     documents holding the phrase, found in the index once per query.
 
@@ -214,14 +215,15 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
         names = [f"{param}_{i}" for i in range(len(kept))]
         q = " || ".join(f"phraseto_tsquery('english', :{n})" for n in names)
         # a phrase of common words only is an empty query there: it holds no condition
-        return (f"(numnode({q}) = 0 OR d.text_search @@ ({q}))",
-                dict(zip(names, kept, strict=True)))
+        match = f"d.text_search @@ ({q})" if present else f"NOT d.text_search @@ ({q})"
+        return f"(numnode({q}) = 0 OR {match})", dict(zip(names, kept, strict=True))
     quoted = ['"' + " ".join(WORD.findall(p.lower())) + '"' for p in phrases
               if WORD.search(p)]
     if not quoted:
         return "1=1", {}
     fts = fts_table(corpus_id)
-    return f"d.id IN (SELECT rowid FROM {fts} WHERE {fts} MATCH :{param})", \
+    inside = "IN" if present else "NOT IN"
+    return f"d.id {inside} (SELECT rowid FROM {fts} WHERE {fts} MATCH :{param})", \
         {param: " OR ".join(quoted)}
 
 
