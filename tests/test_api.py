@@ -154,8 +154,17 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
                                             where=["product=billing"])]
     assert hits == {"mode": "hybrid", "rerank": False, "results": expected, "answers": [],
                     "answer": {"asked": False, "silent": False, "threshold": 0.5,
-                               "threshold_source": "default"}}
+                               "threshold_source": "default"},
+                    "understood": {"text": "invoice", "phrases": [], "excluded": [],
+                                   "any_of": [], "filters": [], "notices": []}}
     assert expected[0]["id"] == "t2"
+    typed = client.post("/api/v1/corpora/faq/search", json={
+        "query": 'product:billing "for march" -reset color:red'}).json()
+    assert [h["id"] for h in typed["results"]] == ["t2"]
+    assert typed["understood"]["filters"] == ["product:billing"]
+    assert (typed["understood"]["phrases"], typed["understood"]["excluded"]) == \
+        (["for march"], ["reset"])
+    assert "color: is not a field here" in typed["understood"]["notices"][0]
     many = client.post("/api/v1/corpora/faq/documents/get", json={"ids": ["t1", "zz"]}).json()
     assert [d["id"] for d in many["documents"]] == ["t1"] and many["missing"] == ["zz"]
     gone = client.delete("/api/v1/corpora/faq/documents/t2").json()

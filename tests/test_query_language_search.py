@@ -88,3 +88,25 @@ def test_what_cannot_apply_is_said_and_syntax_like_text_is_searched(corpus):
     assert "no 'lang'" in notices and "after: takes a date" in notices
     for query in ("C++", "ERR-40417", 'a-b "unbalanced', "http://x", "std::vector"):
         search(corpus, "docs", query, k=3)  # text, never an error
+
+
+def test_the_cli_says_what_it_understood(corpus):
+    from starlette.applications import Starlette
+    from starlette.middleware import Middleware
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from searchapp.api.app import ApiDispatch, build_api
+    from searchapp.config import Settings
+    from searchapp.web.door import Door
+    from searchapp.web.middleware import DoorMiddleware
+    from tests.helpers import cli_json, run_cli
+
+    shown = run_cli("search", "--corpus", "docs", "--here",
+                    'lease "notice period" -draft type:pdf color:red').stdout
+    assert 'Understood: "notice period" · not: draft · filters: type:pdf' in shown
+    assert "Note: color: is not a field here" in shown
+    out = cli_json("search", "--corpus", "docs", "--here", "lease folder:contracts/2024")
+    assert out["understood"]["filters"] == ["folder:contracts/2024"]
+    assert [h["id"] for h in out["results"]] == ["lease-a"]

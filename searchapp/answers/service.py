@@ -25,7 +25,7 @@ from searchapp.base.timing import StageTimes
 from searchapp.search import rerank as reranking
 from searchapp.search.hits import SearchHit, hit_json
 from searchapp.search.modes import DEFAULT_MODE
-from searchapp.search.service import as_handle, check_mode, search
+from searchapp.search.service import as_handle, check_mode, search, understood
 
 MAX_ANSWERS = 3
 SILENCE = "No clear answer in these documents."
@@ -65,13 +65,14 @@ def search_with_answers(app, corpus, query: str, *, answer: bool | None = None, 
     """The hits of ``search`` and the answers drawn from them (see the module's docstring)."""
     times = times if times is not None else StageTimes()
     handle = as_handle(app, corpus)
-    asked = wants_answer(query, answer)
+    text = understood(app, handle, query).parsed.text  # the words, without operators
+    asked = bool(text) and wants_answer(text, answer)
     depth = max(k, finder.TOP_PASSAGES) if asked else k
     hits = search(app, handle, query, k=depth, min_score=min_score, mode=mode, where=where,
                   times=times, rerank=rerank)
     if not asked:
         return hits[:k], AnswerResult(False)
-    return hits[:k], find_answers(app, handle, query, hits, times, rerank=rerank)
+    return hits[:k], find_answers(app, handle, text, hits, times, rerank=rerank)
 
 
 def find_answers(app, corpus, query: str, hits: list[SearchHit],
@@ -150,4 +151,6 @@ def answer_request(app, request: dict) -> dict:
         app, request["corpus"], request["query"], answer=None if answer is None else bool(answer),
         k=request.get("k", 10), mode=mode, where=request.get("where"),
         min_score=request.get("min_score"), rerank=bool(request.get("rerank")))
-    return {"mode": mode, "hits": [hit_json(h) for h in hits], **result_json(result)}
+    plan = understood(app, request["corpus"], request["query"])
+    return {"mode": mode, "hits": [hit_json(h) for h in hits], **result_json(result),
+            "understood": plan.as_json()}

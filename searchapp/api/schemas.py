@@ -122,7 +122,12 @@ class DeleteOut(BaseModel):
 # ---- search and duplicates -----------------------------------------------------------------
 class SearchIn(Strict):
     query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
-                       examples=["a dog running on the beach"])
+                       examples=["a dog running on the beach",
+                                 'lease "notice period" -draft type:pdf after:2024-03-01'],
+                       description='The query in the search box\'s language: "a phrase", '
+                       '-word, -"a phrase", a OR b, and field filters (type:pdf, '
+                       "folder:contracts, file:*.md, author:jane, lang:de, after:2024-03-01, "
+                       "before:2025, any metadata column as col:value or col>=value).")
     k: int = Field(default=10, ge=1, le=MAX_K)
     mode: Literal[MODES] = "hybrid"  # type: ignore[valid-type]
     where: list[Annotated[str, Field(max_length=500)]] = Field(
@@ -205,9 +210,25 @@ class AnswerInfo(BaseModel):
     threshold_source: str
 
 
+class UnderstoodOut(BaseModel):
+    """What the query language made of the query (docs/search.md, "The search box")."""
+
+    text: str = Field(description="What meaning and words rank by: the query without its "
+                                  "operators and filters.")
+    phrases: list[str] = Field(description='Phrases every hit holds ("notice period").')
+    excluded: list[str] = Field(description="Words and phrases no hit holds (-draft).")
+    any_of: list[list[str]] = Field(description='OR groups holding a phrase: every hit '
+                                    'holds one of each ("a b" OR c).')
+    filters: list[str] = Field(description="The field filters applied, as written "
+                                           "(type:pdf, folder:contracts, after:2024-03-01).")
+    notices: list[str] = Field(description="One line per filter or field that could not "
+                                           "apply, saying why and which fields exist.")
+
+
 class SearchOut(BaseModel):
     mode: str
     rerank: bool = False
+    understood: UnderstoodOut | None = None
     answers: list[AnswerOut] = Field(default_factory=list, description="The 1-3 sentences "
                                      "that answer the query, best first; empty when none is "
                                      "clear or none was sought.")

@@ -33,7 +33,7 @@ Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]
 def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.SearchOut:
     from searchapp.answers.service import result_json, search_with_answers
     from searchapp.base.timing import StageTimes
-    from searchapp.search.service import hit_json
+    from searchapp.search.service import hit_json, understood
 
     times = StageTimes()
     check_text_value(body.query, "query")
@@ -43,7 +43,9 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.S
                                          min_score=body.min_score, mode=body.mode,
                                          where=body.where, times=times, rerank=body.rerank)
     response.headers["Server-Timing"] = times.server_timing()
+    plan = understood(app, name, body.query)
     return s.SearchOut(mode=body.mode, rerank=body.rerank, **result_json(answered),
+                       understood=s.UnderstoodOut(**plan.as_json()),
                        results=[s.Hit(**hit_json(h)) for h in hits])
 
 

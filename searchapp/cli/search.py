@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "same data folder, it answers (its model is loaded already: well under a second); "
         "otherwise this command loads the model itself (a few seconds).")
     c.add_argument("--corpus", required=True)
-    c.add_argument("query")
+    c.add_argument("query", help='the query; "a phrase", -word, -"a phrase", a OR b and '
+                   "filters such as type:pdf folder:contracts file:*.md author:jane "
+                   "after:2024-03-01 before:2025 product:billing year>=2024 (docs/search.md)")
     c.add_argument("-k", type=int, default=10)
     c.add_argument("--min-score", type=float, help="minimum cosine (semantic and hybrid)")
     c.add_argument("--mode", default=None, metavar="{" + ",".join(MODES) + "}",
@@ -63,9 +65,10 @@ def search(args: argparse.Namespace) -> int:
     hits, mode = answer["hits"], answer["mode"]
     if args.json:
         print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
-                    "answer": answer.get("answer"), "results": hits})
+                    "answer": answer.get("answer"), "understood": answer.get("understood"),
+                    "results": hits})
         return 0
-    for line in answer_lines(answer):
+    for line in understood_lines(answer.get("understood")) + answer_lines(answer):
         print(line)
     if not hits:
         print("No results.")
@@ -98,6 +101,31 @@ def search_here(request: dict) -> dict:
     from searchapp.answers.service import answer_request
 
     return answer_request(common.one_query_app(), request)
+
+
+def understood_lines(understood: dict | None) -> list[str]:
+    """What the query language made of the query, when it made anything of it: the
+    filters, phrases and exclusions applied, and a note for each one that was not.
+
+    Example:
+        >>> understood_lines({"text": "lease", "phrases": ["notice period"], "any_of": [],
+        ...                   "excluded": ["draft"], "filters": ["type:pdf"],
+        ...                   "notices": ["color: is not a field here"]})
+        ['Understood: "notice period" · not: draft · filters: type:pdf', \
+'Note: color: is not a field here', '']
+    """
+    if not understood:
+        return []
+    parts = [f'"{p}"' for p in understood.get("phrases", [])]
+    parts += [" OR ".join(f'"{t}"' if " " in t else t for t in group)
+              for group in understood.get("any_of", [])]
+    if understood.get("excluded"):
+        parts.append("not: " + ", ".join(understood["excluded"]))
+    if understood.get("filters"):
+        parts.append("filters: " + " ".join(understood["filters"]))
+    lines = ["Understood: " + " · ".join(cell(p) for p in parts)] if parts else []
+    lines += ["Note: " + cell(n) for n in understood.get("notices", [])]
+    return [*lines, ""] if lines else []
 
 
 def answer_lines(answer: dict) -> list[str]:

@@ -67,6 +67,20 @@ class QueryPlan:
     def filtered(self) -> bool:
         return bool(self.conditions or self.text_conditions)
 
+    def as_json(self) -> dict:
+        """What the CLI's ``--json`` and the API return as ``understood``.
+
+        Example:
+            >>> understand('lease "notice period" -draft type:pdf', ["type"], 1,
+            ...            "sqlite").as_json()   # doctest: +NORMALIZE_WHITESPACE
+            {'text': 'lease notice period', 'phrases': ['notice period'], 'excluded': ['draft'],
+             'any_of': [], 'filters': ['type:pdf'], 'notices': []}
+        """
+        p = self.parsed
+        return {"text": p.text, "phrases": list(p.phrases), "excluded": list(p.excluded),
+                "any_of": [list(g) for g in p.any_of], "filters": list(self.chips),
+                "notices": list(self.notices)}
+
 
 def understand(typed: str, columns: Sequence[str], corpus_id: int, dialect: str
                ) -> QueryPlan:
