@@ -91,16 +91,7 @@ def test_what_cannot_apply_is_said_and_syntax_like_text_is_searched(corpus):
 
 
 def test_the_cli_says_what_it_understood(corpus):
-    from starlette.applications import Starlette
-    from starlette.middleware import Middleware
-    from starlette.responses import PlainTextResponse
-    from starlette.routing import Route
-    from starlette.testclient import TestClient
 
-    from searchapp.api.app import ApiDispatch, build_api
-    from searchapp.config import Settings
-    from searchapp.web.door import Door
-    from searchapp.web.middleware import DoorMiddleware
     from tests.helpers import cli_json, run_cli
 
     shown = run_cli("search", "--corpus", "docs", "--here",
