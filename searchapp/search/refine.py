@@ -25,8 +25,9 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
-from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
-from searchapp.search.service import SearchHit, check_k, hits_for
+from searchapp.search.filters import Condition, check_columns, parse_condition
+from searchapp.search.query_filters import understand
+from searchapp.search.service import SearchHit, check_k, combined_filter, hits_for
 from searchapp.store import fulltext, repo
 from searchapp.vectors.handle import CorpusHandle, as_handle
 
@@ -54,13 +55,17 @@ def facet_values(app: App, corpus: str, column: str, limit: int = FACET_VALUES
 
 def word_matches(app: App, corpus: str | CorpusHandle, query: str,
                  where: Sequence[str | Condition] | None = None, cap: int = MATCH_CAP) -> int:
-    """How many documents of the corpus hold a word of ``query`` and pass ``where`` (≤ cap)."""
+    """How many documents of the corpus hold a word of ``query`` and pass ``where`` and the
+    query's own filters, phrases and exclusions (≤ cap)."""
     handle = as_handle(app, corpus)
     conditions = [w if isinstance(w, Condition) else parse_condition(w) for w in where or []]
     check_columns(conditions, handle.meta_columns, handle.name)
-    flt = where_sql(conditions, app.db.engine.dialect.name)
+    dialect = app.db.engine.dialect.name
+    plan = understand(query, handle.meta_columns, handle.corpus_id, dialect)
+    flt = combined_filter(conditions + plan.conditions, plan.text_conditions, dialect)
     with app.db.reader() as conn:
-        return fulltext.count_matches(conn, handle.corpus_id, query, cap, flt)
+        return fulltext.count_matches(conn, handle.corpus_id, plan.parsed.text, cap,
+                                      flt or ("1=1", {}))
 
 
 def more_like(app: App, corpus: str | CorpusHandle, external_id: str, k: int = 10,

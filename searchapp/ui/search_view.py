@@ -27,12 +27,14 @@ import streamlit as st
 from searchapp.answers.service import AnswerResult, search_with_answers
 from searchapp.context import App
 from searchapp.pairs.threshold import threshold_for
+from searchapp.search.document_facets import facets_of
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit
 from searchapp.ui.answer_box import answer_box
 from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
+from searchapp.ui.query_chips import query_chips
 from searchapp.ui.results import HitAction, render_hit, results_list
 from searchapp.ui.results_export import results_csv
 from searchapp.ui.search_controls import (
@@ -45,6 +47,7 @@ from searchapp.ui.search_controls import (
     seed_from_address,
     write_address,
 )
+from searchapp.ui.search_facets import facet_panel, wanted
 from searchapp.ui.search_status import k_problem
 from searchapp.ui.url_state import UrlState
 
@@ -159,6 +162,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
             min_score=request.min_score, mode=request.mode, where=request.conditions(),
             rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
+    query_chips(app, corpus, request.query)  # the filters understood, removable; notes
     if not hits and request.min_score is not None:
         st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
                 "score or try other words.", icon=":material/search_off:")
@@ -173,14 +177,21 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
         matches = (f"{shown} documents contain the query's words. " if n != 1 else
                    "1 document contains the query's words. ")
-    if page == 1:  # the answer heads the first page, as a search engine's does
-        answer_box(app, corpus, request.query, answers)
-    marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
-    reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
-    _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
-          f"{SCORE_NOTES[request.mode]}",
-          request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus,
-          export=partial(_download, corpus, request.query, hits, answers))
+    facets = facets_of(h.meta for h in hits)
+    beside = wanted(facets)
+    main, side = st.columns([4, 1], gap="medium") if beside else (st.container(), None)
+    if side is not None:
+        with side:
+            facet_panel(request.query, facets)
+    with main:
+        if page == 1:  # the answer heads the first page, as a search engine's does
+            answer_box(app, corpus, request.query, answers)
+        marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
+        reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
+        _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
+              f"{SCORE_NOTES[request.mode]}",
+              request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus,
+              export=partial(_download, corpus, request.query, hits, answers))
 
 
 def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:
