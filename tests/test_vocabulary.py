@@ -90,7 +90,8 @@ OPS = st.lists(st.tuples(st.sampled_from(["put", "delete"]),
                          st.sampled_from(["a", "b", "c", "d"]), TEXTS), min_size=1, max_size=12)
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=OPS)
 def test_any_sequence_of_writes_leaves_the_counts_of_the_stored_texts(tmp_path_factory, ops):
     db = Database(f"sqlite:///{tmp_path_factory.mktemp('v') / 'v.db'}")

@@ -358,7 +358,7 @@ class VocabularyWord(Base):
     """
 
     __tablename__ = "vocabulary"
-    __table_args__ = {"sqlite_with_rowid": False}
+    __table_args__ = ({"sqlite_with_rowid": False},)
     corpus_id: Mapped[int] = mapped_column(
         ForeignKey("corpora.id", ondelete="CASCADE"), primary_key=True)
     word: Mapped[str] = mapped_column(String(64), primary_key=True)

@@ -38,7 +38,8 @@ FILL_PAGE = 2_000  # documents read at a time when a whole corpus is counted (th
 # ---- SQL, per dialect ------------------------------------------------------------------
 _SQLITE_ADD = """INSERT INTO vocabulary (corpus_id, word, documents)
     SELECT :corpus, key, value FROM json_each(:counts) WHERE true
-    ON CONFLICT (corpus_id, word) DO UPDATE SET documents = vocabulary.documents + excluded.documents"""
+    ON CONFLICT (corpus_id, word)
+    DO UPDATE SET documents = vocabulary.documents + excluded.documents"""
 _SQLITE_TAKE = """UPDATE vocabulary SET documents = vocabulary.documents - j.value
     FROM json_each(:counts) AS j WHERE vocabulary.corpus_id = :corpus AND vocabulary.word = j.key"""
 _SQLITE_DROP_ZEROS = """DELETE FROM vocabulary WHERE corpus_id = :corpus AND documents <= 0
@@ -46,7 +47,8 @@ _SQLITE_DROP_ZEROS = """DELETE FROM vocabulary WHERE corpus_id = :corpus AND doc
 _SQLITE_TEXTS_OF = "SELECT text FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"
 _PG_ADD = """INSERT INTO vocabulary (corpus_id, word, documents)
     SELECT :corpus, u.w, u.n FROM unnest(CAST(:words AS text[]), CAST(:ns AS integer[])) AS u(w, n)
-    ON CONFLICT (corpus_id, word) DO UPDATE SET documents = vocabulary.documents + excluded.documents"""
+    ON CONFLICT (corpus_id, word)
+    DO UPDATE SET documents = vocabulary.documents + excluded.documents"""
 _PG_TAKE = """UPDATE vocabulary SET documents = vocabulary.documents - u.n
     FROM unnest(CAST(:words AS text[]), CAST(:ns AS integer[])) AS u(w, n)
     WHERE vocabulary.corpus_id = :corpus AND vocabulary.word = u.w"""
