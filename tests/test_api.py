@@ -152,7 +152,8 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
     assert {"encode", "query-cache"} & set(stages)  # the query vector: computed or cached
     expected = [hit_json(h) for h in search(app, "faq", "invoice", k=2, mode="hybrid",
                                             where=["product=billing"])]
-    assert hits == {"mode": "hybrid", "rerank": False, "results": expected, "answers": [],
+    assert hits == {"mode": "hybrid", "rerank": False, "did_you_mean": None,
+                    "results": expected, "answers": [],
                     "answer": {"asked": False, "silent": False, "threshold": 0.5,
                                "threshold_source": "default"},
                     "understood": {"text": "invoice", "phrases": [], "excluded": [],

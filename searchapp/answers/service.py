@@ -23,6 +23,7 @@ from searchapp.answers.finder import Answer
 from searchapp.answers.questions import reads_as_question
 from searchapp.base.timing import StageTimes
 from searchapp.search import rerank as reranking
+from searchapp.search import spelling
 from searchapp.search.hits import SearchHit, hit_json
 from searchapp.search.modes import DEFAULT_MODE
 from searchapp.search.service import as_handle, check_mode, search, understood
@@ -137,8 +138,10 @@ def result_json(result: AnswerResult) -> dict:
 
 def answer_request(app, request: dict) -> dict:
     """A search as the CLI asks it (``query_wire``'s request) → its JSON: the mode, the
-    hits (``hit_json``) and the answers (``result_json``); the same in a process of its own
-    and in a running app or worker that answers over the socket.
+    hits (``hit_json``), the answers (``result_json``) and ``did_you_mean`` (the corrected
+    query searched instead, ``search.spelling``; null when none, or with ``as_typed``);
+    the same in a process of its own and in a running app or worker that answers over the
+    socket.
 
     Example:
         >>> answer_request(app, {"corpus": "faq", "query": "how do I reset it?"})["answer"]
@@ -147,10 +150,13 @@ def answer_request(app, request: dict) -> dict:
     """
     mode = check_mode(request.get("mode") or DEFAULT_MODE)
     answer = request.get("answer")
+    query, fixed = spelling.query_to_run(app, request["corpus"], request["query"],
+                                         bool(request.get("as_typed")))
     hits, result = search_with_answers(
-        app, request["corpus"], request["query"], answer=None if answer is None else bool(answer),
+        app, request["corpus"], query, answer=None if answer is None else bool(answer),
         k=request.get("k", 10), mode=mode, where=request.get("where"),
         min_score=request.get("min_score"), rerank=bool(request.get("rerank")))
-    plan = understood(app, request["corpus"], request["query"])
+    plan = understood(app, request["corpus"], query)
     return {"mode": mode, "hits": [hit_json(h) for h in hits], **result_json(result),
-            "understood": plan.as_json()}
+            "understood": plan.as_json(),
+            "did_you_mean": fixed.as_json() if fixed else None}

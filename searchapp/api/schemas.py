@@ -140,6 +140,8 @@ class SearchIn(Strict):
     answer: bool | None = Field(default=None, description="seek the sentences that answer "
                                 "the query: true for any query, false never; null (default) "
                                 "when the query reads as a question")
+    as_typed: bool = Field(default=False, description="search the query as typed: no "
+                           "correction of a misspelt word (did_you_mean stays null)")
 
 
 class RankScore(BaseModel):
@@ -225,10 +227,23 @@ class UnderstoodOut(BaseModel):
                                            "apply, saying why and which fields exist.")
 
 
+class DidYouMean(BaseModel):
+    """The corrected query that was searched instead of the one typed: a word of it found
+    nothing and the corpus has a frequent near word. Send ``as_typed: true`` with
+    ``original`` to search it as typed."""
+
+    query: str
+    original: str
+    corrected_words: list[tuple[str, str]] = Field(description="each [typed, corrected]")
+
+
 class SearchOut(BaseModel):
     mode: str
     rerank: bool = False
     understood: UnderstoodOut | None = None
+
+
+    did_you_mean: DidYouMean | None = None
     answers: list[AnswerOut] = Field(default_factory=list, description="The 1-3 sentences "
                                      "that answer the query, best first; empty when none is "
                                      "clear or none was sought.")

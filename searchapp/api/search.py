@@ -34,18 +34,21 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.S
     from searchapp.answers.service import result_json, search_with_answers
     from searchapp.base.timing import StageTimes
     from searchapp.search.service import hit_json, understood
+    from searchapp.search.spelling import query_to_run
 
     times = StageTimes()
     check_text_value(body.query, "query")
     for condition in body.where:
         check_text_value(condition, "filter")
-    hits, answered = search_with_answers(app, name, body.query, answer=body.answer, k=body.k,
+    query, fixed = query_to_run(app, name, body.query, body.as_typed)
+    hits, answered = search_with_answers(app, name, query, answer=body.answer, k=body.k,
                                          min_score=body.min_score, mode=body.mode,
                                          where=body.where, times=times, rerank=body.rerank)
     response.headers["Server-Timing"] = times.server_timing()
-    plan = understood(app, name, body.query)
+    plan = understood(app, name, query)
     return s.SearchOut(mode=body.mode, rerank=body.rerank, **result_json(answered),
                        understood=s.UnderstoodOut(**plan.as_json()),
+                       did_you_mean=fixed.as_json() if fixed else None,
                        results=[s.Hit(**hit_json(h)) for h in hits])
 
 

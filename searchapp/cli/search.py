@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "before the hits, for any query (a question gets them without this)")
     answer.add_argument("--no-answer", dest="answer", action="store_false",
                         help="hits only, even for a question")
+    c.add_argument("--as-typed", action="store_true",
+                   help="search the query as typed, even where a word of it finds nothing "
+                        "and the corpus has a near word (no \"did you mean\")")
     c.add_argument("--here", action="store_true",
                    help="search in this process even when the app or a worker is running "
                         "(loads the model)")
@@ -58,7 +61,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 def search(args: argparse.Namespace) -> int:
     request = {"corpus": args.corpus, "query": args.query, "k": args.k,
                "mode": args.mode or DEFAULT_MODE, "where": args.where,
-               "min_score": args.min_score, "rerank": args.rerank, "answer": args.answer}
+               "min_score": args.min_score, "rerank": args.rerank, "answer": args.answer,
+               "as_typed": args.as_typed}
     answer = None if args.here else ask_running(request)
     if answer is None:
         answer = search_here(request)
@@ -66,9 +70,10 @@ def search(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
                     "answer": answer.get("answer"), "understood": answer.get("understood"),
-                    "results": hits})
+                    "did_you_mean": answer.get("did_you_mean"), "results": hits})
         return 0
-    for line in understood_lines(answer.get("understood")) + answer_lines(answer):
+    for line in (did_you_mean_lines(answer.get("did_you_mean"))
+                 + understood_lines(answer.get("understood")) + answer_lines(answer)):
         print(line)
     if not hits:
         print("No results.")
@@ -126,6 +131,22 @@ def understood_lines(understood: dict | None) -> list[str]:
     lines = ["Understood: " + " · ".join(cell(p) for p in parts)] if parts else []
     lines += ["Note: " + cell(n) for n in understood.get("notices", [])]
     return [*lines, ""] if lines else []
+
+
+def did_you_mean_lines(fixed: dict | None) -> list[str]:
+    """The line printed before the hits when the corrected query was searched instead.
+
+    Example:
+        >>> did_you_mean_lines({"query": "postgres port", "original": "postgrse port",
+        ...                     "corrected_words": [["postgrse", "postgres"]]})
+        ['Showing results for: postgres port; search instead for: postgrse port (--as-typed)', '']
+        >>> did_you_mean_lines(None)
+        []
+    """
+    if not fixed:
+        return []
+    return [f"Showing results for: {cell(fixed['query'])}; search instead for: "
+            f"{cell(fixed['original'])} (--as-typed)", ""]
 
 
 def answer_lines(answer: dict) -> list[str]:

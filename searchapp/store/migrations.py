@@ -29,10 +29,10 @@ from sqlalchemy.exc import DBAPIError
 from searchapp.errors import ConfigError, ForeignDatabaseError, SchemaTooNewError, StorageError
 from searchapp.store import fulltext  # noqa: F401 - registers the full-text DDL with create_all
 from searchapp.store.schema import SCHEMA_VERSION, Base, SchemaInfo
-from searchapp.store.upgrades import UPGRADES, PerCorpus
+from searchapp.store.upgrades import UPGRADES, Derived, PerCorpus
 
 
-def _expand(statements: list[str | PerCorpus], corpus_ids) -> list[str]:
+def _expand(statements: list[str | PerCorpus | Derived], corpus_ids) -> list[str | Derived]:
     """Plain SQL: each ``PerCorpus`` statement once per corpus id (``corpus_ids()``, read when
     reached, after the statements before it ran).
 
@@ -40,7 +40,7 @@ def _expand(statements: list[str | PerCorpus], corpus_ids) -> list[str]:
         >>> _expand(["A", PerCorpus("B {corpus}")], lambda: [3, 5])
         ['A', 'B 3', 'B 5']
     """
-    out: list[str] = []
+    out: list[str | Derived] = []
     for sql in statements:
         if isinstance(sql, PerCorpus):
             out += [sql.sql.format(corpus=int(i)) for i in corpus_ids()]
@@ -74,7 +74,7 @@ def _refuse_newer(version: int) -> None:
         raise SchemaTooNewError(version, SCHEMA_VERSION)
 
 
-def _statements(dialect: str, version: int) -> list[str | PerCorpus]:
+def _statements(dialect: str, version: int) -> list[str | PerCorpus | Derived]:
     """The SQL that brings a database of ``version`` to SCHEMA_VERSION."""
     out = []
     for step in range(version + 1, SCHEMA_VERSION + 1):
@@ -124,9 +124,17 @@ def migrate(conn: Connection, read_only: bool = False, backup_dir: Path | None =
         for sql in _statements(conn.dialect.name, version):
             for one in _expand([sql], lambda: [r[0] for r in conn.exec_driver_sql(
                     "SELECT id FROM corpora ORDER BY id")]):  # ids read after what came before
-                conn.exec_driver_sql(one)
+                _run(conn, one, conn.exec_driver_sql)
         conn.execute(SchemaInfo.__table__.update().values(version=SCHEMA_VERSION))
     return SCHEMA_VERSION
+
+
+def _run(conn: Connection, step: str | Derived, execute) -> None:
+    """One upgrade step: SQL through ``execute``, a ``Derived`` fill with the connection."""
+    if isinstance(step, Derived):
+        step.fill(conn)
+    else:
+        execute(step)
 
 
 def _create(conn: Connection) -> None:
@@ -157,7 +165,7 @@ def _migrate_sqlite(conn: Connection, backup_dir: Path | None) -> None:
                 for sql in _statements("sqlite", version):
                     for one in _expand([sql], lambda: [r[0] for r in cur.execute(
                             "SELECT id FROM corpora ORDER BY id").fetchall()]):
-                        cur.execute(one)  # ids read after the statements before ran
+                        _run(conn, one, cur.execute)  # ids read after the statements before
                 cur.execute("UPDATE schema_info SET version = ?", (SCHEMA_VERSION,))
             broken = cur.execute("PRAGMA foreign_key_check").fetchall()
             if broken:

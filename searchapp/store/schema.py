@@ -10,6 +10,7 @@
     corpora ─< evaluation_runs            (metrics measured on those labels, over time)
     documents ─ document_layouts          (a file's parts: page and section of each span)
     corpora ─< watched_folders            (folders a corpus follows, their status and lease)
+    corpora ─< vocabulary                 (each word of its documents, in how many documents)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -48,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -346,3 +347,19 @@ class WatchedFolder(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(200))
     lease_until: Mapped[datetime | None] = mapped_column(DateTime)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class VocabularyWord(Base):
+    """A word of a corpus' documents and how many of them hold it (``store/vocabulary.py``).
+
+    Derived data, kept in the transaction of every document write (with the full-text
+    index): lower-cased letters only, as typed in the documents (accents kept). The
+    "did you mean" of a search proposes its words (``searchapp.search.spelling``).
+    """
+
+    __tablename__ = "vocabulary"
+    __table_args__ = ({"sqlite_with_rowid": False},)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), primary_key=True)
+    word: Mapped[str] = mapped_column(String(64), primary_key=True)
+    documents: Mapped[int] = mapped_column(Integer, nullable=False)

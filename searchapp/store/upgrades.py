@@ -54,17 +54,33 @@ upload that reads them again; every other existing row becomes ``rows``.
 Version 11 (answers): a new table ``passage_sentences``, the sentences of each passage
 (character spans and float16 vectors per model), written by the embed job. Existing
 documents have none until they are embedded again; an answer draws on those that have.
+
+Version 12 (did you mean): a new table ``vocabulary``, each word of a corpus' documents
+and how many hold it (``store/vocabulary.py``), filled from the stored documents by a
+``Derived`` step: words are cut in Python (SQLite has no way to), by today's code.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
+
+from sqlalchemy import Connection
+
+from searchapp.store.vocabulary import refill
 
 
 class PerCorpus(NamedTuple):
     """SQL run once for each corpus stored at upgrade time, ``{corpus}`` being its id."""
 
     sql: str
+
+
+class Derived(NamedTuple):
+    """Derived data made again by Python in the upgrade's transaction (``fill(conn)``), where
+    plain SQL cannot make it; runs after the statements before it."""
+
+    fill: Callable[[Connection], None]
 
 _V2_COUNTS_AND_TOMBSTONES = [
     """CREATE TABLE embedded_counts (
@@ -377,7 +393,16 @@ def _sentences_table(blob: str) -> list[str]:
         PRIMARY KEY (document_id, model_id, passage))"""]
 
 
-UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
+def _vocabulary_table(extra: str) -> list[str | Derived]:
+    """Version 12's table in a dialect (``extra``: SQLite's WITHOUT ROWID), then filled."""
+    return [f"""CREATE TABLE IF NOT EXISTS vocabulary (
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        word VARCHAR(64) NOT NULL,
+        documents INTEGER NOT NULL,
+        PRIMARY KEY (corpus_id, word)){extra}""", Derived(refill)]
+
+
+UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
     4: {"sqlite": _V4_API_KEYS_SQLITE, "postgresql": _V4_API_KEYS_POSTGRESQL},
@@ -388,4 +413,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
     11: {"sqlite": _sentences_table("BLOB"), "postgresql": _sentences_table("BYTEA")},
+    12: {"sqlite": _vocabulary_table(" WITHOUT ROWID"), "postgresql": _vocabulary_table("")},
 }

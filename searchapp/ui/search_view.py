@@ -1,7 +1,9 @@
 """The Search page's box and results list, kept in step with the address.
 
-One fragment (Enter reruns only it): the form, the live filters, then (for a search,
-on its first page) the answer box (``searchapp.ui.answer_box``: the sentences that
+One fragment (Enter reruns only it): the form, the live filters, then (for a search)
+the "did you mean" line when a misspelt word was corrected (``searchapp.ui.did_you_mean``:
+the corrected query is what is searched), then (on its first page) the answer box
+(``searchapp.ui.answer_box``: the sentences that
 answer a question, or "No clear answer in these documents."), then one of
 three lists of k results, drawn ``PAGE_SIZE`` at a time (``searchapp.ui.paging``, so
 any k costs what one page costs to draw) and kept between reruns (a judgement click
@@ -32,6 +34,7 @@ from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_mat
 from searchapp.search.service import SearchHit
 from searchapp.ui.answer_box import answer_box
 from searchapp.ui.common import md_code, md_escape, user_errors
+from searchapp.ui.did_you_mean import did_you_mean_line, searched_query
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
 from searchapp.ui.query_chips import query_chips
@@ -152,17 +155,19 @@ def _generation(app: App, corpus: str) -> int:
 
 def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) -> None:
     started = time.perf_counter()
-    signature = ("search", corpus, _generation(app, corpus), request.query, request.mode, k,
+    query, fixed = searched_query(app, corpus, request.query)  # "did you mean": corrected
+    signature = ("search", corpus, _generation(app, corpus), query, request.mode, k,
                  request.min_score, tuple(request.filters), request.rerank, request.answer)
     if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
         forget_hits()
     with st.spinner("Searching (the first search also loads the model)..."):
         hits, answers = kept_hits(signature, lambda: search_with_answers(
-            app, corpus, request.query, answer=True if request.answer else None, k=k,
+            app, corpus, query, answer=True if request.answer else None, k=k,
             min_score=request.min_score, mode=request.mode, where=request.conditions(),
             rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
-    query_chips(app, corpus, request.query)  # the filters understood, removable; notes
+    did_you_mean_line(fixed)
+    query_chips(app, corpus, query)  # the filters understood, removable; notes
     if not hits and request.min_score is not None:
         st.info(f"No result scores {request.min_score:.2f} or more. Lower the minimum "
                 "score or try other words.", icon=":material/search_off:")
@@ -173,7 +178,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         return
     matches = ""
     if request.mode != "semantic":
-        n = word_matches(app, corpus, request.query, request.conditions())
+        n = word_matches(app, corpus, query, request.conditions())
         shown = f"{MATCH_CAP:,}+" if n >= MATCH_CAP else f"{n:,}"
         matches = (f"{shown} documents contain the query's words. " if n != 1 else
                    "1 document contains the query's words. ")
@@ -182,16 +187,16 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
     main, side = st.columns([4, 1], gap="medium") if beside else (st.container(), None)
     if side is not None:
         with side:
-            facet_panel(request.query, facets)
+            facet_panel(query, facets)
     with main:
         if page == 1:  # the answer heads the first page, as a search engine's does
-            answer_box(app, corpus, request.query, answers)
-        marks = partial(judgement_marks, app, corpus, query=request.query)  # relevant or not
+            answer_box(app, corpus, query, answers)
+        marks = partial(judgement_marks, app, corpus, query=query)  # relevant or not
         reranked = "Reordered by the corpus' reranker. " if request.rerank else ""
         _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
               f"{SCORE_NOTES[request.mode]}",
               request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus,
-              export=partial(_download, corpus, request.query, hits, answers))
+              export=partial(_download, corpus, query, hits, answers))
 
 
 def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:
