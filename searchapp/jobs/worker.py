@@ -47,7 +47,7 @@ from searchapp.config import (
 )
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError, os_error
-from searchapp.jobs import kinds, queue
+from searchapp.jobs import after, kinds, queue
 from searchapp.jobs.processes import pid_alive
 from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, fault_point
 from searchapp.reporting import describe, one_line
@@ -71,7 +71,10 @@ def run_job(app: App, job: queue.JobView) -> str:
         payload = kinds.parse_payload(kind, job.payload)  # refused before anything runs
         result = kind.run(TaskContext(app, lease, kind.unit), payload)
         fault_point(f"{job.kind} job {job.id} returned, result not recorded")
-        return _final(app, lease, "succeeded", result=result, message="Done.")
+        status = _final(app, lease, "succeeded", result=result, message="Done.")
+        if status == "succeeded":  # what services follow this kind with (``jobs.after``)
+            after.succeeded(app, kind.name, payload, result)
+        return status
     except queue.LeaseLost:
         log.warning("job %s was taken over by another worker; this one stops", job.id)
         return "lost"
