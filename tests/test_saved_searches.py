@@ -87,7 +87,7 @@ class Hooks:
         hooks = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):  # noqa: N802 - the http.server name
+            def do_POST(self):
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 hooks.posts.append({"path": self.path, "body": json.loads(body or b"{}")})
                 if hooks.redirect and urlsplit(hooks.redirect).path != self.path:
