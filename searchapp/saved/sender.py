@@ -5,8 +5,9 @@ retries) must never stall the worker: the ``saved-check`` job only hands its
 notifications here and ends. The thread sends them one after another and records each
 outcome (``{"webhook": {...}, "desktop": {...}}`` with the time) on the saved search,
 where ``saved list`` shows it. At most ``MAX_WAITING`` notifications wait; one more is
-not sent, and its outcome says so. Notifications still waiting when the process ends
-are lost (the news stays counted and in the feed).
+not sent, and its outcome says so. A process that ends (``searchapp worker --once``, a
+CLI ``--wait`` that ran the check) first gives the thread up to ``DRAIN_SECONDS`` to send
+what waits; what is still waiting then is lost (the news stays counted and in the feed).
 
 Example:
     >>> send(app.db, Notification(3, webhook=("https://h.example/x", {"new_hits": []})))
@@ -15,9 +16,11 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import threading
+import time
 from dataclasses import dataclass
 
 from searchapp.saved import desktop, webhook
@@ -25,6 +28,7 @@ from searchapp.store.schema import SavedSearch, utcnow
 
 log = logging.getLogger(__name__)
 MAX_WAITING = 64
+DRAIN_SECONDS = 20.0  # at exit, the most a process waits for its notifications to go
 
 _waiting: queue.Queue = queue.Queue(maxsize=MAX_WAITING)
 _started = threading.Lock()
@@ -64,6 +68,16 @@ def _ensure_thread() -> None:
             thread = threading.Thread(target=_loop, name="saved-search-sender", daemon=True)
             thread.start()
             _thread[:] = [thread]
+
+
+@atexit.register
+def _drain(seconds: float = DRAIN_SECONDS) -> None:
+    """At exit: wait (at most ``seconds``) for the notifications handed over to be sent."""
+    if not _thread or not _thread[0].is_alive():
+        return
+    deadline = time.monotonic() + seconds
+    while _waiting.unfinished_tasks and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 def _loop() -> None:
