@@ -203,7 +203,7 @@ def test_a_redirecting_or_silent_webhook_never_stalls_the_worker(
     app = encoded
     monkeypatch.setattr(webhook, "BACKOFF", 0.1)  # the timeout stays the real one (5 s)
     elsewhere = hooks()  # the redirect's target: another host name for the same machine
-    bouncer = hooks(redirect=elsewhere.url.replace("127.0.0.1", "localhost"))
+    bouncer = hooks(redirect=elsewhere.url.replace("127.0.0.1", "localhost") + "-moved")
     corpora.create_corpus(app, "faq", MODEL)
     documents.upsert(app, "faq", [documents.Doc("q0", "How do I bake bread at home?")])
     with running(worker(app)):
