@@ -12,7 +12,9 @@ the same claim, so it never races a background worker.
 A heartbeat thread keeps a running job fresh while the task is in a long step,
 so only a dead worker's jobs are ever taken over. ``run_job`` finds the job's kind
 (``searchapp.jobs.kinds``) and reads its payload into the kind's dataclass before
-anything runs: a payload that does not fit fails the job, naming the field. It is
+anything runs: a payload that does not fit fails the job, naming the field. Once a
+job's success is recorded, the hooks services registered for its kind run
+(``searchapp.jobs.after``: a saved search's check after an embed job). It is
 the worker's error boundary: a task's SearchAppError is the job's error (one line, capped);
 any other exception is logged with its traceback under a reference
 (``searchapp.reporting``) and the job fails with one line naming it.
