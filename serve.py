@@ -43,6 +43,7 @@ from searchapp.web.base_hint import BaseHint
 from searchapp.web.body_limit import BodyLimit, BodyLimits
 from searchapp.web.boundary import install_app_log, on_script_error
 from searchapp.web.door import install
+from searchapp.web.feeds import feed_routes
 from searchapp.web.middleware import DoorMiddleware
 from searchapp.web.nodelay import set_nodelay_on_listeners
 from searchapp.web.originals import original_routes
@@ -80,7 +81,8 @@ async def lifespan_with_nodelay(server):
         yield
 
 
-app = st.App("app.py", routes=door_routes(door) + original_routes() + reader_routes(),
+app = st.App("app.py",
+             routes=door_routes(door) + original_routes() + reader_routes() + feed_routes(),
              middleware=[Middleware(SiteGuard, hosts=hosts),
                          Middleware(BodyLimit, limits=limits),
                          Middleware(DoorMiddleware, door=door),

@@ -329,3 +329,31 @@ class NoRerankerError(SearchAppError):
             f"one with `searchapp judge train-reranker --corpus {name}`, or search without "
             "reranking.")
         self.name = name
+
+
+class SavedSearchError(SearchAppError):
+    """A saved search cannot be made or changed as asked (a bad webhook address, a bad k)."""
+
+
+class WebhookAddressError(SavedSearchError, InvalidParameterError):
+    """A webhook URL the app will not send to; says what an acceptable one looks like."""
+
+    def __init__(self, url: str, why: str):
+        super().__init__(f"Webhook URL {url!r} {why}; give an http:// or https:// address "
+                         "with a host, such as https://hooks.example.org/searchapp.")
+
+
+class SavedSearchNotFoundError(SavedSearchError, NotFoundError):
+    """No saved search with that id."""
+
+    def __init__(self, saved_id: int | str):
+        super().__init__(f"No saved search with id {saved_id}; `searchapp saved list` "
+                         "shows them.")
+
+
+class SavedSearchNameTakenError(SavedSearchError, AlreadyExistsError):
+    """The corpus has a saved search of that name already."""
+
+    def __init__(self, name: str):
+        super().__init__(f"A saved search named {name!r} exists already in this corpus; "
+                         "choose another name, or remove that one first.")

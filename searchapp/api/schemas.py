@@ -403,3 +403,59 @@ class FolderOut(BaseModel):
 
 class FolderList(BaseModel):
     folders: list[FolderOut]
+
+
+# ---- saved searches ------------------------------------------------------------------------
+class SavedIn(Strict):
+    """A search to keep and watch (``searchapp saved add`` has the same fields)."""
+
+    name: str = Field(min_length=1, max_length=200, examples=["contracts since March"])
+    query: str = Field(min_length=1, max_length=MAX_QUERY_CHARS,
+                       examples=['"notice period" type:pdf -draft'],
+                       description="as typed: phrases, exclusions and field filters included")
+    k: int = Field(default=10, ge=1, le=MAX_K)
+    mode: Literal[MODES] = "hybrid"  # type: ignore[valid-type]
+    where: list[Annotated[str, Field(max_length=500)]] = Field(
+        default_factory=list, max_length=20, examples=[["year>=2024"]])
+    min_score: float | None = Field(default=None, ge=-1.0, le=1.0)
+    webhook_url: str | None = Field(default=None, max_length=2000,
+                                    examples=["https://hooks.example.org/searchapp"],
+                                    description="POSTed the new hits as JSON (http or https)")
+    desktop: bool = Field(default=False, description="a desktop notification where the "
+                          "app runs on the user's machine")
+
+
+class SavedOut(BaseModel):
+    """A saved search: ``new`` is "N new" (documents that arrived after the last look and
+    match); ``feed`` the path of its private Atom feed (the token in it is its password);
+    ``last_outcome`` what its last check and notifications did."""
+
+    id: int
+    corpus: str
+    name: str
+    query: str
+    mode: str
+    k: int
+    min_score: float | None
+    where: list[str]
+    created_at: str
+    last_look_at: str | None
+    watermark: int
+    new: int
+    feed: str
+    webhook_url: str | None
+    desktop: bool
+    last_outcome: dict[str, Any]
+
+
+class SavedList(BaseModel):
+    saved: list[SavedOut]
+
+
+class SavedHit(Hit):
+    new: bool = Field(description="arrived after the last look")
+
+
+class SavedResultsOut(BaseModel):
+    saved: SavedOut
+    hits: list[SavedHit] = Field(description="the hits now, the new ones first")

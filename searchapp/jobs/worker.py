@@ -12,7 +12,9 @@ the same claim, so it never races a background worker.
 A heartbeat thread keeps a running job fresh while the task is in a long step,
 so only a dead worker's jobs are ever taken over. ``run_job`` finds the job's kind
 (``searchapp.jobs.kinds``) and reads its payload into the kind's dataclass before
-anything runs: a payload that does not fit fails the job, naming the field. It is
+anything runs: a payload that does not fit fails the job, naming the field. Once a
+job's success is recorded, the hooks services registered for its kind run
+(``searchapp.jobs.after``: a saved search's check after an embed job). It is
 the worker's error boundary: a task's SearchAppError is the job's error (one line, capped);
 any other exception is logged with its traceback under a reference
 (``searchapp.reporting``) and the job fails with one line naming it.
@@ -47,7 +49,7 @@ from searchapp.config import (
 )
 from searchapp.context import App
 from searchapp.errors import JobCancelled, SearchAppError, os_error
-from searchapp.jobs import kinds, queue
+from searchapp.jobs import after, kinds, queue
 from searchapp.jobs.processes import pid_alive
 from searchapp.jobs.tasks import STOPPING, TaskContext, WorkerStopping, fault_point
 from searchapp.reporting import describe, one_line
@@ -71,7 +73,10 @@ def run_job(app: App, job: queue.JobView) -> str:
         payload = kinds.parse_payload(kind, job.payload)  # refused before anything runs
         result = kind.run(TaskContext(app, lease, kind.unit), payload)
         fault_point(f"{job.kind} job {job.id} returned, result not recorded")
-        return _final(app, lease, "succeeded", result=result, message="Done.")
+        status = _final(app, lease, "succeeded", result=result, message="Done.")
+        if status == "succeeded":  # what services follow this kind with (``jobs.after``)
+            after.succeeded(app, kind.name, payload, result)
+        return status
     except queue.LeaseLost:
         log.warning("job %s was taken over by another worker; this one stops", job.id)
         return "lost"

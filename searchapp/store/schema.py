@@ -11,6 +11,7 @@
     documents ─ document_layouts          (a file's parts: page and section of each span)
     corpora ─< watched_folders            (folders a corpus follows, their status and lease)
     corpora ─< vocabulary                 (each word of its documents, in how many documents)
+    corpora ─< saved_searches ─< saved_search_hits >─ documents  (searches kept, their news)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -363,3 +364,52 @@ class VocabularyWord(Base):
         ForeignKey("corpora.id", ondelete="CASCADE"), primary_key=True)
     word: Mapped[str] = mapped_column(String(64), primary_key=True)
     documents: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class SavedSearch(Base):
+    """A search kept to be run again and to watch for news (``searchapp.saved``).
+
+    ``query`` is the text as typed (operators and field filters included: the search
+    parses it), with ``mode``, ``k``, ``min_score`` and ``conditions`` (``--where``).
+    ``watermark``: the highest document id the user has seen for it (a hit above it is
+    new); ``last_checked_id``: the highest document id the checks after each ingest have
+    looked at. ``feed_token`` is the
+    credential of its Atom feed; ``webhook_url`` and ``desktop`` say how it notifies, and
+    ``last_outcome`` what the last notification did (``{"webhook": {...}, "desktop": {...}}``).
+    """
+
+    __tablename__ = "saved_searches"
+    __table_args__ = (UniqueConstraint("corpus_id", "name", name="uq_saved_search_name"),)
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    name: Mapped[str] = mapped_column(String(200), nullable=False)
+    query: Mapped[str] = mapped_column(Text, nullable=False)
+    mode: Mapped[str] = mapped_column(String(20), nullable=False)
+    k: Mapped[int] = mapped_column(Integer, nullable=False)
+    min_score: Mapped[float | None] = mapped_column(Float)
+    conditions: Mapped[list] = mapped_column(JSON, default=list)  # the `--where` list
+    created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+    last_look_at: Mapped[datetime | None] = mapped_column(DateTime)
+    watermark: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    last_checked_id: Mapped[int] = mapped_column(Integer, default=0, nullable=False)
+    feed_token: Mapped[str] = mapped_column(String(64), nullable=False, unique=True)
+    webhook_url: Mapped[str | None] = mapped_column(Text)
+    desktop: Mapped[bool] = mapped_column(Boolean, default=False, nullable=False)
+    last_outcome: Mapped[dict] = mapped_column(JSON, default=dict)
+
+
+class SavedSearchHit(Base):
+    """A document a saved search's check found among those that arrived: its news.
+
+    Deleting the document or the saved search deletes the row (foreign keys).
+    """
+
+    __tablename__ = "saved_search_hits"
+    __table_args__ = (Index("ix_saved_search_hits_found", "saved_id", "found_at"),)
+    saved_id: Mapped[int] = mapped_column(
+        ForeignKey("saved_searches.id", ondelete="CASCADE"), primary_key=True)
+    document_id: Mapped[int] = mapped_column(
+        ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
+    score: Mapped[float] = mapped_column(Float, nullable=False)
+    found_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)

@@ -58,6 +58,10 @@ documents have none until they are embedded again; an answer draws on those that
 Version 12 (did you mean): a new table ``vocabulary``, each word of a corpus' documents
 and how many hold it (``store/vocabulary.py``), filled from the stored documents by a
 ``Derived`` step: words are cut in Python (SQLite has no way to), by today's code.
+
+Version 12 also (saved searches): new tables ``saved_searches`` (a search kept, its
+watermark, feed token and notifications) and ``saved_search_hits`` (the documents its checks
+found new). Nothing existing changes; there is nothing to fill (a saved search starts empty).
 """
 
 from __future__ import annotations
@@ -402,6 +406,40 @@ def _vocabulary_table(extra: str) -> list[str | Derived]:
         PRIMARY KEY (corpus_id, word)){extra}""", Derived(refill)]
 
 
+def _saved_searches(id_column: str, timestamp: str) -> list[str]:
+    """Version 12's saved-search tables in a dialect: its id column and timestamp type."""
+    return [f"""CREATE TABLE IF NOT EXISTS saved_searches (
+        {id_column},
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        name VARCHAR(200) NOT NULL,
+        query TEXT NOT NULL,
+        mode VARCHAR(20) NOT NULL,
+        k INTEGER NOT NULL,
+        min_score FLOAT,
+        conditions JSON,
+        created_at {timestamp} NOT NULL,
+        last_look_at {timestamp},
+        watermark INTEGER NOT NULL,
+        last_checked_id INTEGER NOT NULL,
+        feed_token VARCHAR(64) NOT NULL UNIQUE,
+        webhook_url TEXT,
+        desktop BOOLEAN NOT NULL,
+        last_outcome JSON,
+        CONSTRAINT uq_saved_search_name UNIQUE (corpus_id, name))""",
+            f"""CREATE TABLE IF NOT EXISTS saved_search_hits (
+        saved_id INTEGER NOT NULL REFERENCES saved_searches (id) ON DELETE CASCADE,
+        document_id INTEGER NOT NULL REFERENCES documents (id) ON DELETE CASCADE,
+        score FLOAT NOT NULL,
+        found_at {timestamp} NOT NULL,
+        PRIMARY KEY (saved_id, document_id))""",
+            "CREATE INDEX IF NOT EXISTS ix_saved_search_hits_found "
+            "ON saved_search_hits (saved_id, found_at)"]
+
+
+_V12_SAVED_SQLITE = _saved_searches("id INTEGER NOT NULL PRIMARY KEY", "DATETIME")
+_V12_SAVED_POSTGRESQL = _saved_searches("id SERIAL PRIMARY KEY", "TIMESTAMP WITHOUT TIME ZONE")
+
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -413,5 +451,6 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
     11: {"sqlite": _sentences_table("BLOB"), "postgresql": _sentences_table("BYTEA")},
-    12: {"sqlite": _vocabulary_table(" WITHOUT ROWID"), "postgresql": _vocabulary_table("")},
+    12: {"sqlite": _V12_SAVED_SQLITE + _vocabulary_table(" WITHOUT ROWID"),
+         "postgresql": _V12_SAVED_POSTGRESQL + _vocabulary_table("")},
 }

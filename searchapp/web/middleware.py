@@ -6,7 +6,8 @@ later version mounts) the middleware asks ``Door.identify`` who it is. Nobody:
 an HTML navigation is redirected to ``/login?next=PATH``, any other request
 gets 401, a websocket upgrade is refused (403) before Streamlit sees it. Only
 ``/login`` (GET and POST), ``/logout`` (which checks its own token) and
-``/healthz`` are public.
+``/healthz`` are public, and a saved search's feed (``/feeds/saved/<token>.atom``,
+``feeds``: its token is its credential).
 
 For a login it also:
 
@@ -47,6 +48,7 @@ from urllib.parse import quote
 
 from searchapp.web import streamlit_sessions as st_ids
 from searchapp.web.door import LOGIN_PATH, LOGOUT_PATH, Door
+from searchapp.web.feeds import is_feed
 from searchapp.web.identity import (
     LOCAL,
     PRINCIPAL_KEY,
@@ -261,6 +263,8 @@ def is_public(scope: Scope) -> bool:
         False
     """
     methods = PUBLIC.get(scope["path"])
+    if is_feed(scope):  # a saved search's feed: its token is the credential (``feeds``)
+        return True
     return scope["type"] == "http" and methods is not None and scope.get("method") in methods
 
 
