@@ -84,3 +84,43 @@ def test_a_filter_chip_removed_and_a_facet_clicked(served, page):
     assert shown(page, "lease type:md") <= {"lease-draft", "port"}
     page.get_by_role("button", name="drafts").first.click()
     assert shown(page, "lease type:md folder:drafts") == {"lease-draft"}
+
+
+def test_a_misspelt_word_is_corrected_and_the_typed_words_can_be_searched(served, page):
+    url, _browser, _app = served
+    found = open_search(page, url, "lease notise period")
+    line = page.locator(".st-key-did-you-mean")
+    line.wait_for(timeout=WAIT)
+    assert "Showing results for lease notice period" in " ".join(line.inner_text().split())
+    assert {"lease-a", "lease-draft"} <= found  # the corrected query's hits
+    page.get_by_role("button", name="notise").click()  # search instead as typed
+    page.wait_for_function("""() => !document.querySelector('.st-key-did-you-mean')""",
+                           timeout=WAIT)
+
+
+def test_a_search_saved_then_its_new_hit_shown_first(served, page):
+    from searchapp.corpora.documents import Doc, upsert
+    from searchapp.jobs.worker import work
+    from searchapp.saved import service as saved
+
+    url, _browser, app = served
+    open_search(page, url, "garden hedge trimming")
+    page.get_by_role("button", name="Save this search").click()
+    form = page.locator('[data-testid="stPopoverBody"]')
+    form.get_by_label("Name").fill("hedges")
+    form.get_by_role("button", name="Save").click()
+    page.get_by_role("link", name="hedges").wait_for(timeout=WAIT)  # listed in the sidebar
+    assert [v.name for v in saved.list_saved(app, "docs")] == ["hedges"]
+
+    # a document arrives (as the API's upsert brings one); the worker embeds it and checks
+    upsert(app, "docs", [Doc("hedge", "Trim the garden hedge in late spring, after nesting.",
+                             {"folder": "garden", "type": "md"})])
+    work(app, stop_when_idle=True)
+    assert saved.list_saved(app, "docs")[0].new == 1
+    page.reload()
+    page.get_by_role("link", name="hedges · 1 new").click()
+    news = page.get_by_text("1 new for saved search hedges")
+    news.wait_for(timeout=WAIT)
+    assert "Trim the garden hedge" in page.locator('[data-testid="stMain"]').inner_text()
+    page.wait_for_selector(IDLE, timeout=WAIT)
+    assert saved.list_saved(app, "docs")[0].new == 0  # opening it was the look

@@ -21,9 +21,9 @@ from searchapp.context import App
 from searchapp.saved import service
 from searchapp.ui.common import md_escape, user_errors
 from searchapp.ui.results import title_of
-from searchapp.ui.search_controls import KEPT
 
 SEARCH_PAGE = "searchapp/ui/pages/search.py"
+SAVED_NOTE = "saved.note"  # what the last save said, shown once after the rerun
 OPENED = "saved.opened"  # the saved search whose look this session has taken
 
 
@@ -93,25 +93,29 @@ def saved_news(app: App, corpus: str) -> None:
                         f"· {md_escape(hit.id)}")
 
 
-def save_control(app: App, corpus: str) -> None:
-    """"Save this search": the form's current search kept, with optional notifications."""
-    kept = st.session_state.get(KEPT) or {}
-    if not (kept.get("q") or "").strip():
+def save_control(app: App, corpus: str, query: str, mode: str = "hybrid", k: int = 10,
+                 min_score: float | None = None, where: list[str] | None = None) -> None:
+    """"Save this search": the search on screen kept, with optional notifications. Drawn
+    in the row under the results (inside the search's fragment, so it is there as soon
+    as a search is); saving reruns the page, so the sidebar lists the new one."""
+    if not (query or "").strip():
         return
     with st.popover("Save this search", icon=":material/bookmark_add:"):
         st.caption("Saved searches belong to this data folder: everyone who can log in "
                    "sees them. The sidebar counts what arrives and matches.")
         with st.form("save-search", border=False):
-            name = st.text_input("Name", value=kept["q"][:80], max_chars=200)
+            name = st.text_input("Name", value=query[:80], max_chars=200)
             webhook = st.text_input("Webhook URL (optional)",
                                     placeholder="https://hooks.example.org/searchapp")
             desktop = st.toggle("Desktop notification", value=False)
             if st.form_submit_button("Save", type="primary"):
                 with user_errors():
                     view = service.save(
-                        app, corpus, name, kept["q"], mode=kept.get("mode") or "hybrid",
-                        k=int(kept.get("k") or 10), min_score=kept.get("min") or None,
-                        where=kept.get("where") or [], webhook_url=webhook.strip() or None,
-                        desktop=desktop)
-                    st.success(f"Saved as {md_escape(view.name)}. Its private feed: "
-                               f"`{view.feed}`")
+                        app, corpus, name, query, mode=mode or "hybrid", k=int(k or 10),
+                        min_score=min_score or None, where=list(where or []),
+                        webhook_url=webhook.strip() or None, desktop=desktop)
+                    st.session_state[SAVED_NOTE] = (f"Saved as {md_escape(view.name)}. Its "
+                                                    f"private feed: `{view.feed}`")
+                    st.rerun(scope="app")  # the sidebar lists it
+    if note := st.session_state.pop(SAVED_NOTE, None):
+        st.toast(note, icon=":material/bookmark_added:")

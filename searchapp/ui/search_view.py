@@ -40,6 +40,7 @@ from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, 
 from searchapp.ui.query_chips import query_chips
 from searchapp.ui.results import HitAction, render_hit, results_list
 from searchapp.ui.results_export import results_csv
+from searchapp.ui.saved_sidebar import save_control
 from searchapp.ui.search_controls import (
     KEPT,
     SCORE_NOTES,
@@ -196,7 +197,15 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
         _list(hits, page, k, f"{matches}{elapsed_ms:,.0f} ms. {reranked}"
               f"{SCORE_NOTES[request.mode]}",
               request.mode, lambda hit, key: marks(doc=hit.id, key=key), corpus=corpus,
-              export=partial(_download, corpus, query, hits, answers))
+              export=partial(_under_list, app, corpus, query, hits, answers, request))
+
+
+def _under_list(app: App, corpus: str, query: str, hits: list[SearchHit],
+                answers: AnswerResult, request: SearchRequest) -> None:
+    """Beside the page buttons: the CSV download and "Save this search"."""
+    _download(corpus, query, hits, answers)
+    save_control(app, corpus, query, request.mode, request.k, request.min_score,
+                 [str(c) for c in request.conditions()])
 
 
 def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:

@@ -21,7 +21,7 @@ from searchapp.ui.common import (
     page_app,
 )
 from searchapp.ui.guide import guide_link
-from searchapp.ui.saved_sidebar import save_control, saved_news, saved_sidebar
+from searchapp.ui.saved_sidebar import saved_news, saved_sidebar
 from searchapp.ui.search_controls import corpus_meta_columns
 from searchapp.ui.search_status import coverage_panel
 from searchapp.ui.search_view import search_section
@@ -52,5 +52,4 @@ if not coverage_panel(app, corpus):
 saved_sidebar(app, corpus.name)  # the corpus' saved searches, each with its "N new"
 saved_news(app, corpus.name)  # opened from there: its new hits first, marked new
 search_section(app, corpus.name, corpus_meta_columns(app, corpus.name))
-save_control(app, corpus.name)  # "Save this search"
 compact_top()  # last: the style is not the page's first element (tests read the hits first)
