@@ -54,6 +54,8 @@ REVIEWED = {
     ("searchapp/ui/cluster_filters.py", 'label or f"Search in {md_escape(repr(saved.value))}"'):
         "callers pass a constant label",
     ("searchapp/ui/common.py", "label"): "page_link: callers pass the pages' constant names",
+    ("searchapp/ui/search_facets.py", "_label(name, value, widest)"):
+        "the value md_escape'd, then the app's folder icon, bar and count",
     ("searchapp/ui/duplicates_review.py", 'f"{REVIEW_KEYS} · {line}"'): "counts of the session",
     ("searchapp/ui/judging.py", "list(options)"): "the constant judgement names",
     ("searchapp/ui/learning_panel.py", '"\\n".join(f"- {md_escape(line)}" for line in lines)'):

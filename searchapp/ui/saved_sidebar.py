@@ -19,7 +19,7 @@ import streamlit as st
 
 from searchapp.context import App
 from searchapp.saved import service
-from searchapp.ui.common import md_escape, user_errors
+from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.results import title_of
 
 SEARCH_PAGE = "searchapp/ui/pages/search.py"
@@ -59,10 +59,12 @@ def saved_sidebar(app: App, corpus: str) -> None:
         return
     st.sidebar.caption("Saved searches")
     for view in views:
-        label = f"{view.name} · {view.new} new" if view.new else view.name
-        st.sidebar.page_link(SEARCH_PAGE, label=label, query_params=address_of(view),
-                             icon=":material/fiber_new:" if view.new else
-                             ":material/bookmark:")
+        if view.new:
+            st.sidebar.page_link(SEARCH_PAGE, label=f"{md_escape(view.name)} · {int(view.new)} new",
+                                 query_params=address_of(view), icon=":material/fiber_new:")
+        else:
+            st.sidebar.page_link(SEARCH_PAGE, label=md_escape(view.name),
+                                 query_params=address_of(view), icon=":material/bookmark:")
 
 
 def saved_news(app: App, corpus: str) -> None:
@@ -81,13 +83,14 @@ def saved_news(app: App, corpus: str) -> None:
     opened = session.get(OPENED)
     if opened is None or opened[0] != saved_id:
         return  # the error is shown
-    name, new_hits = md_escape(opened[1]), opened[2]
+    new_hits = opened[2]
     if not new_hits:
-        st.caption(f"Saved search **{name}**: nothing new since your last look.")
+        st.caption(f"Saved search **{md_escape(opened[1])}**: nothing new since your last "
+                   "look.")
         return
     with st.container(border=True):
-        st.markdown(f"**{len(new_hits)} new** for saved search **{name}** since your last "
-                    "look:")
+        st.markdown(f"**{len(new_hits)} new** for saved search **{md_escape(opened[1])}** "
+                    "since your last look:")
         for hit in new_hits:
             st.markdown(f":green-badge[new] **{md_escape(title_of(hit.text))}** "
                         f"· {md_escape(hit.id)}")
@@ -114,8 +117,8 @@ def save_control(app: App, corpus: str, query: str, mode: str = "hybrid", k: int
                         app, corpus, name, query, mode=mode or "hybrid", k=int(k or 10),
                         min_score=min_score or None, where=list(where or []),
                         webhook_url=webhook.strip() or None, desktop=desktop)
-                    st.session_state[SAVED_NOTE] = (f"Saved as {md_escape(view.name)}. Its "
-                                                    f"private feed: `{view.feed}`")
+                    st.session_state[SAVED_NOTE] = (view.name, view.feed)
                     st.rerun(scope="app")  # the sidebar lists it
-    if note := st.session_state.pop(SAVED_NOTE, None):
-        st.toast(note, icon=":material/bookmark_added:")
+    if saved := st.session_state.pop(SAVED_NOTE, None):
+        st.toast(f"Saved as {md_escape(saved[0])}. Its private feed: {md_code(saved[1])}",
+                 icon=":material/bookmark_added:")

@@ -46,9 +46,8 @@ def facet_panel(query: str, facets: dict[str, list[FacetValue]]) -> None:
         st.markdown(f"**{TITLES[name]}**")
         widest = max(v.count for v in values)
         for i, value in enumerate(values):
-            label = _label(name, value, widest)
-            st.button(label, key=f"facet-{name}-{i}", type="tertiary",
-                      help=" ".join(value.filters), on_click=set_query,
+            st.button(_label(name, value, widest), key=f"facet-{name}-{i}", type="tertiary",
+                      help=md_escape(" ".join(value.filters)), on_click=set_query,
                       args=(added(query, value.filters),))
 
 
