@@ -10,6 +10,7 @@
     corpora ─< evaluation_runs            (metrics measured on those labels, over time)
     documents ─ document_layouts          (a file's parts: page and section of each span)
     corpora ─< watched_folders            (folders a corpus follows, their status and lease)
+    corpora ─< search_history             (each user's recent queries per corpus)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -48,7 +49,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 
@@ -346,3 +347,26 @@ class WatchedFolder(Base):
     lease_owner: Mapped[str | None] = mapped_column(String(200))
     lease_until: Mapped[datetime | None] = mapped_column(DateTime)
     created_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class SearchHistory(Base):
+    """One user's query of one corpus, as last run (``store/search_history.py``).
+
+    ``user_key`` is who ran it: ``local`` (the CLI, an open server), ``browser`` (the
+    login of a password-protected server) or ``key:<id>`` (an API key); never shared
+    between them. One row per (user, corpus, normalised query): running it again moves
+    it to the top; the oldest beyond the cap are dropped.
+    """
+
+    __tablename__ = "search_history"
+    __table_args__ = (
+        UniqueConstraint("user_key", "corpus_id", "folded", name="uq_search_history"),
+        Index("ix_search_history_recent", "user_key", "corpus_id", "searched_at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_key: Mapped[str] = mapped_column(String(120), nullable=False)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    query: Mapped[str] = mapped_column(String(1000), nullable=False)
+    folded: Mapped[str] = mapped_column(String(1000), nullable=False)
+    searched_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)

@@ -54,6 +54,10 @@ upload that reads them again; every other existing row becomes ``rows``.
 Version 11 (answers): a new table ``passage_sentences``, the sentences of each passage
 (character spans and float16 vectors per model), written by the embed job. Existing
 documents have none until they are embedded again; an answer draws on those that have.
+
+Version 12 (search history, issue 47): a new table ``search_history``, each user's
+recent queries per corpus (the suggestions' first source). Nothing existing changes;
+it starts empty.
 """
 
 from __future__ import annotations
@@ -377,6 +381,25 @@ def _sentences_table(blob: str) -> list[str]:
         PRIMARY KEY (document_id, model_id, passage))"""]
 
 
+def _search_history(id_column: str, timestamp: str) -> list[str]:
+    """Version 12's search_history table in a dialect: its id column and timestamp type."""
+    return [f"""CREATE TABLE IF NOT EXISTS search_history (
+        {id_column},
+        user_key VARCHAR(120) NOT NULL,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        query VARCHAR(1000) NOT NULL,
+        folded VARCHAR(1000) NOT NULL,
+        searched_at {timestamp} NOT NULL,
+        CONSTRAINT uq_search_history UNIQUE (user_key, corpus_id, folded))""",
+            "CREATE INDEX IF NOT EXISTS ix_search_history_recent "
+            "ON search_history (user_key, corpus_id, searched_at)"]
+
+
+_V12_SEARCH_HISTORY_SQLITE = _search_history("id INTEGER NOT NULL PRIMARY KEY", "DATETIME")
+_V12_SEARCH_HISTORY_POSTGRESQL = _search_history("id SERIAL PRIMARY KEY",
+                                                 "TIMESTAMP WITHOUT TIME ZONE")
+
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -388,4 +411,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus]]] = {
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
     11: {"sqlite": _sentences_table("BLOB"), "postgresql": _sentences_table("BYTEA")},
+    12: {"sqlite": _V12_SEARCH_HISTORY_SQLITE, "postgresql": _V12_SEARCH_HISTORY_POSTGRESQL},
 }
