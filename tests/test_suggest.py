@@ -99,7 +99,8 @@ def test_bad_input_is_one_clear_error(app):
     assert suggest(app, "faq", "x" * 500) == []
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(prefix=st.text(max_size=30))
 def test_any_prefix_answers_and_each_suggestion_matches_it(app, prefix):
     _corpus(app)

@@ -19,7 +19,16 @@ from collections.abc import Callable
 from fastapi import FastAPI
 
 from searchapp import __version__
-from searchapp.api import corpora, docs, files, folders, jobs, judgements, search
+from searchapp.api import (
+    corpora,
+    docs,
+    files,
+    folders,
+    jobs,
+    judgements,
+    search,
+    suggestions,
+)
 from searchapp.api.deps import Services
 from searchapp.api.problems import HANDLERS
 from searchapp.api.schemas import Problem
@@ -72,6 +81,6 @@ def build_api(app: Callable[[], App] = shared.app,
                   openapi_url="/openapi.json", docs_url=None, redoc_url=None,
                   responses=PROBLEMS, exception_handlers=HANDLERS)
     api.state.services = Services(app, start_worker)
-    for module in (corpora, files, folders, search, jobs, judgements, docs):
+    for module in (corpora, files, folders, search, suggestions, jobs, judgements, docs):
         api.include_router(module.router)
     return api
