@@ -281,6 +281,15 @@ class CompletionIndex:
         self._entry_keys = np.fromiter((k for _, k in merged), np.int32, len(merged))
         self._delta = []
 
+    def entries(self) -> Iterable[tuple[str, str, str, int]]:
+        """Every (folded entry, text, kind, weight) offered now, a later-word entry of a
+        phrase too: the same data a SQL peer holds (``benchmarks/suggestions_latency.py``)."""
+        with self.lock:
+            self._merge_delta(force=True)
+            for entry, key in zip(self._entries, self._entry_keys.tolist(), strict=True):
+                if self._score[key] > 0:
+                    yield entry, self._texts[key], KINDS[self._kind[key]], int(self._score[key])
+
     # ---- answering ------------------------------------------------------------------------
     def complete(self, folded_prefix: str, limit: int) -> list[Completion]:
         """The ``limit`` heaviest completions starting with ``folded_prefix`` at a word start.

@@ -29,6 +29,7 @@ from searchapp.context import App
 from searchapp.pairs.threshold import threshold_for
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit
+from searchapp.ui import suggestions
 from searchapp.ui.answer_box import answer_box
 from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.judging import judgement_marks
@@ -153,6 +154,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
                  request.min_score, tuple(request.filters), request.rerank, request.answer)
     if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
         forget_hits()
+        suggestions.record_search(app, corpus, request.query)
     with st.spinner("Searching (the first search also loads the model)..."):
         hits, answers = kept_hits(signature, lambda: search_with_answers(
             app, corpus, request.query, answer=True if request.answer else None, k=k,

@@ -14,6 +14,7 @@ import streamlit as st
 
 from searchapp.reporting import md_escape
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
+from searchapp.ui import suggestions
 from searchapp.ui.common import (
     compact_top,
     corpus_picker,
@@ -49,4 +50,6 @@ if not coverage_panel(app, corpus):
     st.stop()  # nothing embedded yet: the panel says when search opens
 
 search_section(app, corpus.name, corpus_meta_columns(app, corpus.name))
+suggestions.attach(corpus.name)  # completions under the box as one types
+suggestions.recent_searches(app, corpus.name)
 compact_top()  # last: the style is not the page's first element (tests read the hits first)
