@@ -39,8 +39,14 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from scale import machine  # noqa: E402
 
 RESULTS = ROOT / "benchmarks" / "results"
-COMMON = ["the", "a", "of", "to", "and", "in", "for", "on", "with", "how", "is", "your", "from", "by", "at", "an", "not", "can", "this", "what", "when", "do", "why", "use", "using", "set", "up", "new", "all", "my", "one", "it", "be", "are", "as", "or", "into", "out", "about", "after", "before", "more", "get", "make", "first"]
-SYLLABLES = ["ka", "to", "ri", "mo", "sen", "port", "lin", "dex", "ser", "ver", "con", "fig", "net", "work", "data", "base", "log", "in", "stal", "reset", "pass", "word", "back", "up", "sync", "file", "fold", "er", "clus", "ter", "mod", "el", "vec", "tor", "que", "ry", "tra", "in", "cach", "e", "ro", "ute", "pro", "xy", "gra", "ph", "ta", "ble", "sch", "ema"]
+COMMON = tuple("""
+the a of to and in for on with how is your from by at an not can this what when
+do why use using set up new all my one it be are as or into out about after
+before more get make first""".split())  # noqa: SIM905
+SYLLABLES = tuple("""
+ka to ri mo sen port lin dex ser ver con fig net work data base log in stal
+reset pass word back up sync file fold er clus ter mod el vec tor que ry tra in
+cach e ro ute pro xy gra ph ta ble sch ema""".split())  # noqa: SIM905
 
 
 def log(msg: str) -> None:
