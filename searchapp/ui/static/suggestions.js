@@ -8,7 +8,8 @@
   if (window.__searchappSuggest) return;
   var BOX = 'input[aria-label="Query"]';
   var DEBOUNCE_MS = 120;
-  var state = { timer: null, asked: 0, items: [], active: -1, list: null, box: null };
+  var state = { choosing: false, timer: null, asked: 0, items: [], active: -1, list: null,
+                box: null };
   window.__searchappSuggest = state;
 
   function base() {
@@ -102,10 +103,17 @@
     var item = state.items[i];
     var box = state.box;
     if (!item || !box) return;
+    clearTimeout(state.timer);
     close();
     var setter = Object.getOwnPropertyDescriptor(HTMLInputElement.prototype, "value").set;
     setter.call(box, item.text); // React sees the change only through the native setter
-    box.dispatchEvent(new Event("input", { bubbles: true }));
+    state.choosing = true; // our own input event: nothing to ask
+    try {
+      box.dispatchEvent(new Event("input", { bubbles: true }));
+    } finally {
+      state.choosing = false;
+    }
+    state.asked++; // an answer still on its way is for the text before
     var form = box.closest('[data-testid="stForm"]');
     var submit = form && form.querySelector('[data-testid="stFormSubmitButton"] button');
     if (submit) submit.click();
@@ -113,7 +121,7 @@
 
   document.addEventListener("input", function (event) {
     var box = event.target;
-    if (!(box instanceof HTMLInputElement) || !box.matches(BOX)) return;
+    if (!(box instanceof HTMLInputElement) || !box.matches(BOX) || state.choosing) return;
     state.box = box;
     box.setAttribute("aria-autocomplete", "list");
     box.setAttribute("aria-controls", "searchapp-suggestions");
