@@ -114,6 +114,9 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
     dups = url.seed(DUPS, "dups", None, _optional)
 
     request = search_form()
+    if request.submitted:  # kept before the list below is drawn, so it shows this search
+        suggestions.record_search(app, corpus, request.query)
+    suggestions.recent_searches(app, corpus)
     request.filters = filter_rows(meta_columns, lambda c: facet_values(app, corpus, c))
     changed = request.submitted or request.filters != _kept_filters(kept)
     if changed and kept:  # a new search (or other filters): its first page, the plain list
@@ -154,7 +157,6 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
                  request.min_score, tuple(request.filters), request.rerank, request.answer)
     if request.submitted:  # Search clicked: a fresh list (documents may have been embedded)
         forget_hits()
-        suggestions.record_search(app, corpus, request.query)
     with st.spinner("Searching (the first search also loads the model)..."):
         hits, answers = kept_hits(signature, lambda: search_with_answers(
             app, corpus, request.query, answer=True if request.answer else None, k=k,

@@ -51,5 +51,4 @@ if not coverage_panel(app, corpus):
 
 search_section(app, corpus.name, corpus_meta_columns(app, corpus.name))
 suggestions.attach(corpus.name)  # completions under the box as one types
-suggestions.recent_searches(app, corpus.name)
 compact_top()  # last: the style is not the page's first element (tests read the hits first)
