@@ -36,6 +36,7 @@ DEFAULT_LIMIT = 8
 MAX_LIMIT = 50
 MAX_PREFIX = 200  # characters: a longer "prefix" completes nothing
 MEMO_KEY = ("completions",)
+PHRASE_WORDS = 3  # a last word is completed by a phrase of at most this many words
 _locks: dict[int, threading.Lock] = {}
 _locks_guard = threading.Lock()
 
@@ -82,7 +83,7 @@ def suggest(app: App, corpus: str, prefix: str, user: str | None = None,
         head, partial = _split_last(typed)
         if head and partial:
             for c in index.complete(partial, limit):
-                if fold(c.text).startswith(partial):
+                if fold(c.text).startswith(partial) and len(c.text.split()) <= PHRASE_WORDS:
                     picked.add(Suggestion(head + c.text, c.kind, c.count))
     return picked.items
 
