@@ -23,7 +23,6 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from searchapp.context import App
-from searchapp.reporting import md_escape
 from searchapp.search import history
 from searchapp.ui.common import user_errors
 
@@ -67,8 +66,7 @@ def recent_searches(app: App, corpus: str) -> None:
         if not found:
             st.caption("Searches you run here are listed here and offered as you type.")
             return
-        for past in found:
-            st.markdown(f"- {md_escape(past.query)}")
+        st.text("\n".join(" ".join(p.query.split()) for p in found))  # as typed, never markup
         if st.button("Clear history", key="search-history-clear", type="tertiary",
                      icon=":material/delete:"):
             history.clear_history(app, page_user(app), corpus)
