@@ -19,7 +19,17 @@ from collections.abc import Callable
 from fastapi import FastAPI
 
 from searchapp import __version__
-from searchapp.api import corpora, docs, files, folders, jobs, judgements, saved, search
+from searchapp.api import (
+    corpora,
+    docs,
+    files,
+    folders,
+    jobs,
+    judgements,
+    saved,
+    search,
+    suggestions,
+)
 from searchapp.api.deps import Services
 from searchapp.api.problems import HANDLERS
 from searchapp.api.schemas import Problem
@@ -72,6 +82,7 @@ def build_api(app: Callable[[], App] = shared.app,
                   openapi_url="/openapi.json", docs_url=None, redoc_url=None,
                   responses=PROBLEMS, exception_handlers=HANDLERS)
     api.state.services = Services(app, start_worker)
-    for module in (corpora, files, folders, search, saved, jobs, judgements, docs):
+    for module in (corpora, files, folders, search, suggestions, saved, jobs, judgements,
+                   docs):
         api.include_router(module.router)
     return api

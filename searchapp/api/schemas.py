@@ -459,3 +459,30 @@ class SavedHit(Hit):
 class SavedResultsOut(BaseModel):
     saved: SavedOut
     hits: list[SavedHit] = Field(description="the hits now, the new ones first")
+
+
+# ---- suggestions and history ------------------------------------------------------------
+class SuggestionOut(BaseModel):
+    """One suggestion: the whole query it would run, where it comes from (``recent``: your
+    own search; ``title``, ``heading``, ``phrase``: the corpus') and how many documents
+    hold it (0 for a recent search)."""
+
+    text: str
+    kind: Literal["recent", "title", "heading", "phrase"]
+    count: int
+
+
+class PastSearchOut(BaseModel):
+    query: str
+    corpus: str
+    searched_at: datetime
+
+
+class HistoryOut(BaseModel):
+    """Your recent searches, most recent first (yours only: an API key sees its own)."""
+
+    searches: list[PastSearchOut]
+
+
+class HistoryCleared(BaseModel):
+    cleared: int

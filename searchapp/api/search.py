@@ -23,6 +23,7 @@ from fastapi import APIRouter, Depends, Path, Response
 from searchapp.api import schemas as s
 from searchapp.api.deps import AppDep, principal
 from searchapp.api.problems import ProblemRoute
+from searchapp.api.suggestions import Who, user_of
 from searchapp.corpora.names import check_text_value
 
 router = APIRouter(tags=["search"], route_class=ProblemRoute, dependencies=[Depends(principal)])
@@ -30,9 +31,11 @@ Name = Annotated[str, Path(min_length=1, max_length=200, examples=["faq"])]
 
 
 @router.post("/corpora/{name}/search", response_model=s.SearchOut, summary="Search a corpus")
-def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.SearchOut:
+def search(body: s.SearchIn, name: Name, app: AppDep, response: Response, who: Who
+           ) -> s.SearchOut:
     from searchapp.answers.service import result_json, search_with_answers
     from searchapp.base.timing import StageTimes
+    from searchapp.search.history import remember
     from searchapp.search.service import hit_json, understood
     from searchapp.search.spelling import query_to_run
 
@@ -46,6 +49,7 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response) -> s.S
                                          where=body.where, times=times, rerank=body.rerank)
     response.headers["Server-Timing"] = times.server_timing()
     plan = understood(app, name, query)
+    remember(app, name, user_of(who), body.query)  # after it ran: a failed search is not kept
     return s.SearchOut(mode=body.mode, rerank=body.rerank, **result_json(answered),
                        understood=s.UnderstoodOut(**plan.as_json()),
                        did_you_mean=fixed.as_json() if fixed else None,

@@ -31,6 +31,7 @@ from searchapp.cli import (
     desktop,
     documents,
     duplicates,
+    history,
     jobs,
     judge,
     keys,
@@ -45,8 +46,8 @@ from searchapp.errors import SearchAppError
 from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
-GROUPS = (corpora, documents, watch, search, saved, jobs, clusters, duplicates, judge, models,
-          keys, backups, passwords, desktop)
+GROUPS = (corpora, documents, watch, search, saved, history, jobs, clusters, duplicates, judge,
+          models, keys, backups, passwords, desktop)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

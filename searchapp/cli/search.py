@@ -66,6 +66,7 @@ def search(args: argparse.Namespace) -> int:
     answer = None if args.here else ask_running(request)
     if answer is None:
         answer = search_here(request)
+    remember_search(args.corpus, args.query)
     hits, mode = answer["hits"], answer["mode"]
     if args.json:
         print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
@@ -87,6 +88,14 @@ def search(args: argparse.Namespace) -> int:
         if mode == "hybrid" or h["passage"] is not None:
             print(" " * 7 + hit_detail(h))
     return 0
+
+
+def remember_search(corpus: str, query: str) -> None:
+    """Keep the query in the local user's history (``searchapp history``; the page's and
+    the API's suggestions of an open server offer it)."""
+    from searchapp.search.history import LOCAL_USER, remember
+
+    remember(common.open_app(), corpus, LOCAL_USER, query)
 
 
 def ask_running(request: dict) -> dict | None:

@@ -12,6 +12,7 @@
     corpora ─< watched_folders            (folders a corpus follows, their status and lease)
     corpora ─< vocabulary                 (each word of its documents, in how many documents)
     corpora ─< saved_searches ─< saved_search_hits >─ documents  (searches kept, their news)
+    corpora ─< search_history             (each user's recent queries per corpus)
 
 Change tracking: ``corpora.generation`` is bumped in the same transaction as
 every change to the corpus' documents or embeddings, and each embedding and
@@ -413,3 +414,26 @@ class SavedSearchHit(Base):
         ForeignKey("documents.id", ondelete="CASCADE"), primary_key=True)
     score: Mapped[float] = mapped_column(Float, nullable=False)
     found_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)
+
+
+class SearchHistory(Base):
+    """One user's query of one corpus, as last run (``store/search_history.py``).
+
+    ``user_key`` is who ran it: ``local`` (the CLI, an open server), ``browser`` (the
+    login of a password-protected server) or ``key:<id>`` (an API key); never shared
+    between them. One row per (user, corpus, normalised query): running it again moves
+    it to the top; the oldest beyond the cap are dropped.
+    """
+
+    __tablename__ = "search_history"
+    __table_args__ = (
+        UniqueConstraint("user_key", "corpus_id", "folded", name="uq_search_history"),
+        Index("ix_search_history_recent", "user_key", "corpus_id", "searched_at"),
+    )
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_key: Mapped[str] = mapped_column(String(120), nullable=False)
+    corpus_id: Mapped[int] = mapped_column(
+        ForeignKey("corpora.id", ondelete="CASCADE"), nullable=False)
+    query: Mapped[str] = mapped_column(String(1000), nullable=False)
+    folded: Mapped[str] = mapped_column(String(1000), nullable=False)
+    searched_at: Mapped[datetime] = mapped_column(DateTime, default=utcnow, nullable=False)

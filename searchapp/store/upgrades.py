@@ -62,6 +62,9 @@ and how many hold it (``store/vocabulary.py``), filled from the stored documents
 Version 12 also (saved searches): new tables ``saved_searches`` (a search kept, its
 watermark, feed token and notifications) and ``saved_search_hits`` (the documents its checks
 found new). Nothing existing changes; there is nothing to fill (a saved search starts empty).
+
+Version 12 also (search history): a new table ``search_history``, each user's recent
+queries per corpus (the suggestions' first source). It starts empty.
 """
 
 from __future__ import annotations
@@ -440,6 +443,25 @@ _V12_SAVED_SQLITE = _saved_searches("id INTEGER NOT NULL PRIMARY KEY", "DATETIME
 _V12_SAVED_POSTGRESQL = _saved_searches("id SERIAL PRIMARY KEY", "TIMESTAMP WITHOUT TIME ZONE")
 
 
+def _search_history(id_column: str, timestamp: str) -> list[str]:
+    """Version 12's search_history table in a dialect: its id column and timestamp type."""
+    return [f"""CREATE TABLE IF NOT EXISTS search_history (
+        {id_column},
+        user_key VARCHAR(120) NOT NULL,
+        corpus_id INTEGER NOT NULL REFERENCES corpora (id) ON DELETE CASCADE,
+        query VARCHAR(1000) NOT NULL,
+        folded VARCHAR(1000) NOT NULL,
+        searched_at {timestamp} NOT NULL,
+        CONSTRAINT uq_search_history UNIQUE (user_key, corpus_id, folded))""",
+            "CREATE INDEX IF NOT EXISTS ix_search_history_recent "
+            "ON search_history (user_key, corpus_id, searched_at)"]
+
+
+_V12_SEARCH_HISTORY_SQLITE = _search_history("id INTEGER NOT NULL PRIMARY KEY", "DATETIME")
+_V12_SEARCH_HISTORY_POSTGRESQL = _search_history("id SERIAL PRIMARY KEY",
+                                                 "TIMESTAMP WITHOUT TIME ZONE")
+
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -451,6 +473,8 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     9: {"sqlite": _V9_RERANKER, "postgresql": _V9_RERANKER},
     10: {"sqlite": _V10_SOURCES_SQLITE, "postgresql": _V10_SOURCES_POSTGRESQL},
     11: {"sqlite": _sentences_table("BLOB"), "postgresql": _sentences_table("BYTEA")},
-    12: {"sqlite": _V12_SAVED_SQLITE + _vocabulary_table(" WITHOUT ROWID"),
-         "postgresql": _V12_SAVED_POSTGRESQL + _vocabulary_table("")},
+    12: {"sqlite": (_V12_SAVED_SQLITE + _V12_SEARCH_HISTORY_SQLITE
+                    + _vocabulary_table(" WITHOUT ROWID")),
+         "postgresql": (_V12_SAVED_POSTGRESQL + _V12_SEARCH_HISTORY_POSTGRESQL
+                        + _vocabulary_table(""))},
 }

@@ -32,6 +32,7 @@ from searchapp.pairs.threshold import threshold_for
 from searchapp.search.document_facets import facets_of
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit
+from searchapp.ui import suggestions
 from searchapp.ui.answer_box import answer_box
 from searchapp.ui.common import md_code, md_escape, user_errors
 from searchapp.ui.did_you_mean import did_you_mean_line, searched_query
@@ -120,6 +121,9 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
     dups = url.seed(DUPS, "dups", None, _optional)
 
     request = search_form()
+    if request.submitted:  # kept before the list below is drawn, so it shows this search
+        suggestions.record_search(app, corpus, request.query)
+    suggestions.recent_searches(app, corpus)
     request.filters = filter_rows(meta_columns, lambda c: facet_values(app, corpus, c))
     changed = request.submitted or request.filters != _kept_filters(kept)
     if changed and kept:  # a new search (or other filters): its first page, the plain list

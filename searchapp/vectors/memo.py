@@ -51,6 +51,19 @@ class GenerationMemo:
             while len(self._items) > self.max_items:
                 self._items.popitem(last=False)
 
+    def latest(self, corpus_id: int, key: Hashable) -> tuple[int, object] | None:
+        """(generation, value) of the newest value kept for (corpus, key), whatever its
+        generation: what an incrementally kept value is brought up to date from.
+
+        Example:
+            >>> memo.latest(1, ("pairs", 10))                        # doctest: +SKIP
+            (6, 'new generation')
+        """
+        with self._lock:
+            found = [(k[1], v) for k, v in self._items.items() if k[0] == corpus_id
+                     and k[2] == key]
+        return max(found, key=lambda gv: gv[0]) if found else None
+
     def get_or_make(self, corpus_id: int, generation: int, key: Hashable,
                     make: Callable[[], T]) -> T:
         """The value for (corpus, generation, key), made by ``make()`` on a miss."""

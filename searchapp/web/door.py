@@ -119,7 +119,7 @@ class Door:
         if row is None:
             return None
         return Principal("api-key", f"key {row.name}", paths=(API_PREFIX,),
-                         read_only=row.read_only)
+                         read_only=row.read_only, key_id=row.id)
 
     @property
     def has_password(self) -> bool:

@@ -35,7 +35,8 @@ class Principal:
 
     ``session`` is the login behind a browser cookie (None for other kinds);
     ``paths`` are the path prefixes this credential opens; ``read_only`` credentials
-    (a read-only API key) may search and read but change nothing.
+    (a read-only API key) may search and read but change nothing; ``key_id`` is an API
+    key's id (its own search history is kept under it).
     """
 
     kind: str
@@ -43,6 +44,7 @@ class Principal:
     session: BrowserSession | None = None
     paths: tuple[str, ...] = ("/",)
     read_only: bool = False
+    key_id: int | None = None
 
     def allows(self, path: str) -> bool:
         """Whether this credential opens ``path``.

@@ -14,6 +14,7 @@ import streamlit as st
 
 from searchapp.reporting import md_escape
 from searchapp.sample import ATTRIBUTION, SAMPLE_CORPUS
+from searchapp.ui import suggestions
 from searchapp.ui.common import (
     compact_top,
     corpus_picker,
@@ -52,4 +53,5 @@ if not coverage_panel(app, corpus):
 saved_sidebar(app, corpus.name)  # the corpus' saved searches, each with its "N new"
 saved_news(app, corpus.name)  # opened from there: its new hits first, marked new
 search_section(app, corpus.name, corpus_meta_columns(app, corpus.name))
+suggestions.attach(corpus.name)  # completions under the box as one types
 compact_top()  # last: the style is not the page's first element (tests read the hits first)
