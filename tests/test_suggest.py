@@ -109,3 +109,20 @@ def test_any_prefix_answers_and_each_suggestion_matches_it(app, prefix):
         typed = fold(prefix).split()
         if typed:  # the last typed word starts one of the suggestion's words
             assert any(w.startswith(typed[-1]) for w in words) or found.kind == "recent"
+
+
+def test_a_large_build_runs_beside_the_keystrokes_never_in_their_way(app, monkeypatch):
+    """Over SYNC_DOCUMENTS documents to read (a first build at 1M takes minutes), a keystroke
+    gets the user's recent searches at once and the completions once the thread has built
+    them."""
+    import threading
+
+    from searchapp.search import suggest as suggesting
+
+    monkeypatch.setattr(suggesting, "SYNC_DOCUMENTS", 2)
+    _corpus(app)
+    history.remember(app, "faq", "local", "change the port")
+    assert _texts(app, "chang", user="local") == [("change the port", "recent")]
+    for builder in [t for t in threading.enumerate() if t.name.startswith("completions-")]:
+        builder.join(timeout=60)  # (it may have finished already)
+    assert ("Changing the default port", "title") in _texts(app, "chang", user="local")

@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -30,6 +31,7 @@ from searchapp.errors import InvalidParameterError
 from searchapp.search.completions import CompletionIndex
 from searchapp.store import search_history
 from searchapp.store.catalog import corpus_state
+from searchapp.store.completion_sources import count_after, generation_of
 from searchapp.store.search_history import fold
 
 DEFAULT_LIMIT = 8
@@ -39,6 +41,9 @@ MEMO_KEY = ("completions",)
 PHRASE_WORDS = 3  # a last word is completed by a phrase of at most this many words
 _locks: dict[int, threading.Lock] = {}
 _locks_guard = threading.Lock()
+_building: set[int] = set()  # corpora whose completions a thread is building
+SYNC_DOCUMENTS = 5_000  # documents to read before a keystroke's answer; more: on a thread
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -88,23 +93,54 @@ def suggest(app: App, corpus: str, prefix: str, user: str | None = None,
     return picked.items
 
 
-def completion_index(app: App, s: Session, corpus_id: int, generation: int) -> CompletionIndex:
+def completion_index(app: App, s: Session, corpus_id: int, generation: int
+                     ) -> CompletionIndex | None:
     """The corpus' completions at ``generation``: from the memo, else the newest one kept
-    brought up to date, else built (once per corpus at a time, others wait for it)."""
+    brought up to date, else built (once per corpus at a time, others wait for it).
+
+    Work of more than ``SYNC_DOCUMENTS`` documents (the first build of a large corpus: 1M
+    documents take minutes) runs on a thread of its own: meanwhile a keystroke gets the
+    index there was (or None: the user's recent searches alone), never a wait.
+    """
     found = app.memo.get(corpus_id, generation, MEMO_KEY)
     if found is not None:
         return found
+    previous = app.memo.latest(corpus_id, MEMO_KEY)
+    index = previous[1] if previous is not None else None
+    if index is None or index.stale:
+        index = CompletionIndex(corpus_id)
+    if count_after(s, corpus_id, index.last_id) > SYNC_DOCUMENTS:
+        _build_later(app, corpus_id, index)
+        return previous[1] if previous is not None else None
     with _lock_for(corpus_id):
         found = app.memo.get(corpus_id, generation, MEMO_KEY)
         if found is not None:
             return found
-        previous = app.memo.latest(corpus_id, MEMO_KEY)
-        index = previous[1] if previous is not None else None
-        if index is None or index.stale:
-            index = CompletionIndex(corpus_id)
         index.catch_up(s, generation)
         app.memo.put(corpus_id, generation, MEMO_KEY, index)
         return index
+
+
+def _build_later(app: App, corpus_id: int, index: CompletionIndex) -> None:
+    """Bring ``index`` up to date on a thread (one per corpus at a time), then keep it."""
+    with _locks_guard:
+        if corpus_id in _building:
+            return
+        _building.add(corpus_id)
+
+    def build() -> None:
+        try:
+            with _lock_for(corpus_id), app.db.session() as s:
+                generation = generation_of(s, corpus_id)
+                index.catch_up(s, generation)
+                app.memo.put(corpus_id, generation, MEMO_KEY, index)
+        except Exception:  # any failure: logged; the next keystroke tries again
+            log.exception("building the completions of corpus %s failed", corpus_id)
+        finally:
+            with _locks_guard:
+                _building.discard(corpus_id)
+
+    threading.Thread(target=build, name=f"completions-{corpus_id}", daemon=True).start()
 
 
 def _lock_for(corpus_id: int) -> threading.Lock:

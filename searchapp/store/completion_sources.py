@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session
 from searchapp.store.catalog import get_or_create_corpus  # noqa: F401 - used in the doctest
 from searchapp.store.db import Database  # noqa: F401 - used in the doctest
 from searchapp.store.documents import NewDocument, add_documents  # noqa: F401 - doctest
-from searchapp.store.schema import Document, DocumentLayout
+from searchapp.store.schema import Corpus, Document, DocumentLayout
 
 FIRST_CHARS = 200  # characters of a document's text read for its first line
 CHUNK = 20_000  # documents per chunk
@@ -75,3 +75,16 @@ def _headings(parts) -> tuple[str, ...]:
                 if heading.strip():
                     seen.setdefault(heading.strip(), None)
     return tuple(seen)
+
+
+def count_after(s: Session, corpus_id: int, after_id: int) -> int:
+    """How many of the corpus' documents have an id above ``after_id``: the work a catch-up
+    has ahead of it (an indexed count)."""
+    return int(s.execute(select(func.count()).select_from(Document).where(
+        Document.corpus_id == corpus_id, Document.id > after_id)).scalar() or 0)
+
+
+def generation_of(s: Session, corpus_id: int) -> int:
+    """The corpus' generation now (-1 when it is gone)."""
+    value = s.execute(select(Corpus.generation).where(Corpus.id == corpus_id)).scalar()
+    return -1 if value is None else int(value)
