@@ -35,3 +35,15 @@ def vectors_by_external_id(app, name: str) -> dict[str, np.ndarray]:
             names = repo.document_texts(s, c.id, ids.tolist())
             out.update({names[int(i)][0]: v for i, v in zip(ids, matrix, strict=True)})
         return out
+
+
+def ingest_files(folder, files: dict[str, str], corpus: str) -> str:
+    """Write ``files`` (name -> text) into ``folder`` and ingest it with the CLI's ``main``
+    (in this process: the session's loaded model); returns the corpus name."""
+    from searchapp.cli.main import main
+
+    folder.mkdir()
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    assert main(["ingest", str(folder), "--corpus", corpus, "--wait"]) == 0
+    return corpus

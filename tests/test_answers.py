@@ -15,6 +15,7 @@ from searchapp.answers import service, threshold
 from searchapp.cli.main import main
 from searchapp.judgements import service as judgements
 from searchapp.store import repo
+from tests.helpers import ingest_files
 from tests.test_api import stack as api_stack  # the API in-process, through its door
 
 ROUTER = ("The router sits in the hall cupboard. To reset the router, hold the reset button for "
@@ -36,11 +37,7 @@ FILES = {
 
 @pytest.fixture
 def corpus(tmp_path, capsys):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name, text in FILES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    assert main(["ingest", str(folder), "--corpus", "home", "--wait"]) == 0
+    ingest_files(tmp_path / "docs", FILES, "home")
     capsys.readouterr()
     return "home"
 

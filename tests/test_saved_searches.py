@@ -39,22 +39,13 @@ from searchapp.watching.keeper import Keeper, Tuning
 from searchapp.web.door import Door
 from searchapp.web.feeds import feed_routes
 from searchapp.web.middleware import DoorMiddleware
+from tests.test_watched_folders import wait_for
 
 MODEL = "all-MiniLM-L6-v2"
 FAST = Tuning(debounce=0.2, longest_wait=1.5, rescan=3600, settle=0.3, retry=1.0, lease=5,
               refresh=0.2)
 ATOM = "{http://www.w3.org/2005/Atom}"
 
-
-def wait_for(condition, what: str, timeout: float = 60.0):
-    """``condition()``'s first truthy value, polled until ``timeout`` seconds have passed."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out after {timeout:g} s waiting for {what}")
 
 
 @contextlib.contextmanager

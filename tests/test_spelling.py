@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from searchapp.cli.main import main
 from searchapp.search import spelling
 from searchapp.search.spelling import Lexicon, candidate_words, propose
+from tests.helpers import ingest_files
 from tests.test_api import stack  # noqa: F401 - the API behind the real door
 
 VOCAB = [("postgres", 40), ("replication", 12), ("database", 30), ("server", 25),
@@ -105,11 +106,7 @@ FILES = {f"note{i}.md": f"# Postgres note {i}\n\nThe postgres server keeps its d
 
 @pytest.fixture
 def corpus(tmp_path, capsys):
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    for name, text in FILES.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    assert main(["ingest", str(folder), "--corpus", "pg", "--wait"]) == 0
+    ingest_files(tmp_path / "docs", FILES, "pg")
     capsys.readouterr()
     return "pg"
 
