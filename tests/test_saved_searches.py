@@ -160,6 +160,7 @@ def test_a_file_added_to_a_watched_folder_reaches_the_new_count_webhook_and_feed
                         "the feed")
         elapsed = time.monotonic() - start
     assert elapsed < 30, f"the news took {elapsed:.1f} s"
+    print(f"file written -> counted new, webhook POSTed, in the feed: {elapsed:.2f} s")
     [post] = target.posts
     body = post["body"]
     assert body["saved_search"] == {"id": view.id, "name": "rockets"}
