@@ -1,10 +1,10 @@
-"""Facets of a search's documents: file type, folder tree, author and a date histogram.
+"""Facets of a search's documents: file type, folder tree, author, language, date histogram.
 
 Counted over the hits of the current query (all k of them, not one page), so
 they say what the results hold; each value comes with the filter that narrows
 the query to it (``filter_text``), which the Search page adds to the query in
 the box with one click. A facet appears when the documents carry its column
-(``type``, ``folder``, ``author``, and a date: ``date``, ``modified`` or
+(``type``, ``folder``, ``author``, ``lang``, and a date: ``date``, ``modified`` or
 ``created``, the column ``after:``/``before:`` compare).
 
 Example:
@@ -52,6 +52,7 @@ def facets_of(metas: Iterable[Mapping]) -> dict[str, list[FacetValue]]:
     for name, values in (("type", _counted(metas, "type")),
                          ("folder", _folders(metas)),
                          ("author", _counted(metas, "author")),
+                         ("lang", _counted(metas, "lang")),
                          ("date", _dates(metas))):
         if values:
             out[name] = values

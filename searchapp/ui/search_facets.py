@@ -19,7 +19,8 @@ from searchapp.search.document_facets import FacetValue
 from searchapp.search.query_language import parse_query
 from searchapp.ui.query_chips import set_query
 
-TITLES = {"type": "Type", "folder": "Folder", "author": "Author", "date": "Date"}
+TITLES = {"type": "Type", "folder": "Folder", "author": "Author", "lang": "Language",
+          "date": "Date"}
 BAR = 5  # characters of the widest histogram bar (the column is narrow)
 
 
