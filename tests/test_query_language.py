@@ -48,16 +48,15 @@ def test_arbitrary_unicode_never_raises(typed):
         assert left.count(f) == parsed.filters.count(f) - 1
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.sampled_from(["type", "folder", "author", "product"]),
-       st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs"]), min_size=1,
-               max_size=15).filter(lambda v: v.strip() and '"' not in v))
+       st.one_of(st.sampled_from(["//x", "::y", ":", "a b", " lead", "C++", "ü"]),
+                 st.text(alphabet=st.characters(blacklist_categories=["Cc", "Cs"]),
+                         min_size=1, max_size=15)).filter(lambda v: '"' not in v))
 def test_a_written_filter_reads_back_as_itself(name, value):
     written = filter_text(name, value)
     parsed = parse_query(written, COLUMNS)
-    expected = " ".join(value.split())
-    if expected.startswith(("//", ":")):
-        return  # never a filter: a URL's tail, a C++ scope
+    expected = value
     assert [(f.field, f.value) for f in parsed.filters] == [(name, expected)]
 
 

@@ -106,7 +106,7 @@ def filter_text(field_name: str, value: str, op: str = ":") -> str:
         'year>=2024'
     """
     value = value.replace('"', "")  # a typed value never holds one (quotes delimit it)
-    needs = not value or any(c.isspace() for c in value) or value.startswith("//")
+    needs = not value or any(c.isspace() for c in value) or value.startswith(("//", ":"))
     return f"{field_name}{op}" + (f'"{value}"' if needs else value)
 
 
@@ -232,11 +232,13 @@ class _Reader:
             close = s.find('"', at + 1)
             if close < 0:
                 return None  # an unbalanced quote: text
-            value, end = " ".join(s[at + 1:close].split()), close + 1
+            value, end = s[at + 1:close], close + 1  # as typed: compared with stored values
         else:
             end = _bare_end(s, at)
             value = s[at:end]
-        if not value or value.startswith(("//", '"', ":")) or name.lower() in _SCHEMES:
+            if value.startswith(("//", '"', ":")):  # http://x, std::vector: text
+                return None
+        if not value or name.lower() in _SCHEMES:
             return None
         field_name = self.known.get(name.lower())
         if field_name is None:
