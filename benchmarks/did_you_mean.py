@@ -16,6 +16,10 @@ a misspelling that is itself a word of the corpus is drawn again (it would be a
 "real-word" error no spelling corrector sees). Reported: the share corrected to the
 intended word, left uncorrected, corrected to another word.
 
+The peer, in the same run on the same words and vocabulary: Peter Norvig's corrector
+(the most frequent known word at edit distance 1, else 2, for every unknown word; no rule
+for codes), the baseline most spelling correctors start from.
+
 Correct words that must stay: (a) the heading words themselves; (b) codes, names,
 numbers and commands written as a user types them (``pg_dump``, ``git-rebase``,
 ``--force``, ``ERR-40417``, ``PostgreSQL``, ``NASA``, ``v16``, ``3.14``, version
@@ -101,6 +105,36 @@ def heading_words(pages, known: Lexicon) -> list[str]:
                   and w not in fulltext.STOPWORDS)
 
 
+LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def edits1(word: str) -> set[str]:
+    """Every string one deletion, transposition, substitution or insertion away (Norvig)."""
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    return ({a + b[1:] for a, b in splits if b}
+            | {a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1}
+            | {a + c + b[1:] for a, b in splits if b for c in LETTERS}
+            | {a + c + b for a, b in splits for c in LETTERS})
+
+
+def norvig(frequency: dict[str, int]):
+    """The peer: Peter Norvig's corrector ("How to Write a Spelling Corrector") over the same
+    vocabulary: each word of the query not in it becomes its most frequent known word at
+    edit distance 1, else 2 (no rule for codes, names or numbers)."""
+    def correct_word(word: str) -> str:
+        w = word.lower()
+        if w in frequency:
+            return word
+        one = {e for e in edits1(w) if e in frequency}
+        found = one or {e2 for e1 in edits1(w) for e2 in edits1(e1) if e2 in frequency}
+        return max(found, key=frequency.get) if found else word
+
+    def run(query: str) -> str | None:
+        fixed = " ".join(correct_word(t) for t in query.split())
+        return fixed if fixed != query else None
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--words", type=int, default=600)
@@ -130,10 +164,12 @@ def main() -> None:
             fixed = propose(query, lex, found)
             return fixed.query if fixed else None
 
+        peer = norvig({w.lower(): n for w, n in counts})
         intended = rng.sample(heading_words(pages, lex), min(args.words, 10_000))
         outcome = {"corrected_to_intended": 0, "uncorrected": 0, "wrongly_corrected": 0}
+        peer_outcome = dict(outcome)
         examples: dict[str, list] = {k: [] for k in outcome}
-        times = []
+        times, peer_times = [], []
         for word in intended:
             typo = misspell(word, rng)
             while lex.knows(typo) or len(typo) < 2:
@@ -146,6 +182,11 @@ def main() -> None:
             outcome[key] += 1
             if len(examples[key]) < 12:
                 examples[key].append([typo, word, got])
+            t0 = time.perf_counter()
+            theirs = peer(typo)
+            peer_times.append(time.perf_counter() - t0)
+            peer_outcome["uncorrected" if theirs is None else "corrected_to_intended"
+                         if theirs.lower() == word else "wrongly_corrected"] += 1
         code_words = sorted({w for _, _, codes in pages.values() for w in codes
                              if 2 < len(w) < 30 and " " not in w and re.search(r"[_\d.-]", w)})
         codes = CODES + rng.sample(code_words, min(300, len(code_words)))
@@ -156,6 +197,9 @@ def main() -> None:
                          if len(w) >= MIN_LENGTH and w.isalpha() and not lex.knows(w)
                          and w.lower() not in fulltext.STOPWORDS})
         changed_absent = [(w, run(w)) for w in absent if run(w) is not None]
+        peer_changed = {"codes": sum(peer(w) is not None for w in codes),
+                        "heads": sum(peer(w) is not None for w in intended),
+                        "absent": sum(peer(w) is not None for w in absent)}
         db.dispose()
     n = len(intended)
     times.sort()
@@ -179,10 +223,23 @@ def main() -> None:
         },
         "ms_per_query": {"p50": round(1000 * times[n // 2], 3),
                          "p95": round(1000 * times[int(n * 0.95)], 3)},
+        "peer_norvig": {
+            "misspelt": {k: round(v / n, 4) for k, v in peer_outcome.items()},
+            "codes_names_numbers_changed_share": round(peer_changed["codes"] / len(codes), 4),
+            "heading_words_changed_share": round(peer_changed["heads"] / n, 4),
+            "absent_english_words_changed_share": round(
+                peer_changed["absent"] / max(1, len(absent)), 4),
+            "ms_per_query": {"p50": round(1000 * sorted(peer_times)[n // 2], 3),
+                             "p95": round(1000 * sorted(peer_times)[int(n * 0.95)], 3)}},
     }
+    ours_right = result["misspelt"]["corrected_to_intended"]
+    peer_right = result["peer_norvig"]["misspelt"]["corrected_to_intended"]
+    result["ratio_corrected_ours_to_peer"] = round(ours_right / max(peer_right, 1e-9), 3)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2, ensure_ascii=False) + "\n")
-    print(json.dumps({k: result[k] for k in ("corpus", "misspelt", "ms_per_query")}, indent=2))
+    print(json.dumps({k: result[k] for k in ("corpus", "misspelt", "ms_per_query",
+                                             "peer_norvig", "ratio_corrected_ours_to_peer")},
+                     indent=2))
     print(json.dumps({k: v.get("changed_share") for k, v in result["correct_words"].items()}))
 
 
