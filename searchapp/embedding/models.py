@@ -205,3 +205,21 @@ def is_use_model(path: Path) -> bool:
     except (OSError, ValueError):
         return False
     return isinstance(config, dict) and config.get("model_type") == USE_TYPE
+
+
+def check_trainable(name: str, settings: Settings) -> None:
+    """Raise ModelError, before any job is queued, where the model cannot be trained: the
+    multilingual USE (its table is quantised to uint8 and it is no Hugging Face model, so
+    fine-tuning, adaptation, learning from judgements and rerankers built from it do not
+    apply yet).
+
+    Example:
+        >>> check_trainable("use-multilingual-v3", Settings.from_env({}))
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.ModelError: use-multilingual-v3 cannot be trained yet: ...
+    """
+    if is_use_model(model_path(name, settings)):
+        raise ModelError(f"{name} cannot be trained yet: fine-tuning, adaptation and "
+                         "rerankers work on Hugging Face models such as all-MiniLM-L6-v2. "
+                         "Its corpora are searched with it as it is.")

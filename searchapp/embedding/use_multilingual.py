@@ -87,7 +87,7 @@ class PieceTokenizer:
         ``max_length`` keeping the EOS."""
         ids = self.model.encode(text, out_type=int, add_bos=special, add_eos=special)
         if max_length is not None and len(ids) > max_length:
-            ids = ids[:max_length - 1] + [EOS] if special else ids[:max_length]
+            ids = [*ids[:max_length - 1], EOS] if special else ids[:max_length]
         return ids
 
     def offsets(self, text: str, ids: Sequence[int]) -> list[tuple[int, int]]:
