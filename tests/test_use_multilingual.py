@@ -89,8 +89,7 @@ def test_it_is_listed_and_registers_with_its_dimension(app):
     assert app.model_ref(NAME).dimension == 512
 
 
-def test_a_german_query_finds_the_english_sentence_in_a_corpus_of_it(app, use_encoder):
-    app.install_encoder(NAME, use_encoder)
+def test_a_german_query_finds_the_english_sentence_in_a_corpus_of_it(app):
     rows = [{"id": "reset", "text": "How do I reset my password?"},
             {"id": "train", "text": "The train to Berlin leaves at noon."},
             {"id": "cat", "text": "A cat sleeps on the warm windowsill."},
