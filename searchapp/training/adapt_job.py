@@ -20,7 +20,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.embedding.models import model_path
+from searchapp.embedding.models import check_trainable, model_path
 from searchapp.errors import TrainingDataError
 from searchapp.jobs.kinds import submit
 from searchapp.jobs.tasks import TaskContext
@@ -49,6 +49,7 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
     hyper = checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
+    check_trainable(state.model_name, app.settings)
     if state.documents < MIN_DOCUMENTS:
         raise TrainingDataError(f"Corpus {state.name!r} has {state.documents} documents; an "
                                 f"adaptation to its text needs at least {MIN_DOCUMENTS}.")

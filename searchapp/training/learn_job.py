@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
+from searchapp.embedding.models import check_trainable
 from searchapp.errors import JobError, TrainingDataError
 from searchapp.evaluation.fusion_fit import request_fusion_fit
 from searchapp.evaluation.judged import Items
@@ -128,6 +129,7 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     hyper = checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
+    check_trainable(state.model_name, app.settings)
     if queue.active_for(app.db, LEARN, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
     items = corpus_items(app, state.name)

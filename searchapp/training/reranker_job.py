@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import fields
 
 from searchapp.context import App
+from searchapp.embedding.models import check_trainable
 from searchapp.errors import JobError
 from searchapp.jobs import queue
 from searchapp.jobs.kinds import submit
@@ -41,6 +42,7 @@ def request_reranker(app: App, corpus: str, **settings) -> int:
         raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(sorted(known))}.")
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
+    check_trainable(state.model_name, app.settings)
     if queue.active_for(app.db, KIND, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a reranker job queued or running.")
     check_items(*holdout.split(corpus_items(app, state.name)))

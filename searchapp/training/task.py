@@ -25,7 +25,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.embedding.models import BUNDLED, model_path, read_card, validate_name, write_card
+from searchapp.embedding.models import (
+    BUNDLED,
+    check_trainable,
+    model_path,
+    read_card,
+    validate_name,
+    write_card,
+)
 from searchapp.errors import JobError, ModelError
 from searchapp.jobs import queue
 from searchapp.jobs.kinds import submit
@@ -67,7 +74,7 @@ def request_finetune(app: App, train: str | Path | bytes, *, name: str,
 
     validate_name(name)
     base = base or app.settings.model
-    model_path(base, app.settings)  # raises with the known models listed
+    check_trainable(base, app.settings)  # raises with the known models listed
     if (app.settings.models_dir / name).exists():
         raise ModelError(f"A model named {name!r} already exists; choose another name.")
     if queue.active_for(app.db, "finetune", "name", name):
