@@ -24,6 +24,7 @@ from searchapp.answers.questions import reads_as_question
 from searchapp.base.timing import StageTimes
 from searchapp.search import rerank as reranking
 from searchapp.search import spelling
+from searchapp.search.history import remember
 from searchapp.search.hits import SearchHit, hit_json
 from searchapp.search.modes import DEFAULT_MODE
 from searchapp.search.service import as_handle, check_mode, search, understood
@@ -156,6 +157,8 @@ def answer_request(app, request: dict) -> dict:
         app, request["corpus"], query, answer=None if answer is None else bool(answer),
         k=request.get("k", 10), mode=mode, where=request.get("where"),
         min_score=request.get("min_score"), rerank=bool(request.get("rerank")))
+    if request.get("remember"):  # after it ran: a failed search is not kept
+        remember(app, request["corpus"], str(request["remember"]), request["query"])
     plan = understood(app, request["corpus"], query)
     return {"mode": mode, "hits": [hit_json(h) for h in hits], **result_json(result),
             "understood": plan.as_json(),

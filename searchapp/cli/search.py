@@ -62,11 +62,11 @@ def search(args: argparse.Namespace) -> int:
     request = {"corpus": args.corpus, "query": args.query, "k": args.k,
                "mode": args.mode or DEFAULT_MODE, "where": args.where,
                "min_score": args.min_score, "rerank": args.rerank, "answer": args.answer,
-               "as_typed": args.as_typed}
+               "as_typed": args.as_typed,
+               "remember": "local"}  # searchapp.search.history.LOCAL_USER: kept by who searches
     answer = None if args.here else ask_running(request)
     if answer is None:
         answer = search_here(request)
-    remember_search(args.corpus, args.query)
     hits, mode = answer["hits"], answer["mode"]
     if args.json:
         print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
@@ -88,14 +88,6 @@ def search(args: argparse.Namespace) -> int:
         if mode == "hybrid" or h["passage"] is not None:
             print(" " * 7 + hit_detail(h))
     return 0
-
-
-def remember_search(corpus: str, query: str) -> None:
-    """Keep the query in the local user's history (``searchapp history``; the page's and
-    the API's suggestions of an open server offer it)."""
-    from searchapp.search.history import LOCAL_USER, remember
-
-    remember(common.open_app(), corpus, LOCAL_USER, query)
 
 
 def ask_running(request: dict) -> dict | None:

@@ -41,7 +41,8 @@ MAX_PATH = 100  # sun_path holds 108 bytes; longer paths are reached through the
 MAX_MESSAGE = 64 * 1024 * 1024  # an answer of 1,000 hits with long texts fits
 CONNECT_SECONDS = 0.5
 ANSWER_SECONDS = 120.0  # the process may have to load the corpus' model first
-FIELDS = ("corpus", "query", "k", "mode", "where", "min_score", "rerank", "answer", "as_typed")
+FIELDS = ("corpus", "query", "k", "mode", "where", "min_score", "rerank", "answer", "as_typed",
+          "remember")  # remember: the user whose history keeps the query, once it ran
 
 
 def socket_path(data_dir: Path) -> Path:
