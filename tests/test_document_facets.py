@@ -42,3 +42,9 @@ def test_months_or_years_oldest_first():
     wide = facets_of([{"modified": f"{y}-06-01"} for y in range(2000, 2030)])["date"]
     assert wide[0].label == "2000" and wide[0].filters == ("after:2000-01-01",
                                                             "before:2001-01-01")
+
+
+def test_a_facet_that_does_not_split_the_hits_is_not_offered():
+    metas = [{"lang": "en", "type": "pdf", "author": "Ann"}, {"lang": "en", "type": "md",
+                                                               "author": "Ann"}]
+    assert list(facets_of(metas)) == ["type"]  # one language, one author: nothing to narrow

@@ -46,7 +46,8 @@ class FacetValue:
 
 def facets_of(metas: Iterable[Mapping]) -> dict[str, list[FacetValue]]:
     """The facets of these hits' metadata, each with its values (most common first);
-    only the facets some hit has a value for."""
+    only the facets that split the hits: two values or more (a folder tree: two folders
+    at some level), since one value for every hit narrows nothing."""
     metas = list(metas)
     out: dict[str, list[FacetValue]] = {}
     for name, values in (("type", _counted(metas, "type")),
@@ -54,7 +55,7 @@ def facets_of(metas: Iterable[Mapping]) -> dict[str, list[FacetValue]]:
                          ("author", _counted(metas, "author")),
                          ("lang", _counted(metas, "lang")),
                          ("date", _dates(metas))):
-        if values:
+        if len(values) >= 2:
             out[name] = values
     return out
 

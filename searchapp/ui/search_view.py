@@ -123,7 +123,6 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
     request = search_form()
     if request.submitted:  # kept before the list below is drawn, so it shows this search
         suggestions.record_search(app, corpus, request.query)
-    suggestions.recent_searches(app, corpus)
     request.filters = filter_rows(meta_columns, lambda c: facet_values(app, corpus, c))
     changed = request.submitted or request.filters != _kept_filters(kept)
     if changed and kept:  # a new search (or other filters): its first page, the plain list
@@ -144,6 +143,8 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
             _related(app, corpus, like, dups, request, page, k)
         elif request.submitted or request.query:
             _searched(app, corpus, request, page, k)
+    # under the list: above it, its row cost the first screen a hit (test_browser_pages)
+    suggestions.recent_searches(app, corpus)
 
 
 def _kept_filters(kept: dict) -> list[tuple[str, str, str]]:
