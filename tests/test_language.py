@@ -19,7 +19,13 @@ from searchapp.corpora import documents as docs
 from searchapp.intake.builder import to_documents
 from searchapp.intake.extract import extract_file
 from searchapp.intake.ingest import read_table
-from searchapp.intake.language import UNDETERMINED, detect, document_languages
+from searchapp.intake.language import (
+    SAMPLE_CHARS,
+    UNDETERMINED,
+    detect,
+    document_languages,
+    sample,
+)
 from searchapp.intake.table_upload import upload
 
 MAN = Path("/usr/share/man")
@@ -83,6 +89,7 @@ def test_any_text_gives_a_code_and_a_probability_never_an_error(text):
 def test_a_long_text_costs_a_bounded_sample(tmp_path):
     text = man_text("de", "tar") * 200  # megabytes of German
     assert len(text) > 1_000_000 and detect(text)[0] == "de"
+    assert len(sample(text)) <= SAMPLE_CHARS + 2 and sample(text[:500]) == text[:500]
 
 
 def test_a_file_is_stored_with_its_language(tmp_path):
