@@ -26,9 +26,10 @@ English left untranslated (options, examples, whole untranslated paragraphs), so
 told as). For Japanese, Russian and Chinese, whose folders hold many pages never
 translated, a page counts only when at least 30% of its letters are not ASCII, a
 paragraph when at least 50% are; Latin-script languages cannot be sorted so. Also the
-cost: ms per page (``detect``) and per document (``document_languages``), and with ``--ingest DIR`` the files path's reading of a
-real folder (``extract_file`` on each file, inline) in documents/s with the language
-detection and with it replaced by nothing (before).
+cost: ms per page (``detect``) and per document (``document_languages``), and with
+``--ingest DIR`` the files path's reading of a real folder (``extract_file`` on each file,
+inline) in documents/s with the language detection and with it replaced by nothing
+(before).
 
 Run:
     PYTHONPATH=$PWD .venv/bin/python benchmarks/language_detection.py \\
