@@ -67,9 +67,9 @@ def test_an_upload_joins_title_and_body_and_keeps_the_rest_as_metadata(app):
         corpus = repo.corpus_state(s, "tickets")
         docs = repo.documents_by_id(s, range(1, 10))
     texts = {d.external_id: (d.text, dict(d.meta)) for d in docs.values()}
-    assert texts == {"a": ("Refund late\n\nWhere is my money?", {"tag": "billing"}),
-                     "b": ("Login", {"tag": "account"})}
-    assert list(corpus.meta_columns) == ["tag"]
+    assert texts == {"a": ("Refund late\n\nWhere is my money?", {"tag": "billing", "lang": "en"}),
+                     "b": ("Login", {"tag": "account", "lang": "und"})}
+    assert list(corpus.meta_columns) == ["lang", "tag"]
     one = plan_columns(read_table(b"t,u\nx,y\n", "o.csv"), ["t"], "")
     assert (one.text, one.joined, one.text_of({"t": " x ", "u": "y"})) == ("t", (), "x")
 
@@ -134,7 +134,7 @@ def test_the_cli_joins_repeated_text_columns_and_warns_about_a_label_column(app,
     with app.db.session() as s:
         docs = {d.external_id: d for d in repo.documents_by_id(s, range(1, 10)).values()}
     assert docs["q1"].text == "Refund\n\nWhere is it?" and docs["q2"].text == "Login"
-    assert dict(docs["q1"].meta) == {"is_duplicate": "0"}
+    assert dict(docs["q1"].meta) == {"is_duplicate": "0", "lang": "en"}
     capsys.readouterr()
     assert main(["ingest", str(path), "--corpus", "labels", "--text-column", "is_duplicate"]) == 0
     assert "warning: 'is_duplicate' looks like a label (2 distinct values" in \

@@ -16,7 +16,7 @@ def test_csv_with_guessed_columns_and_metadata():
     docs, skipped = docs_of(b"id,question,topic\nq1,How do I log in?,auth\nq2,,auth\n"
                             b"q3,Where is my invoice?,billing\n", "faq.csv")
     assert [d.external_id for d in docs] == ["q1", "q3"]
-    assert docs[1].meta == {"topic": "billing"}
+    assert docs[1].meta == {"topic": "billing", "lang": "en"}
     assert skipped == 1
 
 

@@ -82,10 +82,11 @@ def test_filters_alone_list_the_newest_documents_that_pass(corpus):
 
 def test_what_cannot_apply_is_said_and_syntax_like_text_is_searched(corpus):
     plan = understood(corpus, "docs", "lease color:red lang:de after:yesterday type:pdf")
-    assert plan.chips == ["type:pdf"]
+    assert plan.chips == ["lang:de", "type:pdf"]  # every document has its lang (intake.language)
     notices = " ".join(plan.notices)
     assert "color: is not a field here" in notices and "Fields: type, folder" in notices
-    assert "no 'lang'" in notices and "after: takes a date" in notices
+    assert "after: takes a date" in notices
+    assert ids(corpus, "lease lang:de") == [] and "lease-a" in ids(corpus, "lease lang:en")
     for query in ("C++", "ERR-40417", 'a-b "unbalanced', "http://x", "std::vector"):
         search(corpus, "docs", query, k=3)  # text, never an error
 

@@ -50,7 +50,8 @@ def test_an_excel_semicolon_export_uploads_and_comes_back_through_the_api_functi
     summary = upload(app, read_table(raw, "shop.csv"), "shop", text_column="text")
     assert summary.added == 2 and "sep=;" in summary.describe()
     found, missing = docs.get_many(app, "shop", ["101"])
-    assert not missing and found[0].text == "Bread, white" and found[0].meta == {"price": "1,20"}
+    assert not missing and found[0].text == "Bread, white"
+    assert found[0].meta == {"price": "1,20", "lang": "und"}
 
 
 def test_a_semicolon_header_whose_rows_disagree_is_refused_saying_how_to_choose():
@@ -88,7 +89,7 @@ def test_an_empty_column_name_is_column_n_and_the_document_goes_back_in(app, bla
     corpus = f"c{data.draw(st.integers(0, 10**9))}"
     upload(app, read_table(raw.encode(), "a.csv"), corpus, text_column="text")
     found, _ = docs.get_many(app, corpus, ["d1"])
-    assert found[0].meta == {f"column {place + 1}": "0"}
+    assert found[0].meta == {f"column {place + 1}": "0", "lang": "und"}
     again = docs.upsert(app, corpus, [docs.Doc("d1", found[0].text, found[0].meta)])
     assert again.added == 0 and docs.get_many(app, corpus, ["d1"])[0][0].meta == found[0].meta
 

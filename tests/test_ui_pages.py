@@ -178,7 +178,8 @@ def test_choosing_no_id_column_makes_ids_from_the_text(app):
         corpus = repo.get_corpus(s, "animals")
         assert repo.document_by_external_id(s, corpus.id, "a1") is None
         doc = repo.documents_by_id(s, [1])[1]
-        assert len(doc.external_id) == 16 and doc.meta == {"id": "a1", "kind": "pet"}
+        assert len(doc.external_id) == 16 and doc.meta == {"id": "a1", "kind": "pet",
+                                                        "lang": "en"}
 
 
 def test_invalid_utf8_is_reported_with_its_line(app):

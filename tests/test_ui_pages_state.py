@@ -64,7 +64,7 @@ def test_two_text_columns_are_joined_into_each_document(app):
     assert doc.external_id == "q0"
     assert doc.text == "How do I learn topic 0 quickly?\n\nWhat is the fastest way to learn " \
         "topic 0?"
-    assert dict(doc.meta) == {"is_duplicate": "0"}
+    assert dict(doc.meta) == {"is_duplicate": "0", "lang": "en"}
 
 
 def test_the_corpus_chosen_is_the_default_on_every_page_and_for_a_new_session(app):

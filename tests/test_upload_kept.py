@@ -84,8 +84,10 @@ def test_a_reupload_updates_metadata_in_place_and_says_how_many_changed(app):
         (0, 1, 2, 0)
     assert summary.describe() == ("Corpus 'c': 0 added, 3 updated (1 with a new text, 2 with "
                                   "new metadata only).")
-    assert after["a"] == (before["a"][0], "Red apples are sweet", {"colour": "crimson"})
-    assert after["b"] == (before["b"][0], "Blue skies today", {"colour": "blue", "size": "L"})
+    assert after["a"] == (before["a"][0], "Red apples are sweet",
+                          {"colour": "crimson", "lang": "en"})
+    assert after["b"] == (before["b"][0], "Blue skies today", {"colour": "blue", "size": "L",
+                                                      "lang": "en"})
     assert after["c"][0] != before["c"][0] and after["c"][1] == "Green tea is cold"
     with app.db.session() as s:
         state = repo.corpus_state(s, "c")
@@ -109,9 +111,9 @@ def test_searches_filter_on_a_column_that_only_a_later_upload_brought(app):
         search(app, "c", "skies", mode="lexical", where=["size=L"])
     up(app, SECOND, "second.json")
     hits = search(app, "c", "skies", mode="lexical", where=["size=L"])
-    assert [(h.id, h.meta) for h in hits] == [("b", {"colour": "blue", "size": "L"})]
+    assert [(h.id, h.meta) for h in hits] == [("b", {"colour": "blue", "size": "L", "lang": "en"})]
     assert [h.meta for h in search(app, "c", "apples", mode="lexical")] == \
-        [{"colour": "crimson"}]
+        [{"colour": "crimson", "lang": "en"}]
 
 
 def test_the_cli_says_how_many_rows_changed(app, tmp_path, capsys):
@@ -160,14 +162,16 @@ def test_integers_with_gaps_and_nested_values_are_stored_as_written(app):
     up(app, buf.getvalue().to_pybytes(), "a.parquet", id_column="")
     meta = {t: m for _, t, m in stored(app).values()}
     assert meta["a"] == {"year": "2024", "price": "1.5", "tags": "[1, 2]",
-                         "pos": '{"x": 1, "y": "n"}', "attrs": '{"k": 1}', "flag": "true"}
+                         "pos": '{"x": 1, "y": "n"}', "attrs": '{"k": 1}', "flag": "true",
+                         "lang": "und"}
     assert meta["b"] == {"year": "", "price": "0.1", "tags": "[]", "pos": "", "attrs": "{}",
-                         "flag": "false"}
+                         "flag": "false", "lang": "und"}
     assert meta["c"]["attrs"] == '{"a": 2, "b": 3}' and meta["c"]["pos"] == '{"x": 2, "y": "é"}'
     jsonl = b'{"text": "j", "n": 1.50, "big": 123456789012345678901234567890, "e": 1E+3}\n'
     up(app, jsonl, "a.jsonl", corpus="j")
     [(_, _, jmeta)] = stored(app, "j").values()
-    assert jmeta == {"n": "1.50", "big": "123456789012345678901234567890", "e": "1E+3"}
+    assert jmeta == {"n": "1.50", "big": "123456789012345678901234567890", "e": "1E+3",
+                     "lang": "und"}
     assert matching(app, "c", "year=2024") == {next(e for e, v in stored(app).items()
                                                     if v[1] == "a")}
 
@@ -178,8 +182,8 @@ def test_a_binary_column_is_text_when_it_is_utf8_and_left_out_with_a_note_when_n
     buf = pa.BufferOutputStream()
     pq.write_table(table, buf)
     summary = up(app, buf.getvalue().to_pybytes(), "a.parquet", id_column="")
-    assert {t: m for _, t, m in stored(app).values()} == {"a": {"label": "café"},
-                                                          "b": {"label": "x"}}
+    assert {t: m for _, t, m in stored(app).values()} == {"a": {"label": "café", "lang": "und"},
+                                                          "b": {"label": "x", "lang": "und"}}
     assert summary.describe().endswith(
         "Column 'thumb' holds binary data (not text) and was not kept.")
 

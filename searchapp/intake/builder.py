@@ -8,7 +8,9 @@ id must be present and not repeat (``SeenIds``: both lines named). Without an
 id column each document gets a stable id from its text (``sha256(text)[:16]``,
 with ``-2``, ``-3`` ... for repeats inside the file), so uploading the same
 file again adds nothing twice. Metadata is every other column a row has (a
-JSON object's own keys), or the columns asked for.
+JSON object's own keys), or the columns asked for, and ``lang``: the language of the row's
+text (``language.detect``: ISO 639-1, "und" when too short or unsure to tell), unless the
+row has its own ``lang`` or ``language`` column, which is kept as it is.
 
 A column named like an id (``ID_COLUMN_GUESSES``: ``id``, ``ID``, ``doc_id``, ...)
 is the id column unless the caller says there is none (``id_column=""``): an
@@ -21,7 +23,7 @@ Example:
     >>> table = read_table(b"question,answer\\nHow do I log in?,Click Sign in\\n", "faq.csv")
     >>> docs, skipped = to_documents(table)
     >>> docs[0].text, docs[0].meta
-    ('How do I log in?', {'answer': 'Click Sign in'})
+    ('How do I log in?', {'answer': 'Click Sign in', 'lang': 'und'})
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ from searchapp.intake.cells import (
     check_name,
 )
 from searchapp.intake.columns import SEPARATOR, combined_name
+from searchapp.intake.language import detect
 from searchapp.intake.seen_ids import SeenIds
 from searchapp.intake.table import Table
 from searchapp.store.repo import NewDocument
@@ -206,6 +209,8 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
                 meta = {k: v for k, v in cells.items() if k not in not_meta}
             else:
                 meta = {k: cells[k] for k in plan.meta if k in cells}
+            if not _has_language(meta):
+                meta["lang"] = detect(text)[0]
             for key, value in meta.items():
                 if check_all or len(value) > MAX_META_CHARS:
                     check_cell(value, "metadata", key, table.label(number))
@@ -222,6 +227,16 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
         raise IngestError(f"{table.filename} has no rows: there is nothing to upload.")
     if counts.documents == 0:
         raise IngestError(f"Every row has an empty {plan.text!r}: nothing to upload.")
+
+
+def _has_language(meta: dict[str, str]) -> bool:
+    """Whether a row names its own language (a ``lang`` or ``language`` column, any case).
+
+    Example:
+        >>> _has_language({"Language": "German"}), _has_language({"topic": "x"})
+        (True, False)
+    """
+    return any(key.strip().lower() in ("lang", "language") for key in meta)
 
 
 def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,

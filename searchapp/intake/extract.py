@@ -8,7 +8,10 @@ one rule of ``names`` (``mail.eml/new%0Aline.md`` for a name holding a newline);
 two attachments that end with the same id are both kept, the second as
 ``mail.eml/report (2).pdf``, and a note says so. Each
 document's metadata is strings only, usable in filters and facets as any column:
-path, folder, file, type, title, author, created, modified, pages, size, sha256.
+path, folder, file, type, title, author, created, modified, pages, size, sha256, and
+the language its text is in (``lang``: ISO 639-1, "und" when it cannot be told; ``langs``
+when its parts are in several, main first: ``"en,de"``; see ``language``). A document's
+own ``lang`` (front matter) is kept.
 
 Example:
     >>> import tempfile
@@ -17,6 +20,11 @@ Example:
     >>> [(d.external_id, d.meta["type"], d.layout) for d in extract_file(
     ...     str(folder / "guide.md"), "docs/guide.md", 12, None, "ab" * 32).documents]
     [('docs/guide.md', 'md', [[0, 17, None, 'Install']])]
+    >>> _ = (folder / "anleitung.md").write_text("# Einbau\\nDie Datei wird gelesen und neu "
+    ...                                           "erstellt, bevor der Index wächst.\\n")
+    >>> extract_file(str(folder / "anleitung.md"), "anleitung.md", 80, None,
+    ...              "ab" * 32).documents[0].meta["lang"]
+    'de'
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from searchapp.corpora.names import distinct, fit_id, segment
 from searchapp.intake.extract_pool import report_progress
 from searchapp.intake.formats.document import DocumentError, Extracted, Limits
 from searchapp.intake.formats.document_readers import document_type, read_document
+from searchapp.intake.language import document_languages
 from searchapp.store.documents import NewDocument
 
 ATTACHMENT_DEPTH = 2  # an attachment's attachment is read; deeper ones are not
@@ -88,6 +97,8 @@ def _add(result: FileResult, extracted: list[Extracted], doc_id: str, base: dict
         meta = {**{k: str(v) for k, v in one.meta.items() if v not in (None, "")}, **base}
         if one.meta.get("modified"):  # a document's own date is its date, not the file's
             meta["modified"] = str(one.meta["modified"])
+        if "lang" not in meta:
+            meta.update(document_languages(text, one.layout))
         if one.pages_without_text:
             meta["pages_without_text"] = ",".join(str(p) for p in one.pages_without_text)
         external_id = _unique(result, fit_id(doc_id + one.suffix))

@@ -42,7 +42,7 @@ ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
 SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}\s*$")
-FRONT_KEYS = ("title", "author", "date", "tags")
+FRONT_KEYS = ("title", "author", "date", "tags", "lang")  # lang: the file says its language
 
 
 def decode_text(data: bytes, name: str) -> str:
@@ -107,7 +107,7 @@ def markdown_document(text: str) -> Extracted:
 
 
 def front_matter(text: str) -> tuple[dict[str, str], str, str]:
-    """(title/author/date/tags from a YAML front matter block, the text after it, a note).
+    """(title/author/date/tags/lang from a YAML front matter block, the text after it, a note).
 
     Front matter that is not valid YAML is left as text (it is likely none, but text
     between two rules); front matter refused by ``yaml_front.load_front`` (an alias, over
