@@ -24,7 +24,7 @@ Example:
     'question'
     >>> docs, skipped = to_documents(table, "question")
     >>> docs[0].text, docs[0].meta
-    ('How do I log in?', {'answer': 'Click Sign in'})
+    ('How do I log in?', {'answer': 'Click Sign in', 'lang': 'und'})
 """
 
 from __future__ import annotations
