@@ -24,8 +24,9 @@ its paragraphs) is detected on its own, weighted by its length, up to ``MAX_PART
 
 It lives in ``base/`` (no searchapp imports; py3langid loaded on first use) so every layer
 that takes documents in tells their language the same way: files and table rows in
-``intake/``, documents upserted by id (the API, ``searchapp documents upsert``, the Documents page) in
-``corpora/documents``. ``searchapp.intake.language`` is this module under its old name.
+``intake/``, documents upserted by id in ``corpora/documents`` (the API, ``searchapp
+documents upsert``, the Documents page). ``searchapp.intake.language`` is this module
+under its old name.
 
 Example:
     >>> detect("Die Datei wird gelesen und der Index wird neu erstellt.")[0]

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from searchapp.base.language import detect, has_language
 from searchapp.corpora.names import check_id
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.intake.cells import (
@@ -44,7 +45,6 @@ from searchapp.intake.cells import (
     check_name,
 )
 from searchapp.intake.columns import SEPARATOR, combined_name
-from searchapp.base.language import detect, has_language
 from searchapp.intake.seen_ids import SeenIds
 from searchapp.intake.table import Table
 from searchapp.store.repo import NewDocument
