@@ -47,6 +47,7 @@ from pathlib import Path
 
 from searchapp.context import App
 from searchapp.corpora.embed_alongside import EmbedAlongside
+from searchapp.corpora.language_advice import advice
 from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import OriginalChangedError, keep
 from searchapp.corpora.service import model_for, request_embed, validate_corpus_name
@@ -250,6 +251,7 @@ def ingest_task(ctx, payload: IngestPayload) -> dict:
     report = run.report
     if report.added or report.changed or report.removed or report.documents:
         report.embed_job = request_embed(app, name, new_rows=True)
+        report.notes += [a for a in (advice(app, name),) if a]  # mostly not English: say so
     if payload.staged:
         shutil.rmtree(payload.staged, ignore_errors=True)
     return report.as_dict()

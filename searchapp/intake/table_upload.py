@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
+from searchapp.corpora.language_advice import advice
 from searchapp.corpora.service import model_for, request_embed, validate_corpus_name
 from searchapp.intake.builder import ColumnPlan, Counts, document_batches, plan_columns
 from searchapp.intake.ingest import Table, read_table  # noqa: F401 - used in the doctest
@@ -96,5 +97,7 @@ def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | N
         result = writer.finish()
         name = c.name
     job_id = request_embed(app, name, new_rows=bool(result.added or result.updated))
+    advised = tuple(a for a in (advice(app, name),) if a)  # mostly not English: say so
     return UploadSummary(name, result.added, result.updated, result.unchanged,
-                         counts.skipped_empty, job_id, result.meta_updated, table.notes + notes)
+                         counts.skipped_empty, job_id, result.meta_updated,
+                         table.notes + notes + advised)
