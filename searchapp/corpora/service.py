@@ -9,6 +9,7 @@ Example:
 
 from __future__ import annotations
 
+import shlex
 import unicodedata
 from dataclasses import dataclass
 
@@ -242,7 +243,8 @@ def model_for(settings: Settings, name: str, current: str | None, asked: str | N
     """
     if current is not None and asked and asked != current:
         raise ModelError(f"Corpus {name!r} uses model {current!r}; switch it with `searchapp "
-                         f"models use --corpus {name!r} --model {asked}` (or the Models page), "
+                         f"models use --corpus {shlex.quote(name)} --model {asked}` (or the Models "
+                         "page), "
                          "or add these documents to a new corpus.")
     chosen = current or asked or settings.model
     model_path(chosen, settings)  # raises with the known models listed, before anything is kept
