@@ -143,7 +143,8 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
         (3, None, first["generation"])
     work(app, stop_when_idle=True)
     got = client.get("/api/v1/corpora/faq/documents/t2").json()
-    assert got == {**DOCS[1], "embedded": True, "source": "the API"}
+    assert got == {**DOCS[1], "meta": {**DOCS[1]["meta"], "lang": "en"},  # told from its text
+                   "embedded": True, "source": "the API"}
     body = {"query": "invoice", "k": 2, "mode": "hybrid", "where": ["product=billing"]}
     answer = client.post("/api/v1/corpora/faq/search", json=body)
     hits = answer.json()

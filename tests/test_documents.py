@@ -115,7 +115,8 @@ def test_any_sequence_of_upserts_and_deletes_matches_a_plain_dict(app, ops):
     for kind, items in ops:
         if kind == "upsert":
             docs.upsert(app, name, [Doc(i, t, m) for i, t, m in items])
-            model.update({i: (t, m) for i, t, m in items})
+            # stored with the language told from the text (none given here)
+            model.update({i: (t, docs.with_language(Doc(i, t, m)).meta) for i, t, m in items})
         else:
             docs.delete(app, name, items)
             for i in items:

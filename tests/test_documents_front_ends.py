@@ -24,7 +24,8 @@ def test_the_cli_upserts_gets_and_deletes_one_document(app, capsys):
     assert "1 metadata updated" in capsys.readouterr().out
     assert main(["documents", "get", "--corpus", "faq", "q7", "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
-    assert got["documents"][0]["meta"] == {"product": "accounts"} and got["missing"] == []
+    assert got["documents"][0]["meta"] == {"product": "accounts", "lang": "en"}  # told
+    assert got["missing"] == []
     assert main(["documents", "delete", "--corpus", "faq", "q7", "q8"]) == 0
     assert "Deleted 1 document from 'faq'" in capsys.readouterr().out
     assert main(["documents", "get", "--corpus", "faq", "q7"]) == 1
@@ -53,7 +54,7 @@ def test_the_documents_page_adds_changes_and_deletes_a_document(ui_resources):
     docs.upsert(app, "faq", [docs.Doc("q2", "Where is my invoice?", {"product": "billing"})])
     at.text_input(key="documents.id").input("q2").run()  # another document: the form follows
     assert (at.text_area[0].value, at.text_area[1].value) == ("Where is my invoice?",
-                                                              "product=billing")
+                                                              "product=billing\nlang=en")
     at.text_input(key="documents.id").input("q1").run()
     assert at.text_area[1].value == "lang=de"
     delete = next(b for b in at.button if b.label == "Delete document")

@@ -5,6 +5,9 @@ Qdrant and Chroma. An upsert is idempotent: a new id is added, a changed text
 replaces the stored one (a new row, embedded again by the corpus' ``embed``
 job), changed metadata replaces the stored metadata in place (no embedding),
 and a document sent as it is stored changes nothing, not even the generation.
+A document's language is told from its text as an ingest tells it (``lang``, and ``langs``
+when its paragraphs are in several: ``base.language``), unless its metadata names its own
+(``lang`` or ``language``), which is kept as sent.
 A delete removes the documents with their vectors. Every change is one
 transaction that takes the corpus' next generation, so every process' indexes
 and the full-text index follow as they do after an upload.
@@ -35,6 +38,7 @@ from pathlib import Path
 
 from sqlalchemy import select
 
+from searchapp.base.language import document_languages, has_language
 from searchapp.context import App
 from searchapp.corpora.names import check_id, check_text_value
 from searchapp.corpora.originals import OriginalNotFoundError, original_path
@@ -134,6 +138,22 @@ def check_document(doc: Doc) -> Doc:
     return Doc(external_id, doc.text, dict(meta))
 
 
+def with_language(doc: Doc) -> Doc:
+    """``doc`` with the language of its text in its metadata (``lang``, and ``langs`` when
+    it mixes languages), as an ingest stores it; a document that names its own keeps it.
+
+    Example:
+        >>> with_language(Doc("q1", "Wo finde ich meine Rechnung vom letzten Monat?")).meta
+        {'lang': 'de'}
+        >>> with_language(Doc("q2", "Where is my invoice?", {"Language": "en-GB"})).meta
+        {'Language': 'en-GB'}
+    """
+    if has_language(doc.meta or {}):
+        return doc
+    return Doc(doc.external_id, doc.text, {**(doc.meta or {}),
+                                           **document_languages(doc.text, None)})
+
+
 def parse_meta(items: Sequence[str]) -> dict:
     """``["product=billing", "year=2024"]`` (``--meta``, the page's lines) as a dict of
     strings, as an upload keeps its columns.
@@ -172,7 +192,7 @@ def upsert(app: App, corpus: str, docs: Sequence[Doc]) -> UpsertSummary:
         12
     """
     _check_batch(docs, "documents")
-    checked = [check_document(d) for d in docs]
+    checked = [with_language(check_document(d)) for d in docs]
     seen: set[str] = set()
     for doc in checked:
         if doc.external_id in seen:

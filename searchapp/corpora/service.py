@@ -9,10 +9,11 @@ Example:
 
 from __future__ import annotations
 
+import shlex
 import unicodedata
 from dataclasses import dataclass
 
-from searchapp.config import Settings  # noqa: F401 - used in the doctest
+from searchapp.config import Settings
 from searchapp.context import App
 from searchapp.corpora.job_payloads import EmbedPayload
 from searchapp.embedding.models import model_path
@@ -227,6 +228,29 @@ class CorpusStatus:
         return self.embedded >= self.documents
 
 
+def model_for(settings: Settings, name: str, current: str | None, asked: str | None) -> str:
+    """The model ``name``'s documents are embedded with, chosen the one way every front end
+    chooses it (``ingest --model``, the Upload page's model for a new corpus, the API's
+    ``POST /corpora`` and uploads): an existing corpus keeps its own (``current``; asking
+    for another is a ModelError saying how to switch), a new one takes ``asked`` or
+    SEARCHAPP_MODEL. An unknown model is a ModelError listing the known ones.
+
+    Example:
+        >>> model_for(Settings.from_env({}), "faq", None, "use-multilingual-v3")
+        'use-multilingual-v3'
+        >>> model_for(Settings.from_env({}), "faq", "all-MiniLM-L6-v2", None)
+        'all-MiniLM-L6-v2'
+    """
+    if current is not None and asked and asked != current:
+        raise ModelError(f"Corpus {name!r} uses model {current!r}; switch it with `searchapp "
+                         f"models use --corpus {shlex.quote(name)} --model {asked}` (or the Models "
+                         "page), "
+                         "or add these documents to a new corpus.")
+    chosen = current or asked or settings.model
+    model_path(chosen, settings)  # raises with the known models listed, before anything is kept
+    return chosen
+
+
 def create_corpus(app: App, name: str, model: str | None = None) -> CorpusStatus:
     """An empty corpus called ``name`` (the API's ``POST /corpora``; ``ingest`` and the
     Upload page create one with their first file). AlreadyExistsError when the name is taken.
@@ -236,8 +260,7 @@ def create_corpus(app: App, name: str, model: str | None = None) -> CorpusStatus
         0
     """
     name = validate_corpus_name(name)
-    model_name = model or app.settings.model
-    model_path(model_name, app.settings)  # raises with the known models listed
+    model_name = model_for(app.settings, name, None, model)
     with app.db.session() as s:
         if repo.find_corpus(s, name) is not None:
             raise AlreadyExistsError(f"A corpus named {name!r} exists already; choose another name "

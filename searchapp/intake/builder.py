@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from searchapp.base.language import detect, has_language
 from searchapp.corpora.names import check_id
 from searchapp.errors import IngestError, InvalidParameterError
 from searchapp.intake.cells import (
@@ -44,7 +45,6 @@ from searchapp.intake.cells import (
     check_name,
 )
 from searchapp.intake.columns import SEPARATOR, combined_name
-from searchapp.intake.language import detect
 from searchapp.intake.seen_ids import SeenIds
 from searchapp.intake.table import Table
 from searchapp.store.repo import NewDocument
@@ -209,7 +209,7 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
                 meta = {k: v for k, v in cells.items() if k not in not_meta}
             else:
                 meta = {k: cells[k] for k in plan.meta if k in cells}
-            if not _has_language(meta):
+            if not has_language(meta):
                 meta["lang"] = detect(text)[0]
             for key, value in meta.items():
                 if check_all or len(value) > MAX_META_CHARS:
@@ -228,15 +228,6 @@ def document_batches(table: Table, plan: ColumnPlan, counts: Counts
     if counts.documents == 0:
         raise IngestError(f"Every row has an empty {plan.text!r}: nothing to upload.")
 
-
-def _has_language(meta: dict[str, str]) -> bool:
-    """Whether a row names its own language (a ``lang`` or ``language`` column, any case).
-
-    Example:
-        >>> _has_language({"Language": "German"}), _has_language({"topic": "x"})
-        (True, False)
-    """
-    return any(key.strip().lower() in ("lang", "language") for key in meta)
 
 
 def _row_id(cells: dict[str, str], plan: ColumnPlan, table: Table, number: int,

@@ -34,11 +34,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
+from searchapp.base.language import document_languages
 from searchapp.corpora.names import distinct, fit_id, segment
 from searchapp.intake.extract_pool import report_progress
 from searchapp.intake.formats.document import DocumentError, Extracted, Limits
 from searchapp.intake.formats.document_readers import document_type, read_document
-from searchapp.intake.language import document_languages
 from searchapp.store.documents import NewDocument
 
 ATTACHMENT_DEPTH = 2  # an attachment's attachment is read; deeper ones are not

@@ -47,11 +47,11 @@ from pathlib import Path
 
 from searchapp.context import App
 from searchapp.corpora.embed_alongside import EmbedAlongside
+from searchapp.corpora.language_advice import advice
 from searchapp.corpora.names import distinct
 from searchapp.corpora.originals import OriginalChangedError, keep
-from searchapp.corpora.service import request_embed, validate_corpus_name
-from searchapp.embedding.models import model_path
-from searchapp.errors import ConfigError, IngestError, JobCancelled, ModelError
+from searchapp.corpora.service import model_for, request_embed, validate_corpus_name
+from searchapp.errors import ConfigError, IngestError, JobCancelled
 from searchapp.intake.extract import FileResult, extract_file, file_meta
 from searchapp.intake.extract_pool import ExtractionPool
 from searchapp.intake.folder_check import check_synced, folder_identity
@@ -171,11 +171,7 @@ def request_ingest(app: App, corpus: str, paths: Sequence[Path], sync: bool = Fa
     with app.db.session() as s:
         existing = repo.find_corpus(s, corpus)
         name = existing.name if existing else validate_corpus_name(corpus)
-        if existing is not None and model and model != existing.model_name:
-            raise ModelError(f"Corpus {name!r} uses model {existing.model_name!r}; switch its "
-                             "model from the Models page, or ingest into a new corpus.")
-        model_name = existing.model_name if existing else (model or app.settings.model)
-        model_path(model_name, app.settings)  # an unknown model fails before anything is queued
+        model_name = model_for(app.settings, name, existing and existing.model_name, model)
         repo.get_or_create_corpus(s, name, model_name)  # listed while its files are read
     sweep_uploads(app, keep=staged)
     # a watched folder's path is its stored one (resolved when added), never resolved again:
@@ -255,6 +251,7 @@ def ingest_task(ctx, payload: IngestPayload) -> dict:
     report = run.report
     if report.added or report.changed or report.removed or report.documents:
         report.embed_job = request_embed(app, name, new_rows=True)
+        report.notes += [a for a in (advice(app, name),) if a]  # mostly not English: say so
     if payload.staged:
         shutil.rmtree(payload.staged, ignore_errors=True)
     return report.as_dict()

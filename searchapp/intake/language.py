@@ -1,152 +1,24 @@
-"""The language of a text, and of a document part by part: ISO 639-1 codes from py3langid.
+"""The language of a text: ``searchapp.base.language`` under the name intake's callers use.
 
-``detect(text)`` says which language a text is in and how sure it is: ``("de", 0.99)``.
-It reads a bounded sample (``SAMPLE_CHARS``: the start, middle and end of a long text), so
-a 5 MB manual costs what 2,000 characters cost (about 0.3 ms once the model is loaded; the
-model loads once per process, about 0.4 s). A text with too few letters to tell
-(``MIN_LETTERS``), or one the model is not sure of (``MIN_CONFIDENCE``), is ``"und"``
-(undetermined, as BCP 47 writes it) rather than a wrong guess: "Hello world" or
-"git commit -m" are not evidence of a language.
-
-The model is py3langid's (BSD-3-Clause, shipped inside the wheel; naive Bayes over byte
-n-grams, 140 labels). It is restricted to ``LANGUAGES``: the languages with an ISO 639-1
-code whose written form the model tells apart reliably; labels that mostly catch
-fragments of others on short text (Latin for code, Aragonese for Spanish, Volapük,
-Walloon, ...) and the three-letter ones are left out, so their texts are told as the
-nearest language kept, or "und".
-
-``document_languages(text, layout)`` is a document's ``lang`` (the language most of its
-text is in) and ``langs`` (every language present in a part of its own, main first, when
-there is more than one): each layout part (a page, a section; for a document of one part,
-its paragraphs) is detected on its own, weighted by its length, up to ``MAX_PARTS`` parts.
+The detector moved to ``base/`` so that ``corpora/`` (below intake) tells the language of
+documents upserted by id the same way; this module keeps the old import path working.
 
 Example:
     >>> detect("Die Datei wird gelesen und der Index wird neu erstellt.")[0]
     'de'
-    >>> detect("Hello world")
-    ('und', 0.0)
-    >>> document_languages("The file is read and the index is rebuilt from scratch.\\n\\n"
-    ...                    "Die Datei wird gelesen und der Index wird neu erstellt.", None)
-    {'lang': 'en', 'langs': 'en,de'}
 """
 
 from __future__ import annotations
 
-import re
-import threading
-from collections import defaultdict
-from collections.abc import Sequence
-
-UNDETERMINED = "und"
-SAMPLE_CHARS = 2_000  # read of one text: its start, middle and end when longer
-MIN_LETTERS = 12  # fewer letters (or CJK characters) than this: "und"
-MIN_CONFIDENCE = 0.5  # the model's calibrated probability below which the answer is "und"
-PART_CHARS = 600  # read of one part of a document
-MIN_PART_LETTERS = 40  # a part shorter than this does not vote on its own
-MAX_PARTS = 64  # parts read per document (evenly spread when it has more)
-MIN_SHARE = 0.1  # a language is listed in ``langs`` when this share of the text is in it
-PART_CONFIDENCE = 0.8  # and a part of it was told at least this surely
-
-# ISO 639-1 codes kept from the model's 140 labels (see the module's docstring).
-LANGUAGES = (
-    "af", "am", "ar", "az", "be", "bg", "bn", "bs", "ca", "cs", "cy", "da", "de", "el", "en",
-    "es", "et", "eu", "fa", "fi", "fr", "ga", "gl", "gu", "he", "hi", "hr", "hu", "hy", "id",
-    "is", "it", "ja", "ka", "kk", "km", "kn", "ko", "ky", "lo", "lt", "lv", "mk", "ml", "mn",
-    "mr", "ms", "my", "ne", "nl", "no", "pa", "pl", "ps", "pt", "ro", "ru", "si", "sk", "sl",
-    "sq", "sr", "sv", "sw", "ta", "te", "th", "tl", "tr", "uk", "ur", "uz", "vi", "zh",
+from searchapp.base.language import (  # noqa: F401 - re-exported
+    LANGUAGES,
+    MAX_PARTS,
+    MIN_CONFIDENCE,
+    MIN_LETTERS,
+    SAMPLE_CHARS,
+    UNDETERMINED,
+    detect,
+    document_languages,
+    has_language,
+    sample,
 )
-
-_LETTER = re.compile(r"[^\W\d_]")
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_lock = threading.Lock()
-_identifier = None
-
-
-def _model():
-    """py3langid's identifier, loaded once per process and restricted to ``LANGUAGES``."""
-    global _identifier
-    with _lock:
-        if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages(LANGUAGES)
-            _identifier = identifier
-        return _identifier
-
-
-def sample(text: str, size: int = SAMPLE_CHARS) -> str:
-    """At most ``size`` characters of ``text``: all of it, or its start, middle and end.
-
-    Example:
-        >>> sample("a" * 10 + "b" * 10 + "c" * 10, 9)
-        'aaa\\nbbb\\nccc'
-    """
-    if len(text) <= size:
-        return text
-    third = size // 3
-    middle = (len(text) - third) // 2
-    return "\n".join((text[:third], text[middle:middle + third], text[-third:]))
-
-
-def detect(text: str) -> tuple[str, float]:
-    """``(code, confidence)``: the ISO 639-1 code of the language ``text`` is written in and
-    the model's probability for it, or ``("und", p)`` when it cannot tell.
-
-    Example:
-        >>> detect("Le fichier est lu et l'index est reconstruit.")[0]
-        'fr'
-        >>> detect("12345 !!")
-        ('und', 0.0)
-    """
-    piece = sample(text)
-    if len(_LETTER.findall(piece, 0, len(piece))) < MIN_LETTERS:
-        return UNDETERMINED, 0.0
-    code, confidence = _model().classify(piece)
-    if confidence < MIN_CONFIDENCE:
-        return UNDETERMINED, confidence
-    return code, confidence
-
-
-def document_languages(text: str, layout: Sequence[Sequence] | None) -> dict[str, str]:
-    """A document's ``{"lang": main}``, with ``"langs": "main,other,..."`` when its parts
-    are in more than one language. ``layout`` is the document's parts as
-    ``[start, end, page, section]`` spans of ``text`` (None or one part: its paragraphs).
-
-    Example:
-        >>> document_languages("Guten Tag. Die Datei wird gelesen und neu erstellt.", None)
-        {'lang': 'de'}
-    """
-    weights: dict[str, float] = defaultdict(float)
-    sure: set[str] = set()
-    for part in _parts(text, layout):
-        code, confidence = detect(part[:PART_CHARS] if len(part) > PART_CHARS else part)
-        if code == UNDETERMINED:
-            continue
-        weights[code] += len(part)
-        if confidence >= PART_CONFIDENCE:
-            sure.add(code)
-    if not weights:
-        return {"lang": detect(text)[0]}
-    total = sum(weights.values())
-    ranked = sorted(weights, key=weights.get, reverse=True)
-    present = [ranked[0]] + [c for c in ranked[1:] if c in sure and weights[c] >= MIN_SHARE
-                             * total]
-    meta = {"lang": ranked[0]}
-    if len(present) > 1:
-        meta["langs"] = ",".join(present)
-    return meta
-
-
-def _parts(text: str, layout: Sequence[Sequence] | None) -> list[str]:
-    """The document's parts long enough to vote, at most ``MAX_PARTS`` evenly spread."""
-    spans = [(int(p[0]), int(p[1])) for p in layout or ()]
-    if len(spans) > 1:
-        parts = [text[start:end] for start, end in spans]
-    else:
-        parts = _PARAGRAPH.split(sample(text, SAMPLE_CHARS * 4))
-    parts = [p for p in parts if len(_LETTER.findall(p, 0, PART_CHARS)) >= MIN_PART_LETTERS]
-    if len(parts) > MAX_PARTS:
-        step = len(parts) / MAX_PARTS
-        parts = [parts[int(i * step)] for i in range(MAX_PARTS)]
-    return parts

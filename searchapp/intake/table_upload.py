@@ -20,9 +20,8 @@ from dataclasses import dataclass
 
 from searchapp.config import Settings  # noqa: F401 - used in the doctest
 from searchapp.context import App
-from searchapp.corpora.service import request_embed, validate_corpus_name
-from searchapp.embedding.models import model_path
-from searchapp.errors import ModelError
+from searchapp.corpora.language_advice import advice
+from searchapp.corpora.service import model_for, request_embed, validate_corpus_name
 from searchapp.intake.builder import ColumnPlan, Counts, document_batches, plan_columns
 from searchapp.intake.ingest import Table, read_table  # noqa: F401 - used in the doctest
 from searchapp.store import repo, sources
@@ -90,11 +89,7 @@ def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | N
         if existing is None:  # names stored before this rule keep working
             corpus = validate_corpus_name(corpus)
             existing = repo.find_corpus(s, corpus)
-        if existing is not None and model and model != existing.model_name:
-            raise ModelError(f"Corpus {corpus!r} uses model {existing.model_name!r}; switch its "
-                             "model from the Models page, or upload into a new corpus.")
-        model_name = existing.model_name if existing else (model or app.settings.model)
-        model_path(model_name, app.settings)  # fail before storing if the model is unknown
+        model_name = model_for(app.settings, corpus, existing and existing.model_name, model)
         c = repo.get_or_create_corpus(s, corpus, model_name)
         writer = repo.DocumentWriter(s, c, sources.table_source(table.filename))
         for batch in document_batches(table, plan, counts):
@@ -102,5 +97,7 @@ def _store(app: App, table: Table, corpus: str, plan: ColumnPlan, model: str | N
         result = writer.finish()
         name = c.name
     job_id = request_embed(app, name, new_rows=bool(result.added or result.updated))
+    advised = tuple(a for a in (advice(app, name),) if a)  # mostly not English: say so
     return UploadSummary(name, result.added, result.updated, result.unchanged,
-                         counts.skipped_empty, job_id, result.meta_updated, table.notes + notes)
+                         counts.skipped_empty, job_id, result.meta_updated,
+                         table.notes + notes + advised)

@@ -29,7 +29,7 @@ from searchapp.intake.way_in import ingest
 from searchapp.jobs import queue
 from searchapp.ui.common import job_progress, md_escape, user_errors
 from searchapp.ui.job_report import REPORT_LINES, mark_told, problems_table
-from searchapp.ui.upload_target import upload_target
+from searchapp.ui.upload_target import new_corpus_model, upload_target
 
 REFUSED_SHOWN = 5  # files not of a type we read named above the button
 
@@ -88,6 +88,7 @@ def documents_form(app: App, files: Sequence, names: list[str],
                          "the path inside the archive or the file's name."))
     corpus = upload_target(files[0].name if len(files) == 1 else "documents", names,
                            f"doc-{key}", "documents")
+    model = new_corpus_model(app, corpus, names, f"doc-{key}")
     sync = st.checkbox("Also remove what earlier uploads added whose files are not in this "
                        "upload", key=f"sync-{key}", help="For an archive of a whole folder "
                        "uploaded again: files deleted from the folder leave the corpus too. "
@@ -98,7 +99,7 @@ def documents_form(app: App, files: Sequence, names: list[str],
         with user_errors("Nothing was stored: "), st.spinner("Keeping the files..."):
             staged = stage_uploads(app.settings.work_dir, [(f.name, f) for f in files],
                                    app.settings.max_upload_bytes)
-            job_id = ingest(app, corpus, sync=sync, staged=staged).job_id
+            job_id = ingest(app, corpus, sync=sync, staged=staged, model=model).job_id
             remember({"message": f"Corpus {corpus!r}: reading {len(staged.names):,} of "
                       f"{len(files):,} uploaded file{'s' if len(files) != 1 else ''} (job "
                       f"{job_id})" + (f"; {len(staged.refused):,} not read, named in its "

@@ -22,6 +22,7 @@ from searchapp.ui.common import (
     page_app,
 )
 from searchapp.ui.guide import guide_link
+from searchapp.ui.language_note import language_note
 from searchapp.ui.saved_sidebar import saved_news, saved_sidebar
 from searchapp.ui.search_controls import corpus_meta_columns
 from searchapp.ui.search_status import coverage_panel
@@ -46,6 +47,7 @@ about.caption(f"{corpus.documents:,} documents, embedded with {md_escape(corpus.
               f"{md_escape(corpus.model_name)}.")
 if corpus.name == SAMPLE_CORPUS:
     st.caption(ATTRIBUTION)
+language_note(app, corpus)  # mostly not in a language its model reads: the switch proposed
 
 if not coverage_panel(app, corpus):
     st.stop()  # nothing embedded yet: the panel says when search opens

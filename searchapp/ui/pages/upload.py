@@ -42,7 +42,7 @@ from searchapp.ui.corpora_table import embedding_with_table, live_corpora_table
 from searchapp.ui.documents_upload import documents_form, ingest_outcome, is_table_upload
 from searchapp.ui.folders_section import folders_section
 from searchapp.ui.guide import guide_link
-from searchapp.ui.upload_target import upload_target
+from searchapp.ui.upload_target import new_corpus_model, upload_target
 from searchapp.ui.welcome import welcome
 
 NO_ID = "(none: make ids from the text)"
@@ -248,12 +248,14 @@ if uploaded is not None:
         if others:
             st.caption(md_escape(f"Kept with each document as metadata: {', '.join(others)}."))
         corpus = upload_target(uploaded.name, names, key, "rows")
+        model = new_corpus_model(app, corpus, names, key)
         if st.button("Upload and embed", type="primary", disabled=not corpus or not text_columns,
                      icon=":material/upload:"):
             text = text_columns[0] if len(text_columns) == 1 else text_columns
             with user_errors(f"Nothing was stored from {uploaded.name}: "), \
                     st.spinner("Storing the documents..."):
-                remember_upload(table_upload.upload(app, table, corpus, text, id_column))
+                remember_upload(table_upload.upload(app, table, corpus, text, id_column,
+                                                    model=model))
 
 # ---- watched folders ----------------------------------------------------------------
 folders_section(app)
