@@ -98,6 +98,9 @@ REAL = [
     ("日本語 検索", "日本語 検索", (), (), ()),
     ("type: pdf", "type: pdf", (), (), ()),
     ("x<y a>b", "x<y a>b", (), (), ()),
+    ('"I expect Japan to keep conducting intervention, but the volume is likely to fall '
+     'sharply," said Junya Tanase.', "I expect Japan to keep conducting intervention, but the "
+     "volume is likely to fall sharply, said Junya Tanase.", (), (), ()),  # a quotation: prose
 ]
 
 

@@ -3,7 +3,9 @@
 What a person types is read as the search tools they know read it, and
 anything that merely looks like syntax stays text:
 
-- ``"exact phrase"``: a phrase every hit must hold (its words in this order).
+- ``"exact phrase"``: a phrase every hit must hold (its words in this order). A quotation
+  of more than ``MAX_PHRASE_WORDS`` words is prose pasted with its quotes: its words are
+  searched, nothing is required.
 - ``-word`` and ``-"a phrase"``: must not appear. A dash inside a word
   (``a-b``, ``ERR-40417``), before a digit (``-5``) or doubled (``--force``)
   is text.
@@ -43,6 +45,9 @@ from dataclasses import dataclass, field
 
 BUILTIN_FIELDS = ("type", "folder", "file", "author", "lang", "after", "before")
 OPERATORS = ("<=", ">=", ":", "<", ">")  # longest first
+# A longer quotation is prose pasted with its quotes ("…," it said), not an exact phrase to
+# require: its words are searched (a required 18-word quote found nothing for its paraphrase)
+MAX_PHRASE_WORDS = 10
 # a field's name as typed: a letter, then letters, digits, _ . - (a column like "due_date")
 _FIELD = re.compile(r"(-?)([A-Za-z_][\w.\-]*?)(<=|>=|:|<|>)")
 _SCHEMES = frozenset({"http", "https", "ftp", "ftps", "mailto", "ssh", "git", "s3", "urn"})
@@ -211,7 +216,9 @@ class _Reader:
             close = s.find('"', body + 1)
             if close > body + 1:
                 phrase = " ".join(s[body + 1:close].split())
-                if phrase:
+                if len(phrase.split()) > MAX_PHRASE_WORDS:  # a quotation in pasted prose
+                    self.items += [_Term(w, False) for w in phrase.split()]
+                elif phrase:
                     self.items.append(_Term(phrase, True, negated))
                 return close + 1
         match = _FIELD.match(s, at)
