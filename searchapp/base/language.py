@@ -75,12 +75,29 @@ def _model():
     global _identifier
     with _lock:
         if _identifier is None:
-            from py3langid.langid import MODEL_FILE, LanguageIdentifier
-
-            identifier = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
-            identifier.set_languages(LANGUAGES)
-            _identifier = identifier
+            _identifier = _load_identifier()
         return _identifier
+
+
+def _load_identifier():
+    """py3langid's identifier read in memory. Its own loader decompresses the model into a
+    temporary file: a process whose file-size limit or disk is at its end would fail there,
+    before any document is stored (test_storage_failures)."""
+    import io
+    import lzma
+
+    import numpy as np
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    from py3langid.modelio import _to_array
+
+    with lzma.open(MODEL_DIR / MODEL_FILE) as src, np.load(io.BytesIO(src.read()),
+                                               allow_pickle=False) as data:
+        identifier = LanguageIdentifier(
+            np.asarray(data["ptc"]), np.asarray(data["pc"]), data["classes"].tolist(),
+            _to_array(data["nextmove"]), data["out_feat"].tolist(), norm_probs=True,
+            tk_row=_to_array(data["nextmove_row"]))
+    identifier.set_languages(LANGUAGES)
+    return identifier
 
 
 def sample(text: str, size: int = SAMPLE_CHARS) -> str:
