@@ -14,9 +14,13 @@ Pages per language are capped (``--pages``, a sample seeded by ``--seed``) to ke
 short on 2 cores. For each language X, one corpus holds X's documents of X's sample and another
 the English documents of the same pages, so both directions search a pool of the same size.
 Directions: ``X→X`` (monolingual), ``en→X`` (English query, X pages), ``X→en`` (X query,
-English pages), and ``en→en`` on its own sample of English pages. The one relevant document of a
+English pages), ``en→en (X pages)`` (English query, English pages of X's sample: the same
+pool in English, what X's numbers compare with), and ``en→en`` on its own sample of all the
+English pages (pages of every installed package: an easier pool, more varied than the
+translated ones, which are mostly coreutils and the like). The one relevant document of a
 query is its own page; MRR@10 per direction, with a percentile-bootstrap 95% interval over the
-queries (``searchapp.evaluation.bootstrap``).
+queries (``searchapp.evaluation.bootstrap``), and the paired difference (same draws of queries)
+of the multilingual model's hybrid against BM25 and the bundled model, with its interval.
 
 Systems, all through the app's own ``searchapp.search.service.search`` on a temporary data folder
 (SQLite): BM25 (``lexical``), the bundled model ``all-MiniLM-L6-v2`` (``semantic``) and its
@@ -66,6 +70,7 @@ ESCAPES = re.compile(r"\\f(\[[^]]*\]|\(..|.)|\\\(..|\\\[[^]]*\]|\\[&e|^~0c/,]|\\
                      r"|\\\*(\(..|\[[^]]*\]|.)|\\[nk](\(..|\[[^]]*\]|.)")
 TEXT_MACROS = {"B", "I", "BR", "BI", "IR", "RB", "IB", "RI", "SM", "SB", "TP", "IP", "Nm",
                "Nd", "Ar", "Fl", "Pa", "Em", "Sy", "Dq", "Ql", "Xr"}
+CANDIDATE = f"{MULTILINGUAL} hybrid"  # compared, paired, with BM25 and the bundled model
 SUMMARY = re.compile(r"\s+(?:-|—|–)\s+")
 
 
@@ -167,8 +172,9 @@ def directions(pages: dict[str, dict[str, Page]], cap: int, seed: int) -> list[d
     for lang in OTHERS:
         both = set(pages[lang]) & set(english)
         chosen = sample(both, cap, seed, {n: pages[lang][n].summary for n in both})
-        for source, target in ((lang, lang), ("en", lang), (lang, "en")):
-            out.append({"direction": f"{source}→{target}", "docs": target, "set": lang,
+        for source, target in ((lang, lang), ("en", lang), (lang, "en"), ("en", "en")):
+            label = f"{source}→{target}" + (f" ({lang} pages)" if source == target == "en" else "")
+            out.append({"direction": label, "docs": target, "set": lang,
                         "names": chosen, "queries": [pages[source][n].summary for n in chosen]})
     chosen = sample(set(english), cap, seed, {n: p.summary for n, p in english.items()})
     out.append({"direction": "en→en", "docs": "en", "set": "en", "names": chosen,
@@ -198,7 +204,7 @@ def build(app, pages: dict[str, dict[str, Page]], runs: list[dict]) -> dict:
 
 def measure(app, runs: list[dict]) -> list[dict]:
     """MRR@10 with its interval for every direction and system."""
-    from searchapp.evaluation.bootstrap import mean_interval
+    from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
 
     rows = []
     for run in runs:
@@ -207,10 +213,15 @@ def measure(app, runs: list[dict]) -> list[dict]:
         plan = [("bm25", BUNDLED, "lexical")] + [
             (f"{model} {mode}", model, mode)
             for model in (BUNDLED, MULTILINGUAL) for mode in ("semantic", "hybrid")]
+        ranks = {}
         for system, model, mode in plan:
             corpus = corpus_name(model, run["docs"], run["set"])
-            rr = reciprocal_ranks(app, corpus, run["queries"], run["names"], mode)
-            row["systems"][system] = mean_interval(rr).scaled(1.0, 3)
+            ranks[system] = reciprocal_ranks(app, corpus, run["queries"], run["names"], mode)
+            row["systems"][system] = mean_interval(ranks[system]).scaled(1.0, 3)
+        row["differences"] = {
+            f"{CANDIDATE} - {other}": paired_mean_difference(
+                ranks[other], ranks[CANDIDATE]).scaled(1.0, 3)
+            for other in ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid")}
         row["seconds"] = round(time.perf_counter() - started, 1)
         print(line(row), flush=True)
         rows.append(row)
@@ -221,6 +232,17 @@ def line(row: dict) -> str:
     cells = [f"{s['value']:.3f} [{s['low']:.3f}, {s['high']:.3f}]"
              for s in row["systems"].values()]
     return f"| {row['direction']} | {row['queries']} | " + " | ".join(cells) + " |"
+
+
+def differences(rows: list[dict]) -> str:
+    """The paired differences of ``CANDIDATE`` against each other system, as a table."""
+    names = list(rows[0]["differences"])
+    out = ["| direction | " + " | ".join(names) + " |", "|" + "---|" * (1 + len(names))]
+    for row in rows:
+        cells = [f"{d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}] {d['verdict']}"
+                 for d in row["differences"].values()]
+        out.append(f"| {row['direction']} | " + " | ".join(cells) + " |")
+    return "\n".join(out)
 
 
 def header() -> str:
@@ -251,6 +273,7 @@ def main() -> None:
         print(header(), flush=True)
         rows = measure(app, runs)
         app.db.dispose()
+    print(f"\nPaired differences (MRR@10, 95% interval, verdict):\n{differences(rows)}")
     result = {
         "collection": "Debian manual pages, man1: en /usr/share/man/man1; de, fr, es, ja from "
                       "manpages-de, manpages-fr, manpages-es, manpages-ja",
