@@ -11,7 +11,9 @@ same file name and both have a NAME summary and a DESCRIPTION section. For each 
   source's text, requests and escapes removed), in one language.
 
 Pages per language are capped (``--pages``, a sample seeded by ``--seed``) to keep the run
-short on 2 cores. For each language X, one corpus holds X's documents of X's sample and another
+short on 2 cores (about 2 minutes); the translated languages have fewer usable pages than the
+default cap of 300, so only the English-only sample (``en→en``) depends on the seed.
+For each language X, one corpus holds X's documents of X's sample and another
 the English documents of the same pages, so both directions search a pool of the same size.
 Directions: ``X→X`` (monolingual), ``en→X`` (English query, X pages), ``X→en`` (X query,
 English pages), ``en→en (X pages)`` (English query, English pages of X's sample: the same
