@@ -131,8 +131,6 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
     write_address(url, request, page)
     url.write("like", like)
     url.write("dups", dups)
-    if request.submitted:  # a search typed: no longer the saved search opened from the sidebar
-        url.write("saved", None)
 
     if problem := k_problem(request.k):
         st.error(md_escape(problem), icon=":material/error:")
