@@ -179,7 +179,6 @@ def list_models(settings: Settings) -> list[ModelInfo]:
 
 def load_encoder(name: str, settings: Settings):
     """Load a model by name onto the configured device and precision (imports torch lazily)."""
-    from searchapp.embedding.encoder import SiameseEncoder
 
     path = model_path(name, settings)
     encoder = load_trainable(path, settings)

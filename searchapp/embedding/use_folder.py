@@ -25,8 +25,8 @@ from pathlib import Path
 
 import torch
 
-from searchapp.errors import ModelError
 from searchapp.embedding.use_network import PACKAGE, PACKAGE_VERSION, resources
+from searchapp.errors import ModelError
 
 BASE = "use-multilingual-v3"
 WEIGHTS = "model.safetensors"

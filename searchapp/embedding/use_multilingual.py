@@ -40,8 +40,7 @@ import numpy as np
 import torch
 
 from searchapp.base.timing import StageTimes
-from searchapp.embedding import speed
-from searchapp.embedding import use_folder
+from searchapp.embedding import speed, use_folder
 from searchapp.embedding.query_runtime import QueryCache
 from searchapp.embedding.use_network import DIMENSION, UseNetwork, resources, weights_file
 from searchapp.errors import ModelError
