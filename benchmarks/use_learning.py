@@ -42,8 +42,7 @@ def run(query_lang: str, cap: int, seed: int) -> dict:
     os.environ["SEARCHAPP_DATA_DIR"] = tempfile.mkdtemp(prefix="use-learning-")
     os.environ["SEARCHAPP_DEVICE"] = "cpu"
     from searchapp.context import App
-    from searchapp.jobs.worker import run_until_done
-    from searchapp.jobs.worker import work
+    from searchapp.jobs.worker import run_until_done, work
     from searchapp.judgements import service as judgements
     from searchapp.training.learn_job import request_learning
 
