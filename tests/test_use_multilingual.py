@@ -9,8 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from searchapp.embedding.models import check_trainable, list_models
-from searchapp.errors import ModelError
+from searchapp.embedding.models import list_models
 from searchapp.intake.ingest import read_table
 from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
@@ -101,9 +100,3 @@ def test_a_german_query_finds_the_english_sentence_in_a_corpus_of_it(app):
     assert hits[0].id == "reset"
     hits = search(app, "multi", "猫が窓辺で寝ている", k=1)  # hybrid: no word in common
     assert hits[0].id == "cat"
-
-
-def test_training_it_is_refused_with_a_message(app):
-    with pytest.raises(ModelError, match="cannot be trained yet"):
-        check_trainable(NAME, app.settings)
-    check_trainable("all-MiniLM-L6-v2", app.settings)  # the default still trains

@@ -179,22 +179,35 @@ def list_models(settings: Settings) -> list[ModelInfo]:
 
 def load_encoder(name: str, settings: Settings):
     """Load a model by name onto the configured device and precision (imports torch lazily)."""
-    from searchapp.embedding.encoder import SiameseEncoder
 
     path = model_path(name, settings)
-    if is_use_model(path):
-        from searchapp.embedding.use_multilingual import UseEncoder
-
-        return UseEncoder.load(settings.device)
-    encoder = SiameseEncoder.load(path, device=settings.device,
-                                  precision=settings.precision)
-    encoder.query_graph_dir = settings.data_dir / "cache" / "query-graphs"
+    encoder = load_trainable(path, settings)
+    if not is_use_model(path):
+        encoder.query_graph_dir = settings.data_dir / "cache" / "query-graphs"
     return encoder
 
 
+def load_trainable(path: Path, settings: Settings):
+    """A fresh encoder of the model folder ``path`` that training may change: a
+    ``SiameseEncoder``, or a ``UseEncoder`` for the multilingual USE and its fine-tuned
+    copies (imports torch lazily).
+
+    Example:
+        >>> load_trainable(BUNDLED["use-multilingual-v3"](), settings).dimension  # doctest: +SKIP
+        512
+    """
+    if is_use_model(path):
+        from searchapp.embedding.use_multilingual import UseEncoder
+
+        return UseEncoder.load(settings.device, path)
+    from searchapp.embedding.encoder import SiameseEncoder
+
+    return SiameseEncoder.load(path, device=settings.device, precision=settings.precision)
+
+
 def is_use_model(path: Path) -> bool:
-    """Whether the model folder is the multilingual USE (which ``SiameseEncoder`` cannot load,
-    nor training fine-tune).
+    """Whether the model folder is the multilingual USE or a fine-tuned copy of it (which
+    ``SiameseEncoder`` cannot load; ``use_folder`` says what such a folder holds).
 
     Example:
         >>> is_use_model(BUNDLED["use-multilingual-v3"]())
@@ -207,19 +220,50 @@ def is_use_model(path: Path) -> bool:
     return isinstance(config, dict) and config.get("model_type") == USE_TYPE
 
 
-def check_trainable(name: str, settings: Settings) -> None:
-    """Raise ModelError, before any job is queued, where the model cannot be trained: the
-    multilingual USE (its table is quantised to uint8 and it is no Hugging Face model, so
-    fine-tuning, adaptation, learning from judgements and rerankers built from it do not
-    apply yet).
+def check_trainable(name: str, settings: Settings, job: str = "finetune") -> None:
+    """Raise ModelError, before any job is queued, where model ``name`` cannot be trained by
+    ``job`` (finetune|learn|adapt|rerank|augment); an unknown model name too.
+
+    Every model fine-tunes and learns from judgements. The multilingual USE (and its
+    fine-tuned copies) refuses what needs parts it does not have: SimCSE adaptation
+    learns from dropout, and rerankers and Augmented SBERT's cross-encoder are made from a
+    Hugging Face transformer (``USE_REFUSALS``).
 
     Example:
-        >>> check_trainable("use-multilingual-v3", Settings.from_env({}))
+        >>> check_trainable("use-multilingual-v3", Settings.from_env({}), "learn")
+        >>> check_trainable("use-multilingual-v3", Settings.from_env({}), "adapt")
         Traceback (most recent call last):
         ...
-        searchapp.errors.ModelError: use-multilingual-v3 cannot be trained yet: ...
+        searchapp.errors.ModelError: use-multilingual-v3 cannot be adapted to a corpus' ...
     """
-    if is_use_model(model_path(name, settings)):
-        raise ModelError(f"{name} cannot be trained yet: fine-tuning, adaptation and "
-                         "rerankers work on Hugging Face models such as all-MiniLM-L6-v2. "
-                         "Its corpora are searched with it as it is.")
+    problem = refusal(name, settings, job)
+    if problem:
+        raise ModelError(problem)
+
+
+def refusal(name: str, settings: Settings, job: str) -> str:
+    """Why model ``name`` cannot be trained by ``job`` ("" when it can); ModelError for an
+    unknown model.
+
+    Example:
+        >>> refusal("all-MiniLM-L6-v2", Settings.from_env({}), "augment")
+        ''
+    """
+    if job in USE_REFUSALS and is_use_model(model_path(name, settings)):
+        return USE_REFUSALS[job].format(name=name)
+    return ""
+
+
+# what the multilingual USE cannot be trained by, and why (one line each, with what to do)
+USE_REFUSALS = {
+    "adapt": "{name} cannot be adapted to a corpus' text: the adaptation (SimCSE) learns from "
+             "dropout, which this network has none of. Learn from judgements instead "
+             "(searchapp finetune --corpus C --from-judgements), which fine-tunes it.",
+    "rerank": "A reranker cannot be trained for a corpus on {name}: rerankers are "
+              "cross-encoders made from a Hugging Face transformer, which this model has "
+              "none of. Learn from judgements instead "
+              "(searchapp finetune --corpus C --from-judgements).",
+    "augment": "Augmented SBERT cannot run on {name}: its cross-encoder is made from a Hugging "
+               "Face transformer, which this model has none of. Learn with --augment off "
+               "(or auto, which leaves it off for this model).",
+}

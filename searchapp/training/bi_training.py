@@ -21,7 +21,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.embedding.models import model_path
+from searchapp.embedding.models import load_trainable, model_path
 from searchapp.errors import JobError
 from searchapp.training import holdout
 from searchapp.training import recipe as recipes
@@ -96,7 +96,6 @@ def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, 
     Resumes from the trainer's checkpoint in ``work``. Returns {"folder", "config",
     "result"}, also saved as ``work/done.json`` (a finished training is not redone).
     """
-    from searchapp.embedding.encoder import SiameseEncoder
     from searchapp.training.trainer import Trainer
 
     finished = work / "done.json"
@@ -104,8 +103,7 @@ def train_bi_encoder(app: App, base: str, examples: list[Example], hyper: dict, 
         return json.loads(finished.read_text("utf-8"))
     data = training_data(examples)
     train_rows, dev_rows = dev_split(examples)
-    encoder = SiameseEncoder.load(model_path(base, app.settings), device=app.settings.device,
-                                  precision=app.settings.precision)
+    encoder = load_trainable(model_path(base, app.settings), app.settings)
     config = train_config(hyper, len(train_rows), lr_default=lr_default, recipe=recipe,
                           device_type=encoder.device.type)
     trainer = Trainer(encoder, data.subset(train_rows), data.subset(dev_rows), config, work,

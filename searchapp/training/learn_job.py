@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from searchapp.context import App
-from searchapp.embedding.models import check_trainable
+from searchapp.embedding.models import check_trainable, refusal
 from searchapp.errors import JobError, TrainingDataError
 from searchapp.evaluation.fusion_fit import request_fusion_fit
 from searchapp.evaluation.judged import Items
@@ -129,7 +129,9 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     hyper = checked_hyper(hyper)
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    check_trainable(state.model_name, app.settings)
+    check_trainable(state.model_name, app.settings, LEARN)
+    if augment == "on":
+        check_trainable(state.model_name, app.settings, "augment")
     if queue.active_for(app.db, LEARN, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a learning job queued or running.")
     items = corpus_items(app, state.name)
@@ -142,7 +144,8 @@ def request_learning(app: App, corpus: str, *, name: str, augment: str = "auto",
     train, held = holdout.split(items)
     holdout.check(train)
     check_verdict_possible(held)
-    augmenting = augment == "on" or (augment == "auto" and positives(train) < AUGMENT_BELOW)
+    augmenting = augment == "on" or (augment == "auto" and positives(train) < AUGMENT_BELOW
+                                     and not refusal(state.model_name, app.settings, "augment"))
     shutil.rmtree(work_folder(app, name), ignore_errors=True)  # an earlier failed job's
     job_id = submit(app.db, LearnPayload(
         state.name, name, state.model_name, augment=augmenting, hyper=hyper,

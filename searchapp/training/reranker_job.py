@@ -42,7 +42,7 @@ def request_reranker(app: App, corpus: str, **settings) -> int:
         raise JobError(f"Unknown setting(s) {sorted(unknown)}; known: {', '.join(sorted(known))}.")
     with app.db.session() as s:
         state = repo.corpus_state(s, corpus)
-    check_trainable(state.model_name, app.settings)
+    check_trainable(state.model_name, app.settings, KIND)
     if queue.active_for(app.db, KIND, "corpus", state.name):
         raise JobError(f"Corpus {state.name!r} already has a reranker job queued or running.")
     check_items(*holdout.split(corpus_items(app, state.name)))

@@ -28,6 +28,7 @@ from searchapp.context import App
 from searchapp.embedding.models import (
     BUNDLED,
     check_trainable,
+    load_trainable,
     model_path,
     read_card,
     validate_name,
@@ -112,7 +113,6 @@ def load_dev(raw: bytes | str | Path, filename: str | None, train: TrainingData,
 
 def finetune(ctx, payload: FinetunePayload) -> dict:
     """The job: train, save ``models/NAME`` with its card, return the metrics."""
-    from searchapp.embedding.encoder import SiameseEncoder
     from searchapp.training.trainer import TrainConfig, Trainer
 
     app, name = ctx.app, payload.name
@@ -132,8 +132,7 @@ def finetune(ctx, payload: FinetunePayload) -> dict:
         train, dev = split_dev(data, 0.1, hyper.seed)
         dev_source = f"10% of {payload.train_filename} held out"
     base_path = model_path(payload.base, app.settings)
-    encoder = SiameseEncoder.load(base_path, device=app.settings.device,
-                                  precision=app.settings.precision)
+    encoder = load_trainable(base_path, app.settings)  # a USE model too (its table frozen)
     ctx.progress(0, 1, f"Evaluating {payload.base} on the dev set before training",
                  force=True)
     trainer = Trainer(encoder, train, dev, hyper, folder, progress=_reporter(ctx))
