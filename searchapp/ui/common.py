@@ -119,6 +119,31 @@ def compact_top() -> None:
         st.markdown(COMPACT_TOP, unsafe_allow_html=True)  # our constant, no user text
 
 
+# Every element that holds a document's or a user's text reads its direction from that text,
+# paragraph by paragraph, as ``dir="auto"`` does: an Arabic or Hebrew snippet runs right to
+# left (its full stop at its left end), an English one beside it left to right. Streamlit's
+# Markdown takes no attribute of ours, so this is the style's ``unicode-bidi: plaintext``
+# (and ``text-align: start``, which then follows each paragraph's own direction).
+TEXT_DIRECTION = """<style>
+[data-testid="stMarkdownContainer"] :is(p, li, h1, h2, h3, h4, h5, h6, blockquote, td, th),
+[data-testid="stExpander"] summary, [data-testid="stTooltipContent"],
+[data-testid="stAlertContentInfo"], [data-testid="stText"] {
+  unicode-bidi: plaintext; text-align: start; }
+.st-key-text-direction { display: none; }
+</style>"""
+
+
+def text_direction() -> None:
+    """Each paragraph of every page in the direction of its own script (``TEXT_DIRECTION``);
+    drawn once per run by ``app.py``, in the sidebar, so that it takes no row of a page.
+
+    Example (in ``app.py``):
+        >>> text_direction()                                   # doctest: +SKIP
+    """
+    with st.sidebar.container(key="text-direction"):
+        st.markdown(TEXT_DIRECTION, unsafe_allow_html=True)  # our constant, no user text
+
+
 def corpus_summaries(app: App) -> list[repo.CorpusSummary]:
     """Every corpus with its document and embedded counts, by name."""
     with app.db.session() as s:

@@ -24,7 +24,7 @@ from searchapp import clusters as cl
 from searchapp.clusters import ClusterParams
 from searchapp.clusters.edits import apply_edits, load_edits, merge_clusters, rename_cluster
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
-from searchapp.corpora.csv_safe import safe_csv
+from searchapp.corpora.csv_safe import safe_csv, spreadsheet_bytes
 from searchapp.search.service import search
 from searchapp.ui.charts_clusters import cluster_map, density_image, size_bars, standalone_html
 from searchapp.ui.cluster_filters import save_filter_form, saved_filters_list
@@ -266,8 +266,8 @@ def selected_rows(event, trace_rows) -> np.ndarray:
 
 
 def csv_bytes(frame) -> bytes:
-    """A table as CSV whose cells cannot run as spreadsheet formulas."""
-    return safe_csv(frame).encode("utf-8")
+    """A table as CSV whose cells cannot run as spreadsheet formulas, UTF-8 for Excel too."""
+    return spreadsheet_bytes(safe_csv(frame))
 
 
 def exports(result: cl.ClusterResult, fig) -> None:

@@ -17,6 +17,7 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import duplicates as dup
+from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
@@ -65,11 +66,11 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     left, right = st.columns(2)
     # The full tables are built only when a button is clicked (on Streamlit's thread).
     left.download_button("Download pairs (CSV)",
-                         lambda: pairs_csv(report),
+                         lambda: spreadsheet_bytes(pairs_csv(report)),
                          file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
                          icon=":material/download:", on_click="ignore")
     right.download_button("Download groups (CSV)",
-                          lambda: groups_csv(report),
+                          lambda: spreadsheet_bytes(groups_csv(report)),
                           file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
                           icon=":material/download:", on_click="ignore")
     st.plotly_chart(score_histogram(report.pair_scores, report.threshold, calibrated),
