@@ -23,8 +23,8 @@ from searchapp.base.text_width import columns
 from searchapp.corpora.csv_safe import safe_csv, spreadsheet_bytes
 from searchapp.corpora.reading import Reading, layout_blocks
 from searchapp.intake.ingest import read_table
-from searchapp.search.snippets import WIDTH, make_snippet
 from searchapp.search.service import SearchHit
+from searchapp.search.snippets import WIDTH, make_snippet
 from searchapp.ui.charts_clusters import cluster_map, hover_texts
 from searchapp.ui.common import TEXT_DIRECTION
 from searchapp.ui.results import SNIPPET_CHARS, TITLE_CHARS, marked, title_and_body, title_of
