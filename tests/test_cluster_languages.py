@@ -110,7 +110,10 @@ def test_each_language_loses_its_stop_words():
         assert not STOP_WORDS[code] & set(words), (code, words)
 
 
-ENGLISH_WORDS = [*sorted(ENGLISH_STOP_WORDS)[::5], "die", "war", "man", "son", "once", "pour", "hat", "gift", "also", "will", "des", "las", "server", "backup", "database", "card", "credit", "river", "bank", "dog", "beach"]
+ENGLISH_WORDS = [*sorted(ENGLISH_STOP_WORDS)[::5],
+                 "die", "war", "man", "son", "once", "pour", "hat", "gift", "also", "will", "des",
+                 "las", "server", "backup", "database", "card", "credit", "river", "bank", "dog",
+                 "beach"]
 GIT_PAGES = sorted(glob.glob("/usr/share/doc/git-doc/git-*.html"))
 SAMPLE = Path(__file__).resolve().parents[1] / "searchapp" / "sample" / "captions.csv.gz"
 
