@@ -26,7 +26,7 @@ from searchapp.intake.ingest import read_table
 from searchapp.search.service import SearchHit
 from searchapp.search.snippets import WIDTH, make_snippet
 from searchapp.ui.charts_clusters import cluster_map, hover_texts
-from searchapp.ui.common import TEXT_DIRECTION
+from searchapp.ui.common import TEXT_DIRECTION, rtl_cells
 from searchapp.ui.results import SNIPPET_CHARS, TITLE_CHARS, marked, title_and_body, title_of
 from searchapp.web.reader import page_html
 from tests.conftest import REPO
@@ -143,3 +143,38 @@ def test_a_downloaded_csv_goes_back_in_through_ingest(tmp_path):
     path.write_bytes(spreadsheet_bytes(safe_csv(pd.DataFrame({"id": ["ja"], "text": [JAPANESE]}))))
     table = read_table(path)
     assert table.columns == ["id", "text"] and table.head[0][1] == {"id": "ja", "text": JAPANESE}
+
+
+# ---- the data grids: drawn on a canvas, their right-to-left cells isolated ---------------------
+def test_the_duplicates_page_isolates_right_to_left_cells_only(ui_resources, bundled_encoder):
+    from searchapp.jobs.worker import work
+    from searchapp.ui.resources import get_app
+    from tests.test_duplicates import make_corpus
+
+    app = get_app()
+    make_corpus(app, bundled_encoder, "mixed", "id,text\n"
+                f"a1,{ARABIC}\na2,\"  {ARABIC}  \"\n"
+                "e1,How do I reset my password?\ne2,\"  how do I   reset my password\"\n")
+    at = AppTest.from_file(REPO / "searchapp" / "ui" / "pages" / "duplicates.py",
+                           default_timeout=60).run()
+    next(b for b in at.button if b.label.startswith("Find duplicates")).click().run()
+    assert work(app, stop_when_idle=True) == 1
+    at.run()
+    assert not at.exception
+    pairs = at.dataframe[0].value
+    texts = {a: (ta, tb) for a, ta, tb in zip(pairs["a"], pairs["a_text"], pairs["b_text"],
+                                               strict=True)}
+    [arabic] = [t for a, t in texts.items() if a.startswith("a")]
+    [english] = [t for a, t in texts.items() if a.startswith("e")]
+    assert all(t.startswith(FSI) and t.endswith(PDI) and ARABIC in t for t in arabic), arabic
+    assert not any(FSI in t or PDI in t for t in english), english
+    shown = at.dataframe[1].value["representative"].tolist()  # the groups
+    assert sorted(t.startswith(FSI) for t in shown) == [False, True], shown
+
+
+def test_rtl_cells_change_only_right_to_left_text():
+    frame = pd.DataFrame({"id": ["ar", "ja", "en"], "text": [ARABIC, JAPANESE, ENGLISH],
+                          "n": [1, 2, 3]})
+    got = rtl_cells(frame, ["text", "n", "missing"])
+    assert got.text.tolist() == [FSI + ARABIC + PDI, JAPANESE, ENGLISH]
+    assert got.n.tolist() == [1, 2, 3] and frame.text[0] == ARABIC  # a copy

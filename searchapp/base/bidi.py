@@ -17,6 +17,8 @@ Example:
 
 from __future__ import annotations
 
+import re
+
 FSI, PDI = "\u2068", "\u2069"
 
 
@@ -28,3 +30,32 @@ def isolate(text: str) -> str:
         [8296, 97, 98, 8297]
     """
     return f"{FSI}{text}{PDI}"
+
+
+# Letters of the right-to-left scripts (bidi classes R and AL): Hebrew, Arabic, Syriac, Thaana,
+# N'Ko, Samaritan, Mandaic, their presentation forms, and the historic ones beyond the BMP.
+_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff"
+                  "\U0001e800-\U0001efff]")
+
+
+def has_rtl(text: str) -> bool:
+    """Whether ``text`` holds a letter of a right-to-left script.
+
+    Example:
+        >>> has_rtl("שלום"), has_rtl("café 日本")
+        (True, False)
+    """
+    return _RTL.search(text) is not None
+
+
+def isolate_rtl(text: object) -> object:
+    """``text`` isolated (``isolate``) where it holds right-to-left letters; anything else as
+    it is. For a table cell or a list's option, drawn where no style reaches (a data grid is
+    a canvas): a text of left-to-right scripts keeps every character, so what a person
+    copies or searches in the grid is unchanged.
+
+    Example:
+        >>> isolate_rtl("abc"), isolate_rtl(3), isolate_rtl("مرحبا.") == FSI + "مرحبا." + PDI
+        ('abc', 3, True)
+    """
+    return isolate(text) if isinstance(text, str) and has_rtl(text) else text

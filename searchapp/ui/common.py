@@ -19,6 +19,7 @@ from datetime import datetime
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from searchapp.base.bidi import isolate_rtl
 from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
@@ -131,6 +132,20 @@ TEXT_DIRECTION = """<style>
   unicode-bidi: plaintext; text-align: start; }
 .st-key-text-direction { display: none; }
 </style>"""
+
+
+def rtl_cells(frame, columns: list[str]):
+    """``frame`` with the cells of ``columns`` that hold right-to-left text isolated
+    (``base/bidi.isolate_rtl``), for ``st.dataframe``: its grid is drawn on a canvas, where no
+    style reaches, and an Arabic cell's full stop would stand at its wrong end.
+
+    Example:
+        >>> import pandas as pd
+        >>> rtl_cells(pd.DataFrame({"text": ["abc"]}), ["text"]).text.tolist()
+        ['abc']
+    """
+    present = [c for c in columns if c in frame.columns]
+    return frame.assign(**{c: frame[c].map(isolate_rtl) for c in present}) if present else frame
 
 
 def text_direction() -> None:

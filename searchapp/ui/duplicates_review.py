@@ -15,6 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import duplicates as dup
+from searchapp.base.bidi import isolate_rtl
 from searchapp.context import App
 from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
@@ -159,7 +160,7 @@ def confirmed_groups_section(app: App, corpus: str) -> None:
                        lambda: spreadsheet_bytes(groups_csv(groups)),
                        file_name=f"{corpus}-confirmed-groups.csv", mime="text/csv",
                        icon=":material/download:", on_click="ignore")
-    st.dataframe([{"canonical": g.canonical, "text": g.texts[0], "size": g.size,
+    st.dataframe([{"canonical": g.canonical, "text": isolate_rtl(g.texts[0]), "size": g.size,
                    "conflicts": g.conflicts} for g in groups], hide_index=True,
                  width="stretch", key="confirmed-groups",
                  column_config={"text": st.column_config.TextColumn(width="large")})
