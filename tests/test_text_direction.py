@@ -98,11 +98,15 @@ def test_the_maps_hovers_and_names_isolate_document_text():
     frame = pd.DataFrame({"id": ["a", "b"], "cluster": [0, 0], "label": ["كلمة المرور"] * 2,
                           "x": [0.0, 1.0], "y": [1.0, 0.0], "text": [ARABIC, "<b>x</b>"],
                           "highlight": [False, False]})
-    hover = hover_texts(frame)[0]
-    assert hover == f"<b>{FSI}a{PDI}</b> · {FSI}كلمة المرور{PDI}<br>{FSI}{ARABIC}{PDI}"
+    arabic, english = hover_texts(frame)
+    assert arabic == f"<b>a</b> · {FSI}كلمة المرور{PDI}<br>{FSI}{ARABIC}{PDI}"
+    assert english == f"<b>b</b> · {FSI}كلمة المرور{PDI}<br>&lt;b&gt;x&lt;/b&gt;"
     fig, _ = cluster_map(frame, {0: 2})
     names = next(t for t in fig.data if t.name == "cluster names")
     assert all(n.startswith(FSI) and n.endswith(PDI) for n in names.text)
+    frame["label"] = "backup"
+    fig, _ = cluster_map(frame, {0: 2})
+    assert next(t for t in fig.data if t.name == "cluster names").text == ("backup",)
 
 
 def test_the_reader_view_marks_its_text_dir_auto():

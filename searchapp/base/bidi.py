@@ -34,8 +34,9 @@ def isolate(text: str) -> str:
 
 # Letters of the right-to-left scripts (bidi classes R and AL): Hebrew, Arabic, Syriac, Thaana,
 # N'Ko, Samaritan, Mandaic, their presentation forms, and the historic ones beyond the BMP.
-_RTL = re.compile("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff"
-                  "\U0001e800-\U0001efff]")
+RTL_LETTER = ("[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc\U00010800-\U00010fff"
+              "\U0001e800-\U0001efff]")
+_RTL = re.compile(RTL_LETTER)
 
 
 def has_rtl(text: str) -> bool:
