@@ -182,3 +182,24 @@ def test_rtl_cells_change_only_right_to_left_text():
     got = rtl_cells(frame, ["text", "n", "missing"])
     assert got.text.tolist() == [FSI + ARABIC + PDI, JAPANESE, ENGLISH]
     assert got.n.tolist() == [1, 2, 3] and frame.text[0] == ARABIC  # a copy
+
+
+# ---- the CLI: columns of a table line up whatever the script ------------------------------------
+def test_the_duplicates_table_lines_up_japanese_and_english(app, bundled_encoder, monkeypatch,
+                                                             capsys):
+    from searchapp.cli import main
+    from tests.test_duplicates import make_corpus
+
+    japanese = "パスワードを忘れたときは、設定画面からリセットしてください。"
+    make_corpus(app, bundled_encoder, "mixed", "id,text\n"
+                f"j1,{japanese}\nj2,\"  {japanese}  \"\n"
+                "e1,How do I reset my password?\ne2,\"  how do I   reset my password\"\n")
+    monkeypatch.setattr("searchapp.cli.common.open_app", lambda: app)
+    assert main(["duplicates", "--corpus", "mixed", "--threshold", "0.9"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("SCORE"))
+    table = lines[head:head + 3]
+    starts = {columns(line[:line.rindex(word)]) for line, word in
+              zip(table, ["B_TEXT", "パスワード", "how do"], strict=True)}
+    assert len(starts) == 1, table  # B_TEXT's column starts at the same place on each line
+    assert all(columns(line) <= 130 for line in table), table
