@@ -78,10 +78,12 @@ def test_german_and_japanese_clusters_are_named_by_their_own_words(app):
         terms = cluster["terms"][:6]
         assert not german & set(terms), (label, terms)  # no "der", "die", "und"
         assert not any(HIRAGANA_CHAR.search(t) for t in terms), (label, terms)
-        assert all(len(t) <= 8 for t in terms if CJK_RUN.search(t)), (label, terms)  # words
-        assert len(label) <= 40 and not german & set(label.lower().split()), label
+        assert all(len(w) <= 8 for t in terms if CJK_RUN.search(t) for w in t.split()), terms
+        assert not german & set(label.lower().split()), label
+        assert not HIRAGANA_CHAR.search(label) and len(label) <= 30, label  # no sentence
     terms = {t for c in named.values() for t in c["terms"][:4]}
     assert {"sicherung", "netzwerk", "バックアップ", "ネットワーク"} <= terms, terms
+    assert {"データベース バックアップ", "ネットワーク 接続"} <= set(named), list(named)
 
 
 # ---- the terms -----------------------------------------------------------------------------
@@ -92,11 +94,19 @@ def test_chinese_clusters_are_named_by_character_pairs():
     assert all(len(t) == 2 for terms in got.values() for t in terms), got
 
 
+def test_a_japanese_title_is_cut_to_a_short_name():
+    from searchapp.clusters.names import title_of
+
+    assert title_of("", JAPANESE_BACKUP[0]) == "データベースのバックアップは…"
+    assert title_of("", "How far is it from Denver to Aspen ?") == "How far is it from Denver…"
+
+
 def test_japanese_terms_are_kanji_and_katakana_words():
     assert terms_of("バックアップは pg_dump で作成し、psql で復元します。") == [
         "バックアップ", "作成", "psql", "復元"]
     _counts, terms = term_counts(JAPANESE_BACKUP)
-    assert not [t for t in terms if HIRAGANA_CHAR.search(t) or len(t) > 12], terms.tolist()
+    assert not [t for t in terms if HIRAGANA_CHAR.search(t)
+                or any(len(w) > 12 for w in t.split())], terms.tolist()
 
 
 def test_each_language_loses_its_stop_words():

@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3005"  # with 々, the repeat mark
 KATAKANA = "\u30a1-\u30fa\u30fc-\u30ff\u31f0-\u31ff\uff66-\uff9f"  # with ー, not ・
@@ -47,6 +48,21 @@ def is_japanese(text: str) -> bool:
         (True, False)
     """
     return KANA.search(text) is not None
+
+
+def japanese_phrases(run: str) -> list[str]:
+    """Two Japanese words side by side, or joined by の ("of"), as a phrase of two words
+    (written with a space, as every phrase is): "データベースのバックアップ" gives
+    "データベース バックアップ". A noun and the noun it qualifies, the closest Japanese
+    comes to "database backup"; any other particle between two words joins none.
+
+    Example:
+        >>> japanese_phrases("データベースのバックアップとサーバー設定")
+        ['データベース バックアップ', 'サーバー 設定']
+    """
+    found = [m for m in _JAPANESE_UNIT.finditer(run) if m.group() not in JAPANESE_STOP]
+    return [f"{a.group()} {b.group()}" for a, b in pairwise(found)
+            if run[a.end():b.start()] in ("", "の")]
 
 
 def cjk_units(run: str, japanese: bool) -> list[str]:

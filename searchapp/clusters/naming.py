@@ -26,7 +26,7 @@ from itertools import pairwise
 import numpy as np
 
 from searchapp.clusters.algorithms import rows_by_cluster
-from searchapp.clusters.cjk_terms import CJK_RUN, cjk_units, is_japanese
+from searchapp.clusters.cjk_terms import CJK_RUN, cjk_units, is_japanese, japanese_phrases
 from searchapp.clusters.stopwords import stop_words_of
 from searchapp.clusters.wordforms import same_word
 
@@ -91,7 +91,7 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
         ['write-ahead logs', 'point in time', 'time for write-ahead']
     """
     stop = _stop_words() if stop is None else stop
-    tokens, units = _tokens(text)
+    tokens, units, cjk_phrases = _tokens(text)
     good = [len(t) >= 2 and t.replace("-", "").isalpha() and "_" not in t and t not in stop
             and i not in units for i, t in enumerate(tokens)]
     words = [t for i, (t, ok) in enumerate(zip(tokens, good, strict=True)) if ok or i in units]
@@ -102,23 +102,25 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
                                                                   tokens[2:], strict=False))
                if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS)
                and not _forms(a, c)]
-    return words + pairs + triples
+    return words + pairs + triples + cjk_phrases
 
 
-def _tokens(text: str) -> tuple[list[str], set[int]]:
-    """The lower-cased tokens of ``text`` and the positions of those that are units of Chinese
-    or Japanese text (``cjk_units``: words of their own, never part of a phrase).
+def _tokens(text: str) -> tuple[list[str], set[int], list[str]]:
+    """The lower-cased tokens of ``text``, the positions of those that are words of Chinese
+    or Japanese text (``cjk_units``: never part of an English-style phrase), and the
+    Japanese phrases (``japanese_phrases``).
 
     Example:
-        >>> _tokens("psqlで復元する")
-        (['psql', '復元'], {1})
+        >>> _tokens("psqlでデータベースの復元")
+        (['psql', 'データベース', '復元'], {1, 2}, ['データベース 復元'])
     """
     tokens = [t.lower() for t in TOKEN.findall(text)]
     if text.isascii() or not CJK_RUN.search(text):
-        return tokens, set()
+        return tokens, set(), []
     japanese = is_japanese(text)
     out: list[str] = []
     units: set[int] = set()
+    phrases: list[str] = []
     for token in tokens:
         last = 0
         for run in CJK_RUN.finditer(token):
@@ -126,9 +128,10 @@ def _tokens(text: str) -> tuple[list[str], set[int]]:
             for unit in cjk_units(run.group(), japanese):
                 units.add(len(out))
                 out.append(unit)
+            phrases += japanese_phrases(run.group()) if japanese else []
             last = run.end()
         out += TOKEN.findall(token[last:]) if last else [token]
-    return out, units
+    return out, units, phrases
 
 
 def _forms(a: str, b: str) -> bool:
