@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from streamlit.testing.v1 import AppTest
 
 from searchapp.base.bidi import FSI, PDI
-from searchapp.base.text_width import columns
+from searchapp.base.text_width import char_columns, chars_within, columns
 from searchapp.corpora.csv_safe import safe_csv, spreadsheet_bytes
 from searchapp.corpora.reading import Reading, layout_blocks
 from searchapp.intake.ingest import read_table
@@ -203,3 +203,12 @@ def test_the_duplicates_table_lines_up_japanese_and_english(app, bundled_encoder
               zip(table, ["B_TEXT", "パスワード", "how do"], strict=True)}
     assert len(starts) == 1, table  # B_TEXT's column starts at the same place on each line
     assert all(columns(line) <= 130 for line in table), table
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=80), st.integers(0, 100))
+def test_columns_and_the_characters_within_a_width_agree(text, width):
+    assert columns(text) == sum(2 if char_columns(c) == 2 else 1 for c in text)
+    fits = chars_within(text, width)
+    assert columns(text[:fits]) <= width
+    assert fits == len(text) or columns(text[:fits + 1]) > width
