@@ -10,6 +10,7 @@ did not come through that door with a live login; the pages are only declared af
 import streamlit as st
 
 from searchapp.ui.auth import logout_button, require_login
+from searchapp.ui.common import text_direction
 from searchapp.ui.jobs_indicator import jobs_indicator
 from searchapp.ui.resources import get_app
 from searchapp.ui.welcome import APP_NAME, ICON, open_page_in_other_case, say_unknown_address
@@ -35,6 +36,7 @@ PAGES = [
 ]
 
 logout_button()
+text_direction()  # every page: each paragraph in its own script's direction
 page = st.navigation({APP_NAME: PAGES})  # the section's title names the app in the sidebar
 meant = open_page_in_other_case(PAGES)  # /Jobs opens the Jobs page (once, as the session opens)
 if meant is not None and meant is not page:

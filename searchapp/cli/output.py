@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from searchapp.base.private_files import replace_private
+from searchapp.base.text_width import chars_within, columns
 from searchapp.errors import OutputPathError
 from searchapp.reporting import printable
 
@@ -88,26 +89,41 @@ def cell(value) -> str:
     return "" if value is None else printable(value)
 
 
-def print_table(rows: list[dict], columns: list[str]) -> None:
-    """Rows as columns padded to their widest cell, headed by the upper-cased names."""
+def print_table(rows: list[dict], names: list[str]) -> None:
+    """Rows as columns padded to their widest cell, headed by the upper-cased names; widths
+    in a terminal's columns (a Chinese or Japanese character takes two: ``base/text_width``).
+
+    Example:
+        >>> print_table([{"id": "ja", "text": "日本語"}, {"id": "en", "text": "abc"}],
+        ...             ["text", "id"])
+        TEXT    ID
+        日本語  ja
+        abc     en
+    """
     if not rows:
         return
-    shown = [{c: cell(r.get(c, "")) for c in columns} for r in rows]
-    widths = {c: max(len(c), *(len(r[c]) for r in shown)) for c in columns}
-    print("  ".join(c.upper().ljust(widths[c]) for c in columns).rstrip())
+    shown = [{c: cell(r.get(c, "")) for c in names} for r in rows]
+    widths = {c: max(len(c), *(columns(r[c]) for r in shown)) for c in names}
+    print("  ".join(_pad(c.upper(), widths[c]) for c in names).rstrip())
     for r in shown:
-        print("  ".join(r[c].ljust(widths[c]) for c in columns).rstrip())
+        print("  ".join(_pad(r[c], widths[c]) for c in names).rstrip())
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` and the spaces that make it ``width`` columns wide."""
+    return text + " " * (width - columns(text))
 
 
 def short(text: str, width: int = 40) -> str:
-    """``text`` on one line, cut with an ellipsis to ``width`` characters.
+    """``text`` on one line, cut with an ellipsis to ``width`` columns (a Chinese or Japanese
+    character takes two).
 
     Example:
-        >>> short("How do I\\n reset my password?", 12)
-        'How do I re…'
+        >>> short("How do I\\n reset my password?", 12), short("パスワードを忘れました", 12)
+        ('How do I re…', 'パスワード…')
     """
     text = printable(" ".join(text.split()))
-    return text if len(text) <= width else text[:width - 1] + "…"
+    return text if columns(text) <= width else text[:chars_within(text, width - 1)] + "…"
 
 
 def progress_printer(label: str) -> Callable[[object], None]:

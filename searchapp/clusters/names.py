@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import re
 
+from searchapp.base.text_width import chars_within, columns
 from searchapp.clusters.naming import JOINERS, Scored
 from searchapp.clusters.wordforms import same_words, stems
 
@@ -45,6 +46,9 @@ PHRASES = 3  # phrases tried per cluster before its title and its own words
 WORDS_WEIGHT = 0.25  # of a phrase's words' own gap in its rank (``_phrase_rank``)
 TOP_WORDS = 5  # the best single words a name is judged to cover
 MAX_WORDS = 6  # a title or a first line longer than this is cut, with "…"
+MAX_WIDE = 30  # columns of a title in Chinese or Japanese (15 characters; no spaces to count)
+# Where a Japanese line may be cut: after a particle or an ending (hiragana), a space or a mark.
+WIDE_BREAK = re.compile(r"[\u3041-\u309f\s\u3001\u3002\uff0c\uff01\uff1f]")
 WORD = re.compile(r"(?u)\w+(?:[-'’]\w+)*")
 # What numbers a part of a manual: "9.4. ", "F.37. ", "Chapter 43. ", "Part V. ", "IV. "
 SECTION_NUMBER = re.compile(r"^\s*(?:(?i:chapter|part|appendix|section)\s+[\w.]+\s+"
@@ -73,7 +77,20 @@ def title_of(title: str | None, text: str) -> str:
 
 
 def _cut(line: str, most: int = MAX_WORDS) -> str:
-    """``line`` up to its ``most``-th word, with "…" when more followed."""
+    """``line`` up to its ``most``-th word, with "…" when more followed; a line of Chinese or
+    Japanese (wide characters), whose sentence is one "word", to ``MAX_WIDE`` columns.
+
+    Example:
+        >>> _cut("データベースのバックアップは毎晩作成され、サーバーに保存されます。")
+        'データベースのバックアップは…'
+    """
+    if columns(line) > max(len(line), MAX_WIDE):
+        cut = line[:chars_within(line, MAX_WIDE)]
+        ends = [m.end() for m in WIDE_BREAK.finditer(cut)]  # never inside a word
+        cut = cut[:ends[-1]] if ends and ends[-1] > len(cut) // 2 else cut
+        words = list(WORD.finditer(cut))
+        cut = cut[:words[most - 1].end()] if len(words) > most else cut
+        return cut.rstrip(" 、。,.:;-") + "…"
     found = list(WORD.finditer(line))
     if len(found) <= most:
         return line.strip(" :;,.-")

@@ -4,7 +4,9 @@ At scale the terms come from a sample of each cluster (``naming_rows``): word
 statistics of a few thousand members name a cluster as well as all of them,
 and reading every text of a million-document corpus is what makes a job slow.
 
-Terms are words and phrases of two or three words (``terms_of``), counted
+Terms are words and phrases of two or three words (``terms_of``; Chinese and Japanese
+text in the units of ``cjk_terms``; each document's stop words those of its language:
+``stopwords``), counted
 once per document (``term_counts``) and summed per cluster at any level of
 the hierarchy (``ctfidf_scored``). ``names`` turns them, and the central
 documents' titles, into the names a person reads.
@@ -24,6 +26,8 @@ from itertools import pairwise
 import numpy as np
 
 from searchapp.clusters.algorithms import rows_by_cluster
+from searchapp.clusters.cjk_terms import CJK_RUN, cjk_units, is_japanese, japanese_phrases
+from searchapp.clusters.stopwords import stop_words_of
 from searchapp.clusters.wordforms import same_word
 
 TOP_TERMS = 10
@@ -87,10 +91,10 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
         ['write-ahead logs', 'point in time', 'time for write-ahead']
     """
     stop = _stop_words() if stop is None else stop
-    tokens = [t.lower() for t in TOKEN.findall(text)]
+    tokens, units, cjk_phrases = _tokens(text)
     good = [len(t) >= 2 and t.replace("-", "").isalpha() and "_" not in t and t not in stop
-            for t in tokens]
-    words = [t for t, ok in zip(tokens, good, strict=True) if ok]
+            and i not in units for i, t in enumerate(tokens)]
+    words = [t for i, (t, ok) in enumerate(zip(tokens, good, strict=True)) if ok or i in units]
     pairs = [f"{a} {b}" for (a, b), (ga, gb) in zip(pairwise(tokens), pairwise(good),
                                                      strict=True)
              if ga and gb and not _forms(a, b)]
@@ -98,7 +102,36 @@ def terms_of(text: str, stop: frozenset[str] | None = None) -> list[str]:
                                                                   tokens[2:], strict=False))
                if good[i] and good[i + 2] and (good[i + 1] or b in JOINERS)
                and not _forms(a, c)]
-    return words + pairs + triples
+    return words + pairs + triples + cjk_phrases
+
+
+def _tokens(text: str) -> tuple[list[str], set[int], list[str]]:
+    """The lower-cased tokens of ``text``, the positions of those that are words of Chinese
+    or Japanese text (``cjk_units``: never part of an English-style phrase), and the
+    Japanese phrases (``japanese_phrases``).
+
+    Example:
+        >>> _tokens("psqlでデータベースの復元")
+        (['psql', 'データベース', '復元'], {1, 2}, ['データベース 復元'])
+    """
+    tokens = [t.lower() for t in TOKEN.findall(text)]
+    if text.isascii() or not CJK_RUN.search(text):
+        return tokens, set(), []
+    japanese = is_japanese(text)
+    out: list[str] = []
+    units: set[int] = set()
+    phrases: list[str] = []
+    for token in tokens:
+        last = 0
+        for run in CJK_RUN.finditer(token):
+            out += TOKEN.findall(token[last:run.start()])
+            for unit in cjk_units(run.group(), japanese):
+                units.add(len(out))
+                out.append(unit)
+            phrases += japanese_phrases(run.group()) if japanese else []
+            last = run.end()
+        out += TOKEN.findall(token[last:]) if last else [token]
+    return out, units, phrases
 
 
 def _forms(a: str, b: str) -> bool:
@@ -120,7 +153,8 @@ def term_counts(texts: list[str]):
     from sklearn.feature_extraction.text import CountVectorizer
 
     stop = _stop_words()
-    vectorizer = CountVectorizer(analyzer=lambda text: terms_of(text, stop), binary=True)
+    vectorizer = CountVectorizer(analyzer=lambda text: terms_of(text, stop_words_of(text, stop)),
+                                 binary=True)
     try:
         counts = vectorizer.fit_transform(texts).tocsr()
     except ValueError:  # nothing but stop words

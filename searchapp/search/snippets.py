@@ -1,7 +1,10 @@
 """Snippets: the part of a hit that matched, with the query's words marked, as plain text.
 
 A hit's snippet is its matched passage (the whole text for a short document),
-cut to about ``WIDTH`` characters around the densest run of query words. Words
+cut to about ``WIDTH`` columns around the densest run of query words (a Chinese or Japanese
+character takes two: ``base/text_width``, so a Japanese snippet holds about 150 characters,
+an English one 300), at a space or, in text written without spaces, after a sentence's or
+clause's punctuation (``。``, ``、``). Words
 match case-insensitively and across simple English endings (``runs`` marks
 ``running``), like the full-text index's stemming. The result is text plus the
 character spans of the marked words; ``marked()`` writes them between « and »
@@ -23,6 +26,8 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+
+from searchapp.base.text_width import chars_for, chars_within
 
 WIDTH = 300
 OPEN, CLOSE = "«", "»"
@@ -184,11 +189,13 @@ def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None =
     """The snippet of ``text`` (or of its ``span``, a matched passage) for the query ``words``."""
     start, end = span if span is not None else (0, len(text))
     start, end = max(0, int(start)), min(len(text), int(end))
-    if end - start > width:
+    if chars_within(text[start:start + width + 1], width) < end - start:
         marks = word_spans(text[start:end], words)
-        centre = _densest(marks, width) if marks else 0
-        lo = max(0, min(centre - width // 3, end - start - width))
-        lo, hi = _word_edges(text, start + lo, start + lo + width, start, end)
+        chars = chars_for(text[start:end], width)  # about: to place the window
+        centre = _densest(marks, chars) if marks else 0
+        lo = start + max(0, min(centre - chars // 3, end - start - chars))
+        hi = lo + chars_within(text[lo:lo + width + 1], width)  # exactly ``width`` columns
+        lo, hi = _word_edges(text, lo, hi, start, end)
         start, end, cut_left, cut_right = lo, hi, lo > 0, hi < len(text)
     else:
         cut_left, cut_right = start > 0, end < len(text)
@@ -217,12 +224,36 @@ def _densest(marks: list[tuple[int, int]], width: int) -> int:
 
 
 def _word_edges(text: str, lo: int, hi: int, floor: int, ceiling: int) -> tuple[int, int]:
-    """Move a window's ends to whitespace (within the region) so no word is cut in two."""
+    """Move a window's ends to whitespace (within the region) so no word is cut in two;
+    in text without spaces (Chinese, Japanese), to just after a clause's punctuation.
+
+    Example:
+        >>> text = "今日は晴れです。明日は雨が降るでしょう。"
+        >>> lo, hi = _word_edges(text, 3, 15, 0, len(text))
+        >>> text[lo:hi]
+        '明日は雨が降る'
+    """
     lo, hi = max(lo, floor), min(hi, ceiling)
     if lo > floor:
         space = text.find(" ", lo, min(lo + 20, hi))
-        lo = space + 1 if space >= 0 else lo
+        lo = space + 1 if space >= 0 else _after_break(text, lo, min(lo + 20, hi), lo)
     if hi < ceiling:
         space = text.rfind(" ", max(hi - 20, lo), hi)
-        hi = space if space >= 0 else hi
+        hi = space if space >= 0 else _last_break(text, max(hi - 20, lo), hi, hi)
     return lo, hi
+
+
+# Where text written without spaces may be cut: after its sentence and clause marks.
+_BREAKS = re.compile(r"[\u3001\u3002\uff0c\uff0e\uff01\uff1f\uff1b\uff1a\u300d\u300f\uff09]")
+
+
+def _after_break(text: str, lo: int, hi: int, default: int) -> int:
+    """Just after the first clause mark in ``text[lo:hi]``; ``default`` where there is none."""
+    found = _BREAKS.search(text, lo, hi)
+    return found.end() if found else default
+
+
+def _last_break(text: str, lo: int, hi: int, default: int) -> int:
+    """Just after the last clause mark in ``text[lo:hi]``; ``default`` where there is none."""
+    ends = [m.end() for m in _BREAKS.finditer(text, lo, hi)]
+    return ends[-1] if ends else default

@@ -34,6 +34,8 @@ from html import escape
 import numpy as np
 import plotly.graph_objects as go
 
+from searchapp.base.bidi import FSI, PDI, RTL_LETTER, isolate_rtl
+
 OUTLIER_COLOUR = "#c8c8c8"
 HOVER = "%{text}<extra></extra>"
 GOLDEN = 0.381966  # of a turn: consecutive ids land far apart on the colour wheel
@@ -144,10 +146,14 @@ def hover_texts(part) -> np.ndarray:
         >>> import pandas as pd
         >>> hover_texts(pd.DataFrame({"id": ["a"], "label": ["x"], "text": ["<b>hi</b>"]}))[0]
         '<b>a</b> · x<br>&lt;b&gt;hi&lt;/b&gt;'
+
+    Each of the three that holds right-to-left letters is isolated (``base/bidi``): an
+    Arabic text runs right to left in the hover, and the separators stay where they are.
     """
     def escaped(column):
-        return (column.astype(str).str.replace("&", "&amp;", regex=False)
+        text = (column.astype(str).str.replace("&", "&amp;", regex=False)
                 .str.replace("<", "&lt;", regex=False).str.replace(">", "&gt;", regex=False))
+        return text.where(~text.str.contains(RTL_LETTER, regex=True), FSI + text + PDI)
 
     joined = "<b>" + escaped(part.id) + "</b> · " + escaped(part.label) + "<br>" + \
         escaped(part.text)
@@ -215,7 +221,7 @@ def _labels(frame, sizes: dict[int, int]) -> go.Scatter:
     kept = place_labels(xy, names, extent)
     return go.Scatter(
         x=xy[kept, 0], y=xy[kept, 1], mode="text", name="cluster names", hoverinfo="skip",
-        text=[plain(names[i]) for i in kept],
+        text=[isolate_rtl(plain(names[i])) for i in kept],
         textfont={"size": 12, "color": "#1f1f1f", "family": "sans-serif", "weight": 600,
                   "shadow": "0px 0px 3px white"})
 

@@ -19,6 +19,7 @@ from datetime import datetime
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
+from searchapp.base.bidi import isolate_rtl
 from searchapp.context import App
 from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
@@ -117,6 +118,45 @@ def compact_top() -> None:
     """
     with st.container(key="page-style"):
         st.markdown(COMPACT_TOP, unsafe_allow_html=True)  # our constant, no user text
+
+
+# Every element that holds a document's or a user's text reads its direction from that text,
+# paragraph by paragraph, as ``dir="auto"`` does: an Arabic or Hebrew snippet runs right to
+# left (its full stop at its left end), an English one beside it left to right. Streamlit's
+# Markdown takes no attribute of ours, so this is the style's ``unicode-bidi: plaintext``
+# (and ``text-align: start``, which then follows each paragraph's own direction).
+TEXT_DIRECTION = """<style>
+[data-testid="stMarkdownContainer"] :is(p, li, h1, h2, h3, h4, h5, h6, blockquote, td, th),
+[data-testid="stExpander"] summary, [data-testid="stTooltipContent"],
+[data-testid="stAlertContentInfo"], [data-testid="stText"] {
+  unicode-bidi: plaintext; text-align: start; }
+.st-key-text-direction { display: none; }
+</style>"""
+
+
+def rtl_cells(frame, columns: list[str]):
+    """``frame`` with the cells of ``columns`` that hold right-to-left text isolated
+    (``base/bidi.isolate_rtl``), for ``st.dataframe``: its grid is drawn on a canvas, where no
+    style reaches, and an Arabic cell's full stop would stand at its wrong end.
+
+    Example:
+        >>> import pandas as pd
+        >>> rtl_cells(pd.DataFrame({"text": ["abc"]}), ["text"]).text.tolist()
+        ['abc']
+    """
+    present = [c for c in columns if c in frame.columns]
+    return frame.assign(**{c: frame[c].map(isolate_rtl) for c in present}) if present else frame
+
+
+def text_direction() -> None:
+    """Each paragraph of every page in the direction of its own script (``TEXT_DIRECTION``);
+    drawn once per run by ``app.py``, in the sidebar, so that it takes no row of a page.
+
+    Example (in ``app.py``):
+        >>> text_direction()                                   # doctest: +SKIP
+    """
+    with st.sidebar.container(key="text-direction"):
+        st.markdown(TEXT_DIRECTION, unsafe_allow_html=True)  # our constant, no user text
 
 
 def corpus_summaries(app: App) -> list[repo.CorpusSummary]:

@@ -15,7 +15,9 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import duplicates as dup
+from searchapp.base.bidi import isolate_rtl
 from searchapp.context import App
+from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates import judged_threshold as jt
 from searchapp.duplicates import review
@@ -154,10 +156,11 @@ def confirmed_groups_section(app: App, corpus: str) -> None:
         return
     st.caption("Documents joined by duplicate judgements; the canonical one is the member "
                "judged a duplicate most often.")
-    st.download_button("Download confirmed groups (CSV)", lambda: groups_csv(groups),
+    st.download_button("Download confirmed groups (CSV)",
+                       lambda: spreadsheet_bytes(groups_csv(groups)),
                        file_name=f"{corpus}-confirmed-groups.csv", mime="text/csv",
                        icon=":material/download:", on_click="ignore")
-    st.dataframe([{"canonical": g.canonical, "text": g.texts[0], "size": g.size,
+    st.dataframe([{"canonical": g.canonical, "text": isolate_rtl(g.texts[0]), "size": g.size,
                    "conflicts": g.conflicts} for g in groups], hide_index=True,
                  width="stretch", key="confirmed-groups",
                  column_config={"text": st.column_config.TextColumn(width="large")})

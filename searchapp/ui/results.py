@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from searchapp.base.text_width import chars_within, columns
 from searchapp.search.service import SearchHit
 from searchapp.ui.common import md_escape, user_errors
 
@@ -46,7 +47,7 @@ DENSE_LIST_STYLE = """<style>
   white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
 </style>"""
 WEAK_COSINE = 0.3  # below this, all-MiniLM-L6-v2 pairs are mostly unrelated texts
-TITLE_CHARS = 110
+TITLE_CHARS = 110  # columns: a Chinese or Japanese character takes two (``base/text_width``)
 SNIPPET_CHARS = 260
 
 
@@ -62,18 +63,26 @@ class HitAction:
 
 
 def title_of(text: str, limit: int = TITLE_CHARS) -> str:
-    """A hit's title: its first line, cut at a word to ``limit`` characters.
+    """A hit's title: its first line, cut at a word to ``limit`` columns (a Chinese or
+    Japanese character takes two).
 
     Example:
         >>> title_of("How do I reset my password?\\nI forgot it yesterday.")
         'How do I reset my password?'
         >>> title_of("word " * 40, limit=20)
         'word word word word…'
+        >>> title_of("日本語の題名" * 5, limit=10)
+        '日本語の題…'
     """
     line = next((part.strip() for part in text.splitlines() if part.strip()), "")
-    if len(line) <= limit:
+    fits = chars_within(line, limit)
+    if fits >= len(line):
         return line
-    return line[:limit].rsplit(" ", 1)[0].rstrip() + "…"
+    cut = line[:fits]
+    if columns(cut) > len(cut):  # wide characters: a space is no word's end in Japanese
+        space = cut.rfind(" ", max(0, fits - 12))
+        return (cut[:space] if space > 0 else cut).rstrip() + "…"
+    return cut.rsplit(" ", 1)[0].rstrip() + "…"
 
 
 def shown_score(hit: SearchHit) -> tuple[str, bool]:
@@ -125,8 +134,9 @@ _LINE_BREAK = re.compile(r"[ \t]*\n(?:[ \t]*\n)*")  # a break and the blank line
 
 
 def marked(text: str, highlights: list, limit: int = SNIPPET_CHARS) -> str:
-    """``text`` (cut to ``limit``, its wrapped lines joined) escaped as markdown with the
-    ``highlights`` in bold."""
+    """``text`` (cut to ``limit`` columns, its wrapped lines joined) escaped as markdown with
+    the ``highlights`` in bold."""
+    limit = chars_within(text, limit)
     marks = [(a, b) for a, b in highlights if b <= limit]
     cut = reflowed(text[:limit])
     out, last = [], 0

@@ -28,6 +28,7 @@ import streamlit as st
 
 from searchapp.answers.service import AnswerResult, search_with_answers
 from searchapp.context import App
+from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.pairs.threshold import threshold_for
 from searchapp.search.document_facets import facets_of
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
@@ -215,7 +216,8 @@ def _under_list(app: App, corpus: str, query: str, hits: list[SearchHit],
 
 def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:
     """The results as CSV (answers, then all k hits), made when the button is clicked."""
-    st.download_button("Download (CSV)", lambda: results_csv(query, hits, answers).encode(),
+    st.download_button("Download (CSV)",
+                       lambda: spreadsheet_bytes(results_csv(query, hits, answers)),
                        file_name=f"{corpus}-search.csv", mime="text/csv", type="tertiary",
                        icon=":material/download:", on_click="ignore", key="search-csv",
                        help="The answers and all the results found (not only this page), "

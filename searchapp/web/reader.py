@@ -44,7 +44,8 @@ body { font: 16px/1.55 system-ui, sans-serif; max-width: 46rem; margin: 2rem aut
        padding: 0 1rem; color: #1f2328; }
 header { border-bottom: 1px solid #d0d7de; margin-bottom: 1.5rem; }
 header p { color: #59636e; font-size: 0.9rem; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; unicode-bidi: plaintext;
+        text-align: start; }
 .page { color: #59636e; font-size: 0.8rem; margin: 1.5rem 0 0.25rem; }
 section { scroll-margin-top: 1rem; }
 section:target > h2, section:target > h3, section:target > h4, section:target > h5,
@@ -88,11 +89,12 @@ def block_html(reading: Reading, block: Block, mark: tuple[int, int] | None) -> 
     if block.heading is not None:
         words = marked_html(reading.text, block.start, block.body_start, mark) \
             if block.body_start > block.start else html.escape(block.heading)
-        out.append(f"<h{block.level}>{words}</h{block.level}>")
+        out.append(f'<h{block.level} dir="auto">{words}</h{block.level}>')
     body = block.body_start  # after a heading line, from the next line on
     if block.body_start > block.start and reading.text[body:body + 1] == "\n":
         body += 1
-    out.append(f'<div class="text">{marked_html(reading.text, body, block.end, mark)}</div>')
+    text = marked_html(reading.text, body, block.end, mark)
+    out.append(f'<div class="text" dir="auto">{text}</div>')
     return "".join(out) + "</section>"
 
 
@@ -114,7 +116,7 @@ def page_html(reading: Reading, mark: tuple[int, int] | None) -> str:
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
             f'<meta name="viewport" content="width=device-width, initial-scale=1">'
             f"<title>{title}</title><style>{STYLE}</style></head><body>"
-            f"<header><h1>{title}</h1><p>{about}</p></header><main>"
+            f'<header><h1 dir="auto">{title}</h1><p>{about}</p></header><main>'
             + "\n".join(parts) + "</main></body></html>")
 
 

@@ -21,10 +21,11 @@ import numpy as np
 import streamlit as st
 
 from searchapp import clusters as cl
+from searchapp.base.bidi import isolate_rtl
 from searchapp.clusters import ClusterParams
 from searchapp.clusters.edits import apply_edits, load_edits, merge_clusters, rename_cluster
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
-from searchapp.corpora.csv_safe import safe_csv
+from searchapp.corpora.csv_safe import safe_csv, spreadsheet_bytes
 from searchapp.search.service import search
 from searchapp.ui.charts_clusters import cluster_map, density_image, size_bars, standalone_html
 from searchapp.ui.cluster_filters import save_filter_form, saved_filters_list
@@ -34,6 +35,7 @@ from searchapp.ui.common import (
     job_progress,
     md_escape,
     page_app,
+    rtl_cells,
     user_errors,
 )
 from searchapp.ui.guide import guide_link
@@ -178,10 +180,12 @@ def show(result: cl.ClusterResult) -> None:
                            file_name=f"{corpus.name}-map-selection.csv", mime="text/csv",
                            icon=":material/download:", on_click="ignore",
                            key="clusters.selection-csv")
-        st.dataframe(listing, hide_index=True, key="clusters.selection", width="stretch",
+        st.dataframe(rtl_cells(listing, ["label", "text"]), hide_index=True,
+                     key="clusters.selection", width="stretch",
                      column_config={"text": st.column_config.TextColumn(width="large")})
     elif ringed:
         listing = cl.documents_frame(app, result, ringed)
+        listing = rtl_cells(listing, ["label", "text"])
         st.dataframe(listing.assign(score=[round(h.score, 3) for h in hits] +
                                     [None] * (len(listing) - len(hits)))
                      if len(listing) >= len(hits) else listing,
@@ -201,7 +205,7 @@ def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
     """One cluster: its terms, 3 central documents, members, CSV, rename and merge."""
     by_id = {c["id"]: c for c in result.clusters}
     options = list(by_id) + ([-1] if result.outliers else [])
-    names = {i: f"{i} · {c['label']} ({c['size']:,})" for i, c in by_id.items()}
+    names = {i: f"{i} · {isolate_rtl(c['label'])} ({c['size']:,})" for i, c in by_id.items()}
     names[-1] = f"outliers ({result.outliers:,})"
     if st.session_state.get("clusters.open") not in options:
         st.session_state.pop("clusters.open", None)
@@ -219,7 +223,7 @@ def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
     members = cl.cluster_members(app, result, chosen)
     st.caption(f"{len(members):,} of {sizes[chosen]:,} documents, nearest the "
                "cluster's centre first.")
-    st.dataframe(members, hide_index=True, key="clusters.members")
+    st.dataframe(rtl_cells(members, ["label", "text"]), hide_index=True, key="clusters.members")
     st.download_button(
         "This cluster (CSV)", lambda: csv_bytes(cl.documents_frame(
             app, result, result.doc_ids[result.cluster == chosen])),
@@ -266,8 +270,8 @@ def selected_rows(event, trace_rows) -> np.ndarray:
 
 
 def csv_bytes(frame) -> bytes:
-    """A table as CSV whose cells cannot run as spreadsheet formulas."""
-    return safe_csv(frame).encode("utf-8")
+    """A table as CSV whose cells cannot run as spreadsheet formulas, UTF-8 for Excel too."""
+    return spreadsheet_bytes(safe_csv(frame))
 
 
 def exports(result: cl.ClusterResult, fig) -> None:

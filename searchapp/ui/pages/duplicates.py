@@ -17,6 +17,8 @@ import pandas as pd
 import streamlit as st
 
 from searchapp import duplicates as dup
+from searchapp.base.bidi import isolate_rtl
+from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
@@ -24,7 +26,14 @@ from searchapp.jobs import queue
 from searchapp.pairs.threshold import stored_calibration, threshold_for
 from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
-from searchapp.ui.common import corpus_picker, job_progress, md_escape, page_app, two_cosines
+from searchapp.ui.common import (
+    corpus_picker,
+    job_progress,
+    md_escape,
+    page_app,
+    rtl_cells,
+    two_cosines,
+)
 from searchapp.ui.duplicates_review import (
     confirm_group,
     confirmed_groups_section,
@@ -65,11 +74,11 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     left, right = st.columns(2)
     # The full tables are built only when a button is clicked (on Streamlit's thread).
     left.download_button("Download pairs (CSV)",
-                         lambda: pairs_csv(report),
+                         lambda: spreadsheet_bytes(pairs_csv(report)),
                          file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
                          icon=":material/download:", on_click="ignore")
     right.download_button("Download groups (CSV)",
-                          lambda: groups_csv(report),
+                          lambda: spreadsheet_bytes(groups_csv(report)),
                           file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
                           icon=":material/download:", on_click="ignore")
     st.plotly_chart(score_histogram(report.pair_scores, report.threshold, calibrated),
@@ -79,7 +88,8 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
         st.caption(f"The {SHOWN_PAIRS} best of {report.pair_count:,}; the CSV has them all. "
                    "The Review tab brings the pairs that need a person first.")
     pair_marks_table(
-        app, report.corpus, pairs[["score", "exact", "a_text", "b_text", "a", "b"]],
+        app, report.corpus,
+        rtl_cells(pairs[["score", "exact", "a_text", "b_text", "a", "b"]], ["a_text", "b_text"]),
         key="dup-pairs-marks",
         column_config={
             "score": st.column_config.NumberColumn("Score", format="%.3f"),
@@ -106,7 +116,7 @@ def show_groups(report: dup.DuplicateReport) -> None:
     start = (page - 1) * GROUPS_PER_PAGE
     groups = report.top_groups(GROUPS_PER_PAGE, start=start)
     st.dataframe(
-        [{"group": start + n, "size": g.size, "representative": g.texts[0],
+        [{"group": start + n, "size": g.size, "representative": isolate_rtl(g.texts[0]),
           "closest member": g.scores[1] if g.size > 1 else None}
          for n, g in enumerate(groups, start=1)],
         hide_index=True, width="stretch", key="dup-groups-table",
@@ -115,10 +125,10 @@ def show_groups(report: dup.DuplicateReport) -> None:
     numbers = list(range(start + 1, start + len(groups) + 1))
     chosen = st.selectbox("Open a group", numbers, key="dup-group-open",
                           format_func=lambda n: f"{n} · {groups[n - start - 1].size} · "
-                                                f"{groups[n - start - 1].texts[0][:90]}")
+                          f"{isolate_rtl(groups[n - start - 1].texts[0][:90])}")
     group = groups[chosen - start - 1]
     st.dataframe({"member": group.members, "cosine to representative": group.scores,
-                  "text": group.texts}, hide_index=True, width="stretch",
+                  "text": [isolate_rtl(t) for t in group.texts]}, hide_index=True, width="stretch",
                  key="dup-group-members",
                  column_config={"cosine to representative": st.column_config.NumberColumn(
                      format="%.3f"), "text": st.column_config.TextColumn(width="large")})
