@@ -71,8 +71,8 @@ CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uff66-\uff9f]")
 FORMAT = re.compile(r"%(\d+\$)?[-+ #0']*\d*(\.\d+)?(hh|h|ll|l|L|q|j|z|t)?[a-zA-Z%]|\{[^}]*\}"
                     r"|\$\{?\w+\}?|<[^>]+>")
 TRAINED = ("proj_w", "proj_b", "ln1_g", "ln1_b", "ln2_g", "ln2_b", "cnn_w", "cnn_b",
-           "d0", "d1", "d2", "d3", "p1", "p3") + tuple(
-    f"{w}{layer}_{n}" for n in (2, 3, 5) for layer in (1, 2) for w in ("w", "b"))
+           "d0", "d1", "d2", "d3", "p1", "p3",
+           *(f"{w}{layer}_{n}" for n in (2, 3, 5) for layer in (1, 2) for w in ("w", "b")))
 
 
 # ---- parallel text ------------------------------------------------------------------------
@@ -260,9 +260,308 @@ def step_teacher(_args) -> None:
     print(f"{len(english)} English sentences in {time.perf_counter() - started:.0f} s")
 
 
+# ---- student -------------------------------------------------------------------------------
+PER_SOURCE = 4000  # pairs per (language, catalogue or man) at most: no one catalogue dominates
+DEV_PAIRS = 600
+MAX_PIECES = 128
+
+
+class Student:
+    """USE-m3 (table frozen, the rest trainable) and a linear map 512→384 into MiniLM's space."""
+
+    def __init__(self):
+        import torch
+
+        from searchapp.embedding.use_multilingual import PieceTokenizer
+        from searchapp.embedding.use_network import UseNetwork, weights_file
+
+        self.torch = torch
+        self.net = UseNetwork.from_npz(weights_file())
+        for name in TRAINED:
+            value = self.net._buffers.pop(name)
+            self.net.register_parameter(name, torch.nn.Parameter(value.clone()))
+        self.proj = torch.nn.Linear(512, 384)
+        self.tok = PieceTokenizer.load()
+
+    def ids(self, texts: list[str]) -> list[list[int]]:
+        return [self.tok.ids(str(t).strip(), True, MAX_PIECES) for t in texts]
+
+    def forward(self, ids: list[list[int]], project: bool = True):
+        torch = self.torch
+        width = max(len(x) for x in ids)
+        tokens = torch.zeros((len(ids), width), dtype=torch.long)
+        for i, x in enumerate(ids):
+            tokens[i, :len(x)] = torch.tensor(x)
+        vectors = self.net(tokens, torch.tensor([len(x) for x in ids]))
+        return self.proj(vectors) if project else vectors
+
+    def encode(self, texts: list[str], project: bool = True, batch: int = 128) -> np.ndarray:
+        """Vectors of ``texts`` (L2-normalised), in order; sorted by length into batches."""
+        torch = self.torch
+        ids = self.ids(texts)
+        order = np.argsort([len(x) for x in ids])
+        out = np.zeros((len(texts), 384 if project else 512), dtype=np.float32)
+        self.net.eval()
+        with torch.inference_mode():
+            for start in range(0, len(order), batch):
+                idx = order[start:start + batch]
+                out[idx] = self.forward([ids[i] for i in idx], project).numpy()
+        return out / np.linalg.norm(out, axis=1, keepdims=True).clip(1e-9)
+
+    def encode_raw(self, texts: list[str], batch: int = 128) -> np.ndarray:
+        """Projected vectors as trained (not normalised), in order."""
+        torch = self.torch
+        ids = self.ids(texts)
+        out = np.zeros((len(texts), 384), dtype=np.float32)
+        self.net.eval()
+        with torch.inference_mode():
+            for start in range(0, len(ids), batch):
+                out[start:start + batch] = self.forward(ids[start:start + batch]).numpy()
+        return out
+
+    def init_projection(self, english: list[str], teacher: np.ndarray) -> float:
+        """Least squares from USE vectors (with a bias) to MiniLM's; returns the fit's MSE."""
+        use = self.encode(english, project=False)
+        design = np.hstack([use, np.ones((len(use), 1), np.float32)])
+        solution, *_ = np.linalg.lstsq(design, teacher, rcond=None)
+        with self.torch.no_grad():
+            self.proj.weight.copy_(self.torch.from_numpy(solution[:-1].T.copy()))
+            self.proj.bias.copy_(self.torch.from_numpy(solution[-1].copy()))
+        return float(np.mean((design @ solution - teacher) ** 2))
+
+    def trained_tensors(self) -> dict:
+        tensors = {n: p.detach().half().contiguous() for n, p in self.net.named_parameters()}
+        tensors["proj.weight"] = self.proj.weight.detach().half().contiguous()
+        tensors["proj.bias"] = self.proj.bias.detach().half().contiguous()
+        return tensors
+
+    def load_tensors(self, path: Path) -> None:
+        from safetensors.torch import load_file
+
+        tensors = load_file(str(path))
+        with self.torch.no_grad():
+            for name, p in self.net.named_parameters():
+                p.copy_(tensors[name].float())
+            self.proj.weight.copy_(tensors["proj.weight"].float())
+            self.proj.bias.copy_(tensors["proj.bias"].float())
+
+
+def training_pairs(seed: int = 48) -> tuple[list[dict], list[dict]]:
+    """(train, dev) pairs: at most ``PER_SOURCE`` per language and source, seeded."""
+    pairs = json.loads((CACHE / "pairs.json").read_text())
+    rng = random.Random(seed)
+    rng.shuffle(pairs)
+    groups: dict[tuple, list] = {}
+    for p in pairs:
+        groups.setdefault((p["lang"], p["source"]), []).append(p)
+    chosen = [p for group in groups.values() for p in group[:PER_SOURCE]]
+    rng.shuffle(chosen)
+    return chosen[DEV_PAIRS:], chosen[:DEV_PAIRS]
+
+
+def step_train(args) -> None:
+    import torch
+    from safetensors.torch import save_file
+
+    torch.manual_seed(48)
+    torch.set_num_threads(1)
+    texts = json.loads((CACHE / "teacher_texts.json").read_text())
+    teacher = np.load(CACHE / "teacher.npy")
+    row = {t: i for i, t in enumerate(texts)}
+    train, dev = training_pairs()
+    student = Student()
+    english = sorted({p["en"] for p in train})
+    started = time.perf_counter()
+    fit = student.init_projection(english, teacher[[row[t] for t in english]])
+    print(f"{len(train)} train, {len(dev)} dev pairs; projection fit MSE {fit:.5f} "
+          f"({time.perf_counter() - started:.0f} s)", flush=True)
+    save_file(student.trained_tensors(), str(CACHE / "student_init.safetensors"))
+    log = {"train_pairs": len(train), "dev_pairs": len(dev), "projection_fit_mse": fit,
+           "dev": [dev_loss(student, dev, teacher, row, 0)]}
+    print(log["dev"][-1], flush=True)
+    optimiser = torch.optim.AdamW([
+        {"params": list(student.net.parameters()), "lr": args.lr},
+        {"params": list(student.proj.parameters()), "lr": args.lr * 10}], weight_decay=0.0)
+    target = lambda batch: torch.from_numpy(teacher[[row[p["en"]] for p in batch]])  # noqa: E731
+    step, deadline, best = 0, time.perf_counter() + args.minutes * 60, log["dev"][-1]["total"]
+    while time.perf_counter() < deadline:
+        order = list(range(len(train)))
+        random.Random(step).shuffle(order)
+        for start in range(0, len(order) - args.batch + 1, args.batch):
+            if time.perf_counter() >= deadline:
+                break
+            batch = [train[i] for i in order[start:start + args.batch]]
+            student.net.train()
+            out = student.forward(student.ids([p["en"] for p in batch] + [p["x"] for p in batch]))
+            want = target(batch)
+            loss = (torch.nn.functional.mse_loss(out[:len(batch)], want)
+                    + torch.nn.functional.mse_loss(out[len(batch):], want))
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            step += 1
+            if step % 50 == 0:
+                print(f"step {step} loss {loss.item():.5f} "
+                      f"{time.perf_counter() - started:.0f} s", flush=True)
+            if step % args.dev_every == 0:
+                log["dev"].append(dev_loss(student, dev, teacher, row, step))
+                print(log["dev"][-1], flush=True)
+                if log["dev"][-1]["total"] < best:
+                    best = log["dev"][-1]["total"]
+                    save_file(student.trained_tensors(), str(CACHE / "student.safetensors"))
+    log["dev"].append(dev_loss(student, dev, teacher, row, step))
+    if log["dev"][-1]["total"] < best:
+        save_file(student.trained_tensors(), str(CACHE / "student.safetensors"))
+    log.update(steps=step, batch=args.batch, lr=args.lr, projection_lr=args.lr * 10,
+               seconds=round(time.perf_counter() - started, 1), per_source=PER_SOURCE,
+               max_pieces=MAX_PIECES, kept="the checkpoint of the lowest dev loss")
+    (CACHE / "train_log.json").write_text(json.dumps(log, indent=1))
+    print(json.dumps(log["dev"][-1]))
+
+
+def dev_loss(student: Student, dev: list[dict], teacher, row, step: int) -> dict:
+    """The dev pairs' MSE (×1000) of the English and the translated side, per language."""
+    en = student.encode_raw([p["en"] for p in dev])
+    x = student.encode_raw([p["x"] for p in dev])
+    want = teacher[[row[p["en"]] for p in dev]]
+    out = {"step": step, "en": float(np.mean((en - want) ** 2) * 1000)}
+    for lang in LANGS:
+        idx = [i for i, p in enumerate(dev) if p["lang"] == lang]
+        out[lang] = float(np.mean((x[idx] - want[idx]) ** 2) * 1000)
+    out["total"] = out["en"] + float(np.mean((x - want) ** 2) * 1000)
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in out.items()}
+
+
+# ---- evaluation ----------------------------------------------------------------------------
+def lexical_ranks(runs: list[dict], pages: dict) -> dict:
+    """BM25 top ``FUSION_DEPTH`` page names per direction and query: the app's own full-text
+    search (``store.fulltext.lexical_search``, as ``search(mode="lexical")`` calls it) on a
+    temporary SQLite data folder whose corpora are stored but not embedded."""
+    import tempfile
+
+    from searchapp.config import Settings
+    from searchapp.context import App
+    from searchapp.search.fusion import FUSION_DEPTH
+    from searchapp.store import fulltext
+    from searchapp.store.catalog import get_corpus
+    from searchapp.store.documents import document_texts
+
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="distill48-bm25-") as data:
+        app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": data, "SEARCHAPP_DEVICE": "cpu"}))
+        corpora = {}
+        for run in runs:
+            name = f"{run['docs']}-of-{run['set']}"
+            if name not in corpora:
+                L.store(app, name, [pages[run["docs"]][n] for n in run["names"]], L.BUNDLED)
+                with app.db.session() as s:
+                    cid = get_corpus(s, name).id
+                    ext = {pk: e for pk, (e, _) in document_texts(s, cid).items()}
+                corpora[name] = (cid, ext)
+            cid, ext = corpora[name]
+            with app.db.reader() as conn:
+                out[run["direction"]] = [
+                    [ext[pk] for pk, _ in fulltext.lexical_search(conn, cid, q, FUSION_DEPTH,
+                                                                  documents=len(ext))]
+                    for q in run["queries"]]
+        app.db.dispose()
+    return out
+
+
+def ranked(run: dict, sims: np.ndarray, lexical: list[list[str]] | None) -> np.ndarray:
+    """Reciprocal rank of each query's page in the top ``K``: by cosine, or fused with BM25
+    by the app's default reciprocal-rank fusion (ties by the semantic rank)."""
+    from searchapp.search.fusion import DEFAULT, rrf_scores
+
+    names = run["names"]
+    out = np.zeros(len(names))
+    for i, query in enumerate(run["queries"]):
+        order = np.argsort(-sims[i], kind="stable")
+        if lexical is None:
+            top = [names[j] for j in order[:L.K]]
+        else:
+            sem_rank = {names[j]: r + 1 for r, j in enumerate(order[:DEFAULT.depth])}
+            lex_rank = {n: r + 1 for r, n in enumerate(lexical[i][:DEFAULT.depth])}
+            pool = list(dict.fromkeys([*sem_rank, *lex_rank]))
+            scores = rrf_scores(DEFAULT, query, np.array([sem_rank.get(n, 0) for n in pool]),
+                                np.array([lex_rank.get(n, 0) for n in pool]))
+            tie = [sem_rank.get(n, 10**6) for n in pool]
+            top = [pool[j] for j in sorted(range(len(pool)), key=lambda j: (-scores[j], tie[j]))]
+            top = top[:L.K]
+        out[i] = 1.0 / (top.index(names[i]) + 1) if names[i] in top else 0.0
+    return out
+
+
+def systems(args) -> dict:
+    """Each system's encode function (texts → L2-normalised vectors)."""
+    minilm, use = encoder(L.BUNDLED), encoder(L.MULTILINGUAL)
+    init, trained = Student(), Student()
+    init.load_tensors(CACHE / "student_init.safetensors")
+    trained.load_tensors(CACHE / args.student)
+    return {"all-MiniLM-L6-v2": minilm.encode, "use-multilingual-v3": use.encode,
+            "USE-m3 + least-squares map (untrained)": init.encode,
+            "distilled student": trained.encode}
+
+
+def step_eval(args) -> None:
+    from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
+
+    started = time.perf_counter()
+    pages = {lang: L.read_language(lang) for lang in L.FOLDERS}
+    runs = L.directions(pages, args.pages, args.seed)
+    lexical = lexical_ranks(runs, pages)
+    print(f"BM25 lists in {time.perf_counter() - started:.0f} s", flush=True)
+    encoders = systems(args)
+    rows, pools = [], {}
+    for run in runs:
+        docs = [pages[run["docs"]][n].description for n in run["names"]]
+        pool = (run["docs"], run["set"])
+        ranks = {"bm25": np.array([1.0 / (lx.index(n) + 1) if n in lx[:L.K] else 0.0
+                                  for n, lx in zip(run["names"], lexical[run["direction"]],
+                                                   strict=True)])}
+        for name, encode in encoders.items():
+            if (name, *pool) not in pools:  # a pool serves two directions: encode it once
+                pools[(name, *pool)] = encode(docs)
+            sims = encode(run["queries"]) @ pools[(name, *pool)].T
+            ranks[f"{name} semantic"] = ranked(run, sims, None)
+            ranks[f"{name} hybrid"] = ranked(run, sims, lexical[run["direction"]])
+        row = {"direction": run["direction"], "queries": len(run["names"]),
+               "systems": {k: mean_interval(v).scaled(1.0, 3) for k, v in ranks.items()},
+               "differences": {}}
+        for mode in ("semantic", "hybrid"):
+            for other in ("all-MiniLM-L6-v2", "use-multilingual-v3"):
+                row["differences"][f"student {mode} - {other} {mode}"] = paired_mean_difference(
+                    ranks[f"{other} {mode}"], ranks[f"distilled student {mode}"]).scaled(1.0, 3)
+        rows.append(row)
+        print(" | ".join([run["direction"]] + [f"{k} {v['value']:.3f}"
+                                               for k, v in row["systems"].items()]), flush=True)
+    result = {
+        "what": "multilingual knowledge distillation (Reimers & Gurevych 2020) into USE-m3",
+        "collection": "benchmarks/languages.py's (its loader, pages, seed and queries)",
+        "pages_per_language": args.pages, "seed": args.seed, "metric": "MRR@10",
+        "interval": "percentile bootstrap 95% over queries (searchapp.evaluation.bootstrap)",
+        "semantic": "brute-force cosine in numpy over the direction's pool",
+        "hybrid": "estimate: the app's BM25 list fused with the semantic ranking by "
+                  "searchapp.search.fusion.rrf_scores (DEFAULT fusion)",
+        "data": json.loads((CACHE / "data_stats.json").read_text()),
+        "training": (json.loads((CACHE / "train_log.json").read_text())
+                     if (CACHE / "train_log.json").is_file() else None),
+        "student": args.student,
+        "seconds": round(time.perf_counter() - started, 1), "rows": rows}
+    args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {args.out}")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("step", choices=["data", "teacher", "train", "eval"])
     parser.add_argument("--minutes", type=float, default=25.0)
+    parser.add_argument("--lr", type=float, default=5e-5)
+    parser.add_argument("--batch", type=int, default=64)
+    parser.add_argument("--dev-every", type=int, default=300)
+    parser.add_argument("--pages", type=int, default=300)
+    parser.add_argument("--student", default="student.safetensors")
+    parser.add_argument("--out", type=Path, default=RESULT)
+    parser.add_argument("--seed", type=int, default=48)
     args = parser.parse_args()
     globals()[f"step_{args.step}"](args)
