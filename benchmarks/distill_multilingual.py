@@ -408,10 +408,10 @@ def step_train(args) -> None:
                 print(log["dev"][-1], flush=True)
                 if log["dev"][-1]["total"] < best:
                     best = log["dev"][-1]["total"]
-                    save_file(student.trained_tensors(), str(CACHE / f"student{args.tag}.safetensors"))
+                    save_file(student.trained_tensors(), str(CACHE / args.student))
     log["dev"].append(dev_loss(student, dev, teacher, row, step))
     if log["dev"][-1]["total"] < best:
-        save_file(student.trained_tensors(), str(CACHE / f"student{args.tag}.safetensors"))
+        save_file(student.trained_tensors(), str(CACHE / args.student))
     log.update(steps=step, batch=args.batch, lr=args.lr, projection_lr=args.lr * 10,
                seconds=round(time.perf_counter() - started, 1), per_source=PER_SOURCE,
                max_pieces=MAX_PIECES, kept="the checkpoint of the lowest dev loss")
