@@ -33,7 +33,7 @@ can be checked against ``benchmarks/results/languages.json``, which ran through 
 
 Run (each step caches under /tmp/distill48; OMP_NUM_THREADS=1 keeps to one core):
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python \
-        benchmarks/distill_multilingual.py data|teacher|train|eval|save [--minutes 25]
+        benchmarks/distill_multilingual.py data|teacher|train|eval|table|save [--minutes 25]
 Writes benchmarks/results/distill_multilingual.json (eval) and, when the student wins,
 /work/distilled/ (its trained tensors in float16 and how they were made).
 """
@@ -552,6 +552,30 @@ def step_eval(args) -> None:
     print(f"wrote {args.out}")
 
 
+SHORT = {"bm25": "BM25", "all-MiniLM-L6-v2": "MiniLM", "use-multilingual-v3": "USE-m3",
+         "USE-m3 + least-squares map (untrained)": "USE+map", "distilled student": "student"}
+
+
+def step_table(args) -> None:
+    """The result JSON as two markdown tables: MRR@10 [95% interval], and the paired
+    differences of the student against MiniLM and USE-m3."""
+    result = json.loads(args.out.read_text())
+    names = list(result["rows"][0]["systems"])
+    short = [" ".join(SHORT.get(w, w) for w in n.rsplit(" ", 1)) if n != "bm25" else "BM25"
+             for n in names]
+    print("| direction | n | " + " | ".join(short) + " |\n|" + "---|" * (2 + len(names)))
+    for row in result["rows"]:
+        cells = [f"{v['value']:.3f} [{v['low']:.2f}, {v['high']:.2f}]"
+                 for v in row["systems"].values()]
+        print(f"| {row['direction']} | {row['queries']} | " + " | ".join(cells) + " |")
+    diffs = list(result["rows"][0]["differences"])
+    print("\n| direction | " + " | ".join(diffs) + " |\n|" + "---|" * (1 + len(diffs)))
+    for row in result["rows"]:
+        cells = [f"{d['delta']:+.3f} [{d['low']:+.3f}, {d['high']:+.3f}]"
+                 for d in row["differences"].values()]
+        print(f"| {row['direction']} | " + " | ".join(cells) + " |")
+
+
 def step_save(args) -> None:
     """The trained tensors (float16 safetensors) and how they were made, to ``OUT_DIR``."""
     import shutil
@@ -578,7 +602,7 @@ def step_save(args) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("step", choices=["data", "teacher", "train", "eval", "save"])
+    parser.add_argument("step", choices=["data", "teacher", "train", "eval", "table", "save"])
     parser.add_argument("--minutes", type=float, default=25.0)
     parser.add_argument("--lr", type=float, default=5e-5)
     parser.add_argument("--batch", type=int, default=64)
