@@ -283,8 +283,10 @@ class Student:
         self.proj = torch.nn.Linear(512, 384)
         self.tok = PieceTokenizer.load()
 
-    def ids(self, texts: list[str]) -> list[list[int]]:
-        return [self.tok.ids(str(t).strip(), True, MAX_PIECES) for t in texts]
+    def ids(self, texts: list[str], most: int = MAX_PIECES) -> list[list[int]]:
+        """Piece ids (BOS, EOS), cut at ``most``: ``MAX_PIECES`` in training, the app's 256
+        (``use_multilingual.MAX_SEQ_LENGTH``) when evaluating, as USE-m3 reads documents."""
+        return [self.tok.ids(str(t).strip(), True, most) for t in texts]
 
     def forward(self, ids: list[list[int]], project: bool = True):
         torch = self.torch
@@ -297,8 +299,10 @@ class Student:
 
     def encode(self, texts: list[str], project: bool = True, batch: int = 128) -> np.ndarray:
         """Vectors of ``texts`` (L2-normalised), in order; sorted by length into batches."""
+        from searchapp.embedding.use_multilingual import MAX_SEQ_LENGTH
+
         torch = self.torch
-        ids = self.ids(texts)
+        ids = self.ids(texts, MAX_SEQ_LENGTH)
         order = np.argsort([len(x) for x in ids])
         out = np.zeros((len(texts), 384 if project else 512), dtype=np.float32)
         self.net.eval()
