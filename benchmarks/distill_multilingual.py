@@ -31,6 +31,13 @@ ranking by the app's ``searchapp.search.fusion.rrf_scores`` with the default fus
 estimate: the app's hybrid also weighs passages of split documents; the MiniLM and USE rows
 can be checked against ``benchmarks/results/languages.json``, which ran through the app).
 
+Result (benchmarks/results/distill_multilingual.json; 27 minutes of training on one shared
+core: 1245 steps of 64 pairs, about 0.6 of an epoch; dev MSE 2.99 → 2.55 ×1e-3): the student
+does not beat plain USE-m3. Hybrid, student − USE-m3: between −0.057 and +0.020 MRR@10, with
+significant losses on es→es, en→es, en→de; cross-lingual X→en +0.00 to +0.02 (not
+significant); English en→en 0.889 vs USE-m3 0.869 vs MiniLM 0.936 (−0.047 against MiniLM).
+No direction reaches 0.65 with any system but USE-m3/student on ja→ja-like pools.
+
 Run (each step caches under /tmp/distill48; OMP_NUM_THREADS=1 keeps to one core):
     OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python \
         benchmarks/distill_multilingual.py data|teacher|train|eval|table|save [--minutes 25]
