@@ -14,7 +14,8 @@ index, k=5, threshold 0: every mined pair), for each model:
 - ``nearest``: the share of translated summaries whose best pair is their English original
   (with a percentile-bootstrap 95% interval over the pages);
 - ``at_default``: the share of translation pairs at or above the duplicates threshold the
-  model gets by default (0.80), the pairs a user sees without calibrating;
+  model gets by default (0.80 for MiniLM, 0.75 for the multilingual model), the pairs a
+  user sees without calibrating;
 - the translation pairs' cosines (10th percentile, median) and the best cosine of a pair that
   is not a translation, for choosing a threshold.
 
