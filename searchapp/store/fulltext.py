@@ -45,9 +45,11 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from itertools import islice
 
 from sqlalchemy import DDL, Connection, event, text
 
+from searchapp.base import words
 from searchapp.store import vocabulary
 from searchapp.store.schema import Document
 
@@ -68,16 +70,22 @@ STOPWORDS = frozenset([
 
 # ---- DDL (the current schema; upgrades.py keeps its own frozen copy) -------------------
 # SQLite, per corpus: {fts} is the corpus' table (its name from the corpus id, an integer)
+# contentless: the table holds the search words of ``words.search_text`` only (the text
+# itself lives in documents); nothing reads text back from it
 SQLITE_CORPUS_DDL = """CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
-        text, content='documents', content_rowid='id',
+        text, content='',
         tokenize='porter unicode61 remove_diacritics 2')"""
 SQLITE_CORPUS_DROP = "DROP TABLE IF EXISTS {fts}"
 # the rows written after id {after}: the documents an insert just added (ids only grow)
-_SQLITE_INDEX_NEW = """INSERT INTO {fts} (rowid, text)
-    SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after"""
-# external content: a row leaves the index by the text it was indexed with, read before it goes
-_SQLITE_UNINDEX = """INSERT INTO {fts} ({fts}, rowid, text)
-    SELECT 'delete', id, text FROM documents WHERE id IN (SELECT value FROM json_each(:ids))"""
+_SQLITE_TEXTS_NEW = """SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after
+    ORDER BY id"""
+_SQLITE_TEXTS_OF = """SELECT id, text FROM documents
+    WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id"""
+_SQLITE_INSERT = "INSERT INTO {fts} (rowid, text) VALUES (:id, :words)"
+# contentless: a row leaves the index by the words it was indexed with, made again from the
+# stored text before the row goes
+_SQLITE_DELETE = "INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', :id, :words)"
+WRITE_PAGE = 500  # documents' search words made and written at a time
 POSTGRESQL_DDL = [
     "ALTER TABLE documents ADD COLUMN text_search tsvector "
     "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
@@ -140,8 +148,9 @@ def index_new(conn: Connection, corpus_id: int, after: int) -> None:
         >>> index_new(conn, corpus_id, after)                   # doctest: +SKIP
     """
     if conn.dialect.name == "sqlite":
-        conn.execute(text(_SQLITE_INDEX_NEW.format(fts=fts_table(corpus_id))),
-                     {"corpus": int(corpus_id), "after": int(after)})
+        rows = conn.execute(text(_SQLITE_TEXTS_NEW), {"corpus": int(corpus_id),
+                                                      "after": int(after)})
+        _write_words(conn, _SQLITE_INSERT.format(fts=fts_table(corpus_id)), rows)
     vocabulary.index_new(conn, corpus_id, after)
 
 
@@ -149,29 +158,71 @@ def unindex(conn: Connection, corpus_id: int, doc_ids: Sequence[int]) -> None:
     """Take documents out of their corpus' index and vocabulary; call before deleting them."""
     vocabulary.unindex(conn, corpus_id, doc_ids)
     if conn.dialect.name == "sqlite" and len(doc_ids):
-        conn.execute(text(_SQLITE_UNINDEX.format(fts=fts_table(corpus_id))),
-                     {"ids": json.dumps([int(i) for i in doc_ids])})
+        rows = conn.execute(text(_SQLITE_TEXTS_OF),
+                            {"ids": json.dumps([int(i) for i in doc_ids])})
+        _write_words(conn, _SQLITE_DELETE.format(fts=fts_table(corpus_id)), rows)
+
+
+def _write_words(conn: Connection, sql: str, rows) -> None:
+    """Run ``sql`` (an insert or a 'delete' of the FTS5 table) with each (id, text) row's
+    search words, ``WRITE_PAGE`` rows at a time (a large insert is not held twice)."""
+    statement = text(sql)
+    rows = iter(rows)
+    while page := list(islice(rows, WRITE_PAGE)):
+        conn.execute(statement, [{"id": int(i), "words": words.search_text(t)} for i, t in page])
+
+
+def refill(conn: Connection) -> None:
+    """Fill every corpus' (new, empty) FTS5 table from its stored documents (SQLite; the
+    upgrade to schema 13: search words are derived data, made by today's
+    ``words.search_text``). The documents are read a page at a time.
+
+    Example:
+        >>> refill(conn)                                            # doctest: +SKIP
+    """
+    if conn.dialect.name != "sqlite":
+        return
+    corpora = [int(r[0]) for r in conn.execute(text("SELECT id FROM corpora ORDER BY id"))]
+    page = text("SELECT id, text FROM documents WHERE corpus_id = :c AND id > :after "
+                "ORDER BY id LIMIT :n")
+    for corpus_id in corpora:
+        insert, after = _SQLITE_INSERT.format(fts=fts_table(corpus_id)), 0
+        while rows := conn.execute(page, {"c": corpus_id, "after": after, "n": WRITE_PAGE}).all():
+            _write_words(conn, insert, rows)
+            after = int(rows[-1][0])
 
 
 # ---- queries -----------------------------------------------------------------------
 def query_words(query: str) -> list[str]:
-    """The query's words, lower-cased, without common English words."""
-    return [w for w in WORD.findall(query.lower()) if w not in STOPWORDS]
+    """The query's words, lower-cased, without common English words; a run of an unspaced
+    script (Japanese, Chinese, Thai, ...) is one word here (what a snippet marks)."""
+    return words.query_words(query, STOPWORDS)
 
 
-def _chunks(query: str) -> list[list[str]]:
-    """Per whitespace-separated chunk, its words (common words dropped); empty chunks gone."""
+def _chunks(query: str) -> list[tuple[list[str], bool]]:
+    """Per whitespace-separated chunk, its tokens (``words.query_tokens``: common words
+    dropped, unspaced runs as bigrams) and whether the last is a prefix; empty chunks gone."""
     out = []
-    for chunk in query.lower().split()[:MAX_QUERY_CHUNKS * 4]:
-        words = [w for w in WORD.findall(chunk) if w not in STOPWORDS]
-        if words:
-            out.append(words)
+    for chunk in query.split()[:MAX_QUERY_CHUNKS * 4]:
+        tokens, prefix = words.query_tokens(chunk, STOPWORDS)
+        if tokens:
+            out.append((tokens, prefix))
     return out[:MAX_QUERY_CHUNKS]
 
 
+def _phrase(tokens: list[str], prefix: bool) -> str:
+    """One FTS5 phrase, every token quoted (never read as syntax); ``*``: a prefix."""
+    return '"' + " ".join(tokens) + '"' + (" *" if prefix else "")
+
+
 def fts_chunks(query: str) -> list[str]:
-    """The query's chunks as quoted FTS5 phrases (every word quoted: never read as syntax)."""
-    return ['"' + " ".join(words) + '"' for words in _chunks(query)]
+    """The query's chunks as quoted FTS5 phrases (every word quoted: never read as syntax).
+
+    Example:
+        >>> fts_chunks("東京都 ERR-40417 京")
+        ['"東京 京都"', '"err 40417"', '"京" *']
+    """
+    return [_phrase(tokens, prefix) for tokens, prefix in _chunks(query)]
 
 
 def fts_query(query: str) -> str:
@@ -222,8 +273,7 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
         # a phrase of common words only is an empty query there: it holds no condition
         match = f"d.text_search @@ ({q})" if present else f"NOT d.text_search @@ ({q})"
         return f"(numnode({q}) = 0 OR {match})", dict(zip(names, kept, strict=True))
-    quoted = ['"' + " ".join(WORD.findall(p.lower())) + '"' for p in phrases
-              if WORD.search(p)]
+    quoted = [_phrase(*words.query_tokens(p)) for p in phrases if WORD.search(p)]
     if not quoted:
         return "1=1", {}
     fts = fts_table(corpus_id)

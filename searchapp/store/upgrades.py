@@ -65,6 +65,14 @@ found new). Nothing existing changes; there is nothing to fill (a saved search s
 
 Version 12 also (search history): a new table ``search_history``, each user's recent
 queries per corpus (the suggestions' first source). It starts empty.
+
+Version 13 (words as each language writes them): on SQLite each corpus' FTS5 table is made
+again, contentless, and filled by a ``Derived`` step with the search words of today's
+``base/words.search_text`` (unspaced scripts as character bigrams, width variants folded):
+Japanese, Chinese or Thai documents stored before become findable by a word inside a
+sentence. The vocabulary is counted again (words of unspaced scripts are no longer in it:
+"did you mean" does not correct them). PostgreSQL keeps its generated ``tsvector``: only
+the vocabulary is counted again there.
 """
 
 from __future__ import annotations
@@ -74,6 +82,7 @@ from typing import NamedTuple
 
 from sqlalchemy import Connection
 
+from searchapp.store import fulltext
 from searchapp.store.vocabulary import refill
 
 
@@ -462,6 +471,17 @@ _V12_SEARCH_HISTORY_POSTGRESQL = _search_history("id SERIAL PRIMARY KEY",
                                                  "TIMESTAMP WITHOUT TIME ZONE")
 
 
+_V13_WORDS_SQLITE = [
+    PerCorpus("DROP TABLE IF EXISTS documents_fts_{corpus}"),
+    PerCorpus("""CREATE VIRTUAL TABLE documents_fts_{corpus} USING fts5(
+        text, content='',
+        tokenize='porter unicode61 remove_diacritics 2')"""),
+    Derived(fulltext.refill),
+    Derived(refill),
+]
+_V13_WORDS_POSTGRESQL = [Derived(refill)]
+
+
 UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
     2: {"sqlite": _V2_SQLITE, "postgresql": _V2_POSTGRESQL},
     3: {"sqlite": _V3_SQLITE, "postgresql": _V3_POSTGRESQL},
@@ -477,4 +497,5 @@ UPGRADES: dict[int, dict[str, list[str | PerCorpus | Derived]]] = {
                     + _vocabulary_table(" WITHOUT ROWID")),
          "postgresql": (_V12_SAVED_POSTGRESQL + _V12_SEARCH_HISTORY_POSTGRESQL
                         + _vocabulary_table(""))},
+    13: {"sqlite": _V13_WORDS_SQLITE, "postgresql": _V13_WORDS_POSTGRESQL},
 }
