@@ -1,8 +1,10 @@
 """Full-text search over documents, kept in the same database and transaction as they are.
 
-SQLite: one FTS5 table per corpus, ``documents_fts_{corpus id}`` (external
-content: the text lives only in ``documents``; porter stemming over unicode61,
-accents folded), created and dropped with its corpus (``create_corpus_index``,
+SQLite: one FTS5 table per corpus, ``documents_fts_{corpus id}`` (contentless: the
+text lives only in ``documents``, the table holds the search words
+``base/words.search_text`` makes of it: width folded, Japanese, Chinese, Thai and the
+other unspaced scripts as character bigrams; porter stemming over unicode61, accents
+folded), created and dropped with its corpus (``create_corpus_index``,
 ``drop_corpus_index``). The store's three writes of documents keep it in the
 same transaction (``index_new`` after an insert, ``unindex`` before a delete;
 metadata updates leave the text alone), so a deleted document can never be
@@ -18,15 +20,17 @@ average length) are those of the corpus' own table: a corpus ranks the same
 whatever other corpora hold (schema 4; before, one table pooled them all).
 
 PostgreSQL: a stored generated ``tsvector`` column ``documents.text_search``
-(``english`` configuration) with a GIN index, ranked by ``ts_rank_cd``; the
+(``english`` configuration; not yet the bigrams of unspaced scripts: a Japanese word
+inside a sentence is found there by meaning only) with a GIN index, ranked by ``ts_rank_cd``; the
 database keeps it with every write by itself. ``ts_rank_cd`` reads the document
 and the query only, so a corpus' ranking depends on that corpus alone there too.
 Each query chunk goes through ``phraseto_tsquery`` (PostgreSQL parses it as it
 parsed the documents), the chunks OR-ed with ``||``.
 
-A query is cut into words (letters and digits); the words of one
+A query is cut into words (letters and digits; an unspaced run into the bigrams of
+``base/words.query_tokens``, a one-character run a prefix); the words of one
 whitespace-separated chunk form a phrase (``ERR-40417`` → the phrase ``err
-40417``), and the chunks are OR-ed, so a document with every chunk ranks first
+40417``, ``東京都`` → ``東京 京都``), and the chunks are OR-ed, so a document with every chunk ranks first
 and a document with some still counts. Common English words are left out of the
 query, and on SQLite so are phrases found in more than 2% of a large corpus'
 documents (``informative_chunks``): they carry little BM25 weight and cost a
