@@ -165,6 +165,6 @@ def query_words(text: str, skip: frozenset[str] = frozenset()) -> list[str]:
     last = 0
     for m in RUN.finditer(low):
         out += [w for w in WORD.findall(low[last:m.start()]) if w not in skip]
-        out.append(m.group())
+        out += [m.group()] if _base(m.group()) else []  # combining marks alone: no word
         last = m.end()
     return out + [w for w in WORD.findall(low[last:]) if w not in skip]

@@ -30,9 +30,9 @@ parsed the documents), the chunks OR-ed with ``||``.
 A query is cut into words (letters and digits; an unspaced run into the bigrams of
 ``base/words.query_tokens``, a one-character run a prefix); the words of one
 whitespace-separated chunk form a phrase (``ERR-40417`` → the phrase ``err
-40417``, ``東京都`` → ``東京 京都``), and the chunks are OR-ed, so a document with every chunk ranks first
-and a document with some still counts. Common English words are left out of the
-query, and on SQLite so are phrases found in more than 2% of a large corpus'
+40417``, ``東京都`` → ``東京 京都``), and the chunks are OR-ed, so a document with
+every chunk ranks first and a document with some still counts. Common English words
+are left out of the query, and on SQLite so are phrases found in more than 2% of a large corpus'
 documents (``informative_chunks``): they carry little BM25 weight and cost a
 score per matching row. Cost: proportional to the documents that contain a
 remaining query word, never a scan of the corpus.
@@ -267,6 +267,8 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
 {'p0': '"notice period"'})
         >>> phrase_condition("sqlite", 3, ["!!"], "p0")
         ('1=1', {})
+        >>> phrase_condition("sqlite", 3, ["\u0e31"], "p0")  # a Thai mark alone: no word
+        ('1=1', {})
     """
     if dialect == "postgresql":
         kept = [p for p in phrases if WORD.search(p)]
@@ -277,7 +279,8 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
         # a phrase of common words only is an empty query there: it holds no condition
         match = f"d.text_search @@ ({q})" if present else f"NOT d.text_search @@ ({q})"
         return f"(numnode({q}) = 0 OR {match})", dict(zip(names, kept, strict=True))
-    quoted = [_phrase(*words.query_tokens(p)) for p in phrases if WORD.search(p)]
+    cut = [words.query_tokens(p) for p in phrases]
+    quoted = [_phrase(tokens, prefix) for tokens, prefix in cut if tokens]
     if not quoted:
         return "1=1", {}
     fts = fts_table(corpus_id)
