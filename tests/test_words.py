@@ -246,3 +246,54 @@ def test_the_upgrade_makes_old_japanese_documents_findable(tmp_path):
         conn.execute(text(f"INSERT INTO {fulltext.fts_table(corpus_id)} "
                           f"({fulltext.fts_table(corpus_id)}) VALUES ('integrity-check')"))
     db.dispose()
+
+
+# ---- PostgreSQL: the same words in the column the app writes ----------------------------
+def found_ids(db: Database, corpus_id: int, query: str) -> set[str]:
+    with db.reader() as conn:
+        ids = [i for i, _ in fulltext.lexical_search(conn, corpus_id, query, 10)]
+        rows = conn.execute(text("SELECT id, external_id FROM documents")).all()
+    names = dict(rows)
+    return {names[i] for i in ids}
+
+
+def test_postgresql_finds_a_word_inside_a_sentence(postgres_url):
+    db = Database(postgres_url)
+    with db.session() as s:
+        corpus = repo.get_or_create_corpus(s, "ja", "m")
+        repo.add_documents(s, corpus, [repo.NewDocument(r["id"], r["text"]) for r in ROWS])
+        corpus_id = corpus.id
+    assert found_ids(db, corpus_id, "東京") == {"tokyo"}
+    assert found_ids(db, corpus_id, "北京") == {"beijing"}
+    assert found_ids(db, corpus_id, "ﾌｧｲﾙ") == {"file"}
+    assert found_ids(db, corpus_id, "coffee") == {"cafe"}
+    with db.reader() as conn:
+        sql, params = fulltext.phrase_condition("postgresql", corpus_id, ["東京都"], "p")
+        hits = conn.execute(text(f"SELECT d.external_id FROM documents d WHERE {sql}"),
+                            params).scalars().all()
+    assert hits == ["tokyo"]
+    db.dispose()
+
+
+def test_the_upgrade_on_postgresql_makes_old_japanese_documents_findable(postgres_url):
+    db = Database(postgres_url)
+    with db.session() as s:
+        corpus = repo.get_or_create_corpus(s, "ja", "m")
+        repo.add_documents(s, corpus, [repo.NewDocument(r["id"], r["text"]) for r in ROWS])
+        corpus_id = corpus.id
+    with db.engine.begin() as conn:  # as version 12 left it: the generated column
+        for sql in ("ALTER TABLE documents DROP COLUMN text_search",
+                    "ALTER TABLE documents ADD COLUMN text_search tsvector "
+                    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
+                    "CREATE INDEX ix_documents_text_search ON documents USING GIN (text_search)",
+                    "UPDATE schema_info SET version = 12"):
+            conn.execute(text(sql))
+    assert found_ids(db, corpus_id, "東京") == set()  # what version 12 found
+    db.dispose()
+    db = Database(postgres_url)
+    assert found_ids(db, corpus_id, "東京") == {"tokyo"}
+    with db.session() as s:  # new documents get their words written too
+        repo.add_documents(s, repo.get_or_create_corpus(s, "ja", "m"),
+                           [repo.NewDocument("kobe", "神戸港の夜景はきれいです。")])
+    assert found_ids(db, corpus_id, "夜景") == {"kobe"}
+    db.dispose()

@@ -99,13 +99,14 @@ def search_text(text: str) -> str:
 
 
 def has_unspaced(text: str) -> bool:
-    """Whether ``text`` holds a character of an unspaced script.
+    """Whether ``text`` holds a character of an unspaced script (once folded: half-width
+    katakana are katakana).
 
     Example:
-        >>> has_unspaced("abc"), has_unspaced("abc東")
-        (False, True)
+        >>> has_unspaced("abc"), has_unspaced("abc東"), has_unspaced("ｶﾀ")
+        (False, True, True)
     """
-    return not text.isascii() and RUN.search(text) is not None
+    return not text.isascii() and RUN.search(fold(text)) is not None
 
 
 def spaced_only(text: str) -> str:

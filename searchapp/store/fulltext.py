@@ -81,7 +81,7 @@ SQLITE_CORPUS_DDL = """CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
         tokenize='porter unicode61 remove_diacritics 2')"""
 SQLITE_CORPUS_DROP = "DROP TABLE IF EXISTS {fts}"
 # the rows written after id {after}: the documents an insert just added (ids only grow)
-_SQLITE_TEXTS_NEW = """SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after
+_TEXTS_NEW = """SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after
     ORDER BY id"""
 _SQLITE_TEXTS_OF = """SELECT id, text FROM documents
     WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id"""
@@ -90,11 +90,11 @@ _SQLITE_INSERT = "INSERT INTO {fts} (rowid, text) VALUES (:id, :words)"
 # stored text before the row goes
 _SQLITE_DELETE = "INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', :id, :words)"
 WRITE_PAGE = 500  # documents' search words made and written at a time
-POSTGRESQL_DDL = [
-    "ALTER TABLE documents ADD COLUMN text_search tsvector "
-    "GENERATED ALWAYS AS (to_tsvector('english', text)) STORED",
+POSTGRESQL_DDL = [  # written by the app (index_new): the database cannot cut the words
+    "ALTER TABLE documents ADD COLUMN text_search tsvector",
     "CREATE INDEX ix_documents_text_search ON documents USING GIN (text_search)",
 ]
+_PG_SET = "UPDATE documents SET text_search = to_tsvector('english', :words) WHERE id = :id"
 
 
 def _install(target, conn: Connection, **_kw) -> None:
@@ -152,9 +152,12 @@ def index_new(conn: Connection, corpus_id: int, after: int) -> None:
         >>> index_new(conn, corpus_id, after)                   # doctest: +SKIP
     """
     if conn.dialect.name == "sqlite":
-        rows = conn.execute(text(_SQLITE_TEXTS_NEW), {"corpus": int(corpus_id),
-                                                      "after": int(after)})
+        rows = conn.execute(text(_TEXTS_NEW), {"corpus": int(corpus_id), "after": int(after)})
         _write_words(conn, _SQLITE_INSERT.format(fts=fts_table(corpus_id)), rows)
+    elif conn.dialect.name == "postgresql":
+        rows = conn.execute(text(_TEXTS_NEW), {"corpus": int(corpus_id),
+                                               "after": int(after)}).all()
+        _write_words(conn, _PG_SET, rows)
     vocabulary.index_new(conn, corpus_id, after)
 
 
@@ -177,20 +180,20 @@ def _write_words(conn: Connection, sql: str, rows) -> None:
 
 
 def refill(conn: Connection) -> None:
-    """Fill every corpus' (new, empty) FTS5 table from its stored documents (SQLite; the
-    upgrade to schema 13: search words are derived data, made by today's
-    ``words.search_text``). The documents are read a page at a time.
+    """Fill every corpus' (new, empty) FTS5 table, or on PostgreSQL the documents'
+    ``text_search`` column, from the stored documents (the upgrade to schema 13: search
+    words are derived data, made by today's ``words.search_text``), a page at a time.
 
     Example:
         >>> refill(conn)                                            # doctest: +SKIP
     """
-    if conn.dialect.name != "sqlite":
-        return
     corpora = [int(r[0]) for r in conn.execute(text("SELECT id FROM corpora ORDER BY id"))]
     page = text("SELECT id, text FROM documents WHERE corpus_id = :c AND id > :after "
                 "ORDER BY id LIMIT :n")
     for corpus_id in corpora:
         insert, after = _SQLITE_INSERT.format(fts=fts_table(corpus_id)), 0
+        if conn.dialect.name == "postgresql":
+            insert = _PG_SET
         while rows := conn.execute(page, {"c": corpus_id, "after": after, "n": WRITE_PAGE}).all():
             _write_words(conn, insert, rows)
             after = int(rows[-1][0])
@@ -238,9 +241,15 @@ def fts_chunks(query: str) -> list[str]:
     """
     chunks = _chunks(query)
     phrases = [_phrase(tokens, prefix) for tokens, prefix in chunks]
-    loose = dict.fromkeys(f'"{t}"' for tokens, _ in chunks if len(tokens) > 1 for t in tokens
-                          if len(t) == 2 and words.has_unspaced(t))
-    return phrases + [b for b in loose if b not in phrases][:MAX_QUERY_CHUNKS]
+    return phrases + [b for b in _loose([t for t, _ in chunks]) if b not in phrases]
+
+
+def _loose(chunks: list[list[str]], quote: str = '"') -> list[str]:
+    """The bigrams of unspaced runs of chunks longer than one token, each once, at most
+    ``MAX_QUERY_CHUNKS``."""
+    loose = dict.fromkeys(f"{quote}{t}{quote}" for tokens in chunks if len(tokens) > 1
+                          for t in tokens if len(t) == 2 and words.has_unspaced(t))
+    return list(loose)[:MAX_QUERY_CHUNKS]
 
 
 def fts_query(query: str) -> str:
@@ -260,8 +269,19 @@ def ts_chunks(query: str) -> list[str]:
         ['ERR-40417', 'billing']
     """
     chunks = [c for c in query.split()[:MAX_QUERY_CHUNKS * 4]
-              if any(w not in STOPWORDS for w in WORD.findall(c.lower()))]
-    return chunks[:MAX_QUERY_CHUNKS]
+              if any(w not in STOPWORDS for w in WORD.findall(c.lower()))][:MAX_QUERY_CHUNKS]
+    out = [_pg_text(c) for c in chunks]
+    return [c for c in out if c] + _loose([words.query_tokens(c, STOPWORDS)[0] for c in chunks
+                                           if words.has_unspaced(c)], quote="")
+
+
+def _pg_text(chunk: str) -> str:
+    """A chunk as PostgreSQL's parser is to read it: folded, an unspaced run as its bigrams
+    (a one-character run at the end matches where that character ends a run only: no
+    prefix there)."""
+    if not words.has_unspaced(chunk):
+        return words.fold(chunk)
+    return " ".join(words.query_tokens(chunk, STOPWORDS)[0])
 
 
 def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param: str,
@@ -285,7 +305,7 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
         ('1=1', {})
     """
     if dialect == "postgresql":
-        kept = [p for p in phrases if WORD.search(p)]
+        kept = [t for t in map(_pg_text, phrases) if WORD.search(t)]
         if not kept:
             return "1=1", {}
         names = [f"{param}_{i}" for i in range(len(kept))]
