@@ -19,10 +19,9 @@ like cosine), and BM25's statistics (how many documents hold a word, their
 average length) are those of the corpus' own table: a corpus ranks the same
 whatever other corpora hold (schema 4; before, one table pooled them all).
 
-PostgreSQL: a stored generated ``tsvector`` column ``documents.text_search``
-(``english`` configuration; not yet the bigrams of unspaced scripts: a Japanese word
-inside a sentence is found there by meaning only) with a GIN index, ranked by ``ts_rank_cd``; the
-database keeps it with every write by itself. ``ts_rank_cd`` reads the document
+PostgreSQL: a ``tsvector`` column ``documents.text_search`` (``english``
+configuration over the same search words, written by ``index_new``: the database
+cannot cut them) with a GIN index, ranked by ``ts_rank_cd``. ``ts_rank_cd`` reads the document
 and the query only, so a corpus' ranking depends on that corpus alone there too.
 Each query chunk goes through ``phraseto_tsquery`` (PostgreSQL parses it as it
 parsed the documents), the chunks OR-ed with ``||``.
