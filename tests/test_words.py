@@ -267,6 +267,8 @@ def test_postgresql_finds_a_word_inside_a_sentence(postgres_url):
     assert found_ids(db, corpus_id, "北京") == {"beijing"}
     assert found_ids(db, corpus_id, "ﾌｧｲﾙ") == {"file"}
     assert found_ids(db, corpus_id, "coffee") == {"cafe"}
+    # what phraseto_tsquery is given: the phrase of bigrams, then each bigram alone
+    assert fulltext.ts_chunks("東京都 ERR-40417") == ["東京 京都", "ERR-40417", "東京", "京都"]
     with db.reader() as conn:
         sql, params = fulltext.phrase_condition("postgresql", corpus_id, ["東京都"], "p")
         hits = conn.execute(text(f"SELECT d.external_id FROM documents d WHERE {sql}"),
