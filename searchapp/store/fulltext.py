@@ -93,7 +93,9 @@ POSTGRESQL_DDL = [  # written by the app (index_new): the database cannot cut th
     "ALTER TABLE documents ADD COLUMN text_search tsvector",
     "CREATE INDEX ix_documents_text_search ON documents USING GIN (text_search)",
 ]
-_PG_SET = "UPDATE documents SET text_search = to_tsvector('english', :words) WHERE id = :id"
+# one statement per page of documents (a row at a time costs a round trip each)
+_PG_SET = """UPDATE documents d SET text_search = to_tsvector('english', u.w)
+    FROM unnest(CAST(:ids AS integer[]), CAST(:words AS text[])) AS u(i, w) WHERE d.id = u.i"""
 
 
 def _install(target, conn: Connection, **_kw) -> None:
@@ -156,7 +158,7 @@ def index_new(conn: Connection, corpus_id: int, after: int) -> None:
     elif conn.dialect.name == "postgresql":
         rows = conn.execute(text(_TEXTS_NEW), {"corpus": int(corpus_id),
                                                "after": int(after)}).all()
-        _write_words(conn, _PG_SET, rows)
+        _write_words(conn, _PG_SET, rows, arrays=True)
     vocabulary.index_new(conn, corpus_id, after)
 
 
@@ -169,13 +171,19 @@ def unindex(conn: Connection, corpus_id: int, doc_ids: Sequence[int]) -> None:
         _write_words(conn, _SQLITE_DELETE.format(fts=fts_table(corpus_id)), rows)
 
 
-def _write_words(conn: Connection, sql: str, rows) -> None:
-    """Run ``sql`` (an insert or a 'delete' of the FTS5 table) with each (id, text) row's
-    search words, ``WRITE_PAGE`` rows at a time (a large insert is not held twice)."""
+def _write_words(conn: Connection, sql: str, rows, arrays: bool = False) -> None:
+    """Run ``sql`` (an insert or a 'delete' of the FTS5 table; ``arrays``: PostgreSQL's
+    update, given a page's ids and words as two arrays) with each (id, text) row's search
+    words, ``WRITE_PAGE`` rows at a time (a large insert is not held twice)."""
     statement = text(sql)
     rows = iter(rows)
     while page := list(islice(rows, WRITE_PAGE)):
-        conn.execute(statement, [{"id": int(i), "words": words.search_text(t)} for i, t in page])
+        if arrays:
+            conn.execute(statement, {"ids": [int(i) for i, _ in page],
+                                     "words": [words.search_text(t) for _, t in page]})
+        else:
+            conn.execute(statement, [{"id": int(i), "words": words.search_text(t)}
+                                     for i, t in page])
 
 
 def refill(conn: Connection) -> None:
@@ -190,11 +198,10 @@ def refill(conn: Connection) -> None:
     page = text("SELECT id, text FROM documents WHERE corpus_id = :c AND id > :after "
                 "ORDER BY id LIMIT :n")
     for corpus_id in corpora:
-        insert, after = _SQLITE_INSERT.format(fts=fts_table(corpus_id)), 0
-        if conn.dialect.name == "postgresql":
-            insert = _PG_SET
+        pg, after = conn.dialect.name == "postgresql", 0
+        insert = _PG_SET if pg else _SQLITE_INSERT.format(fts=fts_table(corpus_id))
         while rows := conn.execute(page, {"c": corpus_id, "after": after, "n": WRITE_PAGE}).all():
-            _write_words(conn, insert, rows)
+            _write_words(conn, insert, rows, arrays=pg)
             after = int(rows[-1][0])
 
 
