@@ -110,13 +110,14 @@ def has_unspaced(text: str) -> bool:
 
 
 def spaced_only(text: str) -> str:
-    """``text`` with its unspaced runs replaced by a space: the words a spelling can correct.
+    """``text`` (folded when it holds an unspaced run) with its unspaced runs replaced by a
+    space: the words a spelling can correct.
 
     Example:
-        >>> spaced_only("grep は文字列を探す")
-        'grep  '
+        >>> spaced_only("grep は文字列を探す"), spaced_only("ｶﾀｶﾅ ok")
+        ('grep  ', '  ok')
     """
-    return RUN.sub(" ", text) if has_unspaced(text) else text
+    return RUN.sub(" ", fold(text)) if has_unspaced(text) else text
 
 
 def query_tokens(chunk: str, skip: frozenset[str] = frozenset()) -> tuple[list[str], bool]:
