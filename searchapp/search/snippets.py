@@ -6,9 +6,11 @@ character takes two: ``base/text_width``, so a Japanese snippet holds about 150 
 an English one 300), at a space or, in text written without spaces, after a sentence's or
 clause's punctuation (``。``, ``、``). Words
 match case-insensitively and across simple English endings (``runs`` marks
-``running``), like the full-text index's stemming. The result is text plus the
-character spans of the marked words; ``marked()`` writes them between « and »
-(what the CLI prints). Nothing here is HTML: a page shows it as text.
+``running``), like the full-text index's stemming; a word of an unspaced script
+(Japanese, Chinese, Thai: ``base/words``) is marked wherever it stands inside a
+sentence. The result is text plus the character spans of the marked words;
+``marked()`` writes them between « and » (what the CLI prints). Nothing here is HTML:
+a page shows it as text.
 
 Example:
     >>> s = make_snippet("The XR-7 firmware fails with ERR-40417 after an update.",
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from searchapp.base.text_width import chars_for, chars_within
+from searchapp.base.words import has_unspaced
 
 WIDTH = 300
 OPEN, CLOSE = "«", "»"
@@ -87,6 +90,10 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
         >>> word_spans("Updates were updated; an update.", ["update"])
         [(0, 7), (13, 20), (25, 31)]
     """
+    runs = [w for w in words if w and has_unspaced(w)]
+    if runs:  # found anywhere inside a longer run, merged with the spaced words' spans
+        rest = word_spans(text, [w for w in words if w and not has_unspaced(w)])
+        return _merged(rest + _run_spans(text, runs))
     wanted = frozenset(stem(w) for w in words if w)
     if not wanted:
         return []
@@ -99,6 +106,42 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     for pattern in filter(None, map(_stem_pattern, wanted)):
         found += [m.span() for m in pattern.finditer(low) if _starts_word(low, m.start())]
     return sorted(found)  # a word has one stem: no span is found twice
+
+
+def _run_spans(text: str, runs: Sequence[str]) -> list[tuple[int, int]]:
+    """Spans of each of ``runs`` (words of an unspaced script, lower-cased) wherever they
+    stand in ``text``: such a word has no spaces around it inside a sentence.
+
+    Example:
+        >>> _run_spans("東京都に住む。東京", ["東京"])
+        [(0, 2), (7, 9)]
+    """
+    low = text.lower()
+    if len(low) != len(text):
+        low = text
+    found = []
+    for run in runs:
+        at = low.find(run)
+        while at >= 0:
+            found.append((at, at + len(run)))
+            at = low.find(run, at + len(run))
+    return found
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, overlapping ones joined (a mark never starts inside another).
+
+    Example:
+        >>> _merged([(4, 6), (0, 2), (1, 3)])
+        [(0, 3), (4, 6)]
+    """
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 # the only characters beyond ASCII whose lower case holds an ASCII letter (İ → i̇, K → k)

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from searchapp.base.words import has_unspaced
 from searchapp.context import App
 from searchapp.search.query_language import parse_query
 from searchapp.store import fulltext, repo, vocabulary
@@ -239,8 +240,10 @@ def candidate_words(query: str) -> list[tuple[int, int, str]]:
 
 
 def _correctable(word: str) -> bool:
+    """Letters of a spaced script only (a Japanese or Chinese run is a sentence: its words
+    are searched as bigrams, and the vocabulary holds none), long enough, no inner capital."""
     return (len(word) >= MIN_LENGTH and word.isalpha() and not any(c.isupper() for c in word[1:])
-            and word.lower() not in fulltext.STOPWORDS)
+            and word.lower() not in fulltext.STOPWORDS and not has_unspaced(word))
 
 
 def propose(query: str, lexicon: Lexicon,

@@ -28,8 +28,8 @@ Vectors are float32 blobs (``numpy.ndarray.tobytes()``), ``dimension`` floats ea
 Full text: ``documents`` carries a full-text index kept by the database in the
 same transaction as every write (on SQLite an FTS5 table per corpus, made with
 the corpus and written by the store's document writes, so BM25 counts that
-corpus only; on PostgreSQL a generated ``tsvector`` column with a GIN index; see
-``store/fulltext.py``).
+corpus only; on PostgreSQL a ``tsvector`` column the store writes, with a GIN index;
+both over the search words of ``base/words``; see ``store/fulltext.py``).
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 

@@ -15,6 +15,8 @@ A word is cut as the full-text index cuts it (runs of letters and digits, ``_`` 
 most ``MAX_WORD`` of them: ``ERR-40417`` gives ``err``, ``pg_dump`` gives ``pg``
 and ``dump``, ``xr7`` nothing (a word with digits is never corrected, nor proposed).
 Accents are kept as written (``café``); the spelling side compares them folded.
+Words of unspaced scripts (Japanese, Chinese, Thai: ``base/words``) are left out: a run of
+them is a sentence, not a word, and their search words (bigrams) are nothing to correct to.
 
 Example:
     >>> sorted(words_of("The café's XR-7 pg_dump: Café!"))
@@ -30,6 +32,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from sqlalchemy import Connection, text
+
+from searchapp.base.words import spaced_only
 
 TOKEN = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts: letters and digits
 MAX_WORD = 64  # longer runs are not words a person types (hashes, base64): left out
@@ -67,7 +71,7 @@ def words_of(document: str) -> set[str]:
     """
     lowered = document.lower()
     if not lowered.isascii():
-        lowered = unicodedata.normalize("NFC", lowered)  # an accent typed as its own mark
+        lowered = unicodedata.normalize("NFC", spaced_only(lowered))  # accents composed
     return {w for w in TOKEN.findall(lowered) if len(w) <= MAX_WORD and w.isalpha()}
 
 
