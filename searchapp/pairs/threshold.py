@@ -2,8 +2,8 @@
 
 A cosine threshold means different things for different encoders, so each model
 has its own. Without labelled data the app uses ``DEFAULT_THRESHOLDS`` (see
-docs/duplicates.md for why 0.80 for all-MiniLM-L6-v2 and 0.75 for use-multilingual-v3); a calibration
-(``searchapp.duplicates.calibration``) stores a better one in the model's ``info``
+docs/duplicates.md for why 0.80 for all-MiniLM-L6-v2 and 0.75 for use-multilingual-v3);
+a calibration (``searchapp.duplicates.calibration``) stores a better one in the model's ``info``
 JSON under ``INFO_KEY``. Read here, below both duplicates and judgements, which both
 decide "the same question?" with it.
 
