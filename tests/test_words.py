@@ -191,6 +191,15 @@ def test_the_japanese_word_is_highlighted_inside_its_sentence(app):
     assert snippet.marked() == "«ファイル»の内容を«表示»します。«ファイル»"
 
 
+def test_a_word_found_without_its_accents_is_marked_with_them(app):
+    hit = search(app, "words", "cafe", k=1, mode="lexical")[0]
+    assert [hit.snippet[a:b] for a, b in hit.highlights] == ["café"]
+    assert make_snippet("Größe, GRÖSSE und Grosse", ["grösse"]).marked() == \
+        "Größe, «GRÖSSE» und «Grosse»"
+    assert make_snippet("Le résumé du CAFÉ", ["Resume", "café"]).marked() == \
+        "Le «résumé» du «CAFÉ»"
+
+
 def test_did_you_mean_proposes_nothing_for_japanese(app):
     from searchapp.search.spelling import correct
 

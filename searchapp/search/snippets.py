@@ -6,7 +6,9 @@ character takes two: ``base/text_width``, so a Japanese snippet holds about 150 
 an English one 300), at a space or, in text written without spaces, after a sentence's or
 clause's punctuation (``。``, ``、``). Words
 match case-insensitively and across simple English endings (``runs`` marks
-``running``), like the full-text index's stemming; a word of an unspaced script
+``running``) and accents (``cafe`` marks ``café`` and the other way round: each accented
+Latin letter stands for its base letter, one character for one, so spans stay the
+text's), like the full-text index's stemming and folding; a word of an unspaced script
 (Japanese, Chinese, Thai: ``base/words``) is marked wherever it stands inside a
 sentence. The result is text plus the character spans of the marked words;
 ``marked()`` writes them between « and » (what the CLI prints). Nothing here is HTML:
@@ -24,6 +26,7 @@ Example:
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,14 +97,15 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     if runs:  # found anywhere inside a longer run, merged with the spaced words' spans
         rest = word_spans(text, [w for w in words if w and not has_unspaced(w)])
         return _merged(rest + _run_spans(text, runs))
-    wanted = frozenset(stem(w) for w in words if w)
+    wanted = frozenset(stem(fold_accents(w)) for w in words if w)
     if not wanted:
         return []
     if all(w.isascii() for w in wanted) and not any(c in text for c in _LOWERS_TO_ASCII):
         return _ascii_word_spans(text, wanted)
-    low = text.lower()
+    low = fold_accents(text.lower())
     if len(low) != len(text):
-        return [m.span() for m in _WORD.finditer(text) if stem(m.group()) in wanted]
+        return [m.span() for m in _WORD.finditer(text)
+                if stem(fold_accents(m.group())) in wanted]
     found: list[tuple[int, int]] = []
     for pattern in filter(None, map(_stem_pattern, wanted)):
         found += [m.span() for m in pattern.finditer(low) if _starts_word(low, m.start())]
@@ -148,6 +152,30 @@ def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 _LOWERS_TO_ASCII = ("\u0130", "\u212a")  # `in`: a regex class scans ~40x slower
 
 
+def _accent_table() -> dict[int, str]:
+    """Each Latin letter with a diacritic (U+00C0-U+024F) to its base letter (``é`` → ``e``),
+    one character for one; letters that do not decompose (``ß``, ``ø``) stay."""
+    table = {}
+    for code in range(0xC0, 0x250):
+        base = unicodedata.normalize("NFD", chr(code))[0]
+        if base != chr(code) and base.isascii() and base.isalpha():
+            table[code] = base
+    return table
+
+
+ACCENTS = _accent_table()
+
+
+def fold_accents(text: str) -> str:
+    """``text`` with its accented Latin letters as their base letters, the same length.
+
+    Example:
+        >>> fold_accents("Café Ångström")
+        'Cafe Angstrom'
+    """
+    return text if text.isascii() else text.translate(ACCENTS)
+
+
 def _ascii_word_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int]]:
     """``word_spans`` for ASCII stems, searched in the text's bytes.
 
@@ -160,7 +188,7 @@ def _ascii_word_spans(text: str, wanted: frozenset[str]) -> list[tuple[int, int]
     character lower-cases to an ASCII letter but the two of ``_LOWERS_TO_ASCII``,
     which send the caller the slow way.
     """
-    folded = text.encode("ascii", "replace").lower()
+    folded = fold_accents(text).encode("ascii", "replace").lower()
     found: list[tuple[int, int]] = []
     for pattern in filter(None, map(_ascii_pattern, wanted)):
         found += [m.span() for m in pattern.finditer(folded)]
