@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 
+from searchapp.jobs.tasks import TaskContext
+
 
 def run_cli(*args: str, check: bool = True, timeout: float = 300) -> subprocess.CompletedProcess:
     """Run ``python -m searchapp ARGS`` with the test's environment (its data folder)."""
@@ -47,3 +49,19 @@ def ingest_files(folder, files: dict[str, str], corpus: str) -> str:
         (folder / name).write_text(text, encoding="utf-8")
     assert main(["ingest", str(folder), "--corpus", corpus, "--wait"]) == 0
     return corpus
+
+
+class Killed(Exception):
+    """Stands in for the worker process dying."""
+
+
+class KillAfter(TaskContext):
+    """A task context whose process 'dies' when step ``n`` is reported."""
+
+    def __init__(self, app, lease, n):
+        super().__init__(app, lease)
+        self.n = n
+
+    def progress(self, done, total, message=None, force=False):
+        if done == self.n and total > 1:
+            raise Killed()

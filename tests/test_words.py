@@ -266,12 +266,17 @@ def found_ids(db: Database, corpus_id: int, query: str) -> set[str]:
     return {names[i] for i in ids}
 
 
-def test_postgresql_finds_a_word_inside_a_sentence(postgres_url):
-    db = Database(postgres_url)
+def stored_rows(db: Database) -> int:
+    """``ROWS`` stored as corpus 'ja' (no embedding: the words are what is tested); its id."""
     with db.session() as s:
         corpus = repo.get_or_create_corpus(s, "ja", "m")
         repo.add_documents(s, corpus, [repo.NewDocument(r["id"], r["text"]) for r in ROWS])
-        corpus_id = corpus.id
+        return corpus.id
+
+
+def test_postgresql_finds_a_word_inside_a_sentence(postgres_url):
+    db = Database(postgres_url)
+    corpus_id = stored_rows(db)
     assert found_ids(db, corpus_id, "東京") == {"tokyo"}
     assert found_ids(db, corpus_id, "北京") == {"beijing"}
     assert found_ids(db, corpus_id, "ﾌｧｲﾙ") == {"file"}
@@ -288,10 +293,7 @@ def test_postgresql_finds_a_word_inside_a_sentence(postgres_url):
 
 def test_the_upgrade_on_postgresql_makes_old_japanese_documents_findable(postgres_url):
     db = Database(postgres_url)
-    with db.session() as s:
-        corpus = repo.get_or_create_corpus(s, "ja", "m")
-        repo.add_documents(s, corpus, [repo.NewDocument(r["id"], r["text"]) for r in ROWS])
-        corpus_id = corpus.id
+    corpus_id = stored_rows(db)
     with db.engine.begin() as conn:  # as version 12 left it: the generated column
         for sql in ("ALTER TABLE documents DROP COLUMN text_search",
                     "ALTER TABLE documents ADD COLUMN text_search tsvector "
