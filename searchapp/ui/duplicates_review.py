@@ -17,7 +17,6 @@ import streamlit as st
 from searchapp import duplicates as dup
 from searchapp.base.bidi import isolate_rtl
 from searchapp.context import App
-from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates import judged_threshold as jt
 from searchapp.duplicates import review
@@ -25,7 +24,7 @@ from searchapp.errors import SearchAppError
 from searchapp.jobs import queue
 from searchapp.judgements import service
 from searchapp.judgements.groups import confirmed_groups, groups_csv
-from searchapp.ui.common import job_progress, md_escape, two_cosines
+from searchapp.ui.common import csv_download, job_progress, md_escape, two_cosines
 from searchapp.ui.labelling import (
     answer,
     keyboard_row,
@@ -156,10 +155,8 @@ def confirmed_groups_section(app: App, corpus: str) -> None:
         return
     st.caption("Documents joined by duplicate judgements; the canonical one is the member "
                "judged a duplicate most often.")
-    st.download_button("Download confirmed groups (CSV)",
-                       lambda: spreadsheet_bytes(groups_csv(groups)),
-                       file_name=f"{corpus}-confirmed-groups.csv", mime="text/csv",
-                       icon=":material/download:", on_click="ignore")
+    csv_download("Download confirmed groups (CSV)", lambda: groups_csv(groups),
+                 f"{corpus}-confirmed-groups.csv")
     st.dataframe([{"canonical": g.canonical, "text": isolate_rtl(g.texts[0]), "size": g.size,
                    "conflicts": g.conflicts} for g in groups], hide_index=True,
                  width="stretch", key="confirmed-groups",

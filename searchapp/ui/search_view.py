@@ -28,14 +28,13 @@ import streamlit as st
 
 from searchapp.answers.service import AnswerResult, search_with_answers
 from searchapp.context import App
-from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.pairs.threshold import threshold_for
 from searchapp.search.document_facets import facets_of
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit
 from searchapp.ui import suggestions
 from searchapp.ui.answer_box import answer_box
-from searchapp.ui.common import md_code, md_escape, user_errors
+from searchapp.ui.common import csv_download, md_code, md_escape, user_errors
 from searchapp.ui.did_you_mean import did_you_mean_line, searched_query
 from searchapp.ui.judging import judgement_marks
 from searchapp.ui.paging import PAGE_SIZE, forget_hits, kept_hits, page_bounds, pages_of
@@ -216,11 +215,9 @@ def _under_list(app: App, corpus: str, query: str, hits: list[SearchHit],
 
 def _download(corpus: str, query: str, hits: list[SearchHit], answers: AnswerResult) -> None:
     """The results as CSV (answers, then all k hits), made when the button is clicked."""
-    st.download_button("Download (CSV)",
-                       lambda: spreadsheet_bytes(results_csv(query, hits, answers)),
-                       file_name=f"{corpus}-search.csv", mime="text/csv", type="tertiary",
-                       icon=":material/download:", on_click="ignore", key="search-csv",
-                       help="The answers and all the results found (not only this page), "
+    csv_download("Download (CSV)", lambda: results_csv(query, hits, answers),
+                 f"{corpus}-search.csv", type="tertiary", key="search-csv",
+                 help="The answers and all the results found (not only this page), "
                             "one row each, for a spreadsheet")
 
 

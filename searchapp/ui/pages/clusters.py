@@ -25,13 +25,14 @@ from searchapp.base.bidi import isolate_rtl
 from searchapp.clusters import ClusterParams
 from searchapp.clusters.edits import apply_edits, load_edits, merge_clusters, rename_cluster
 from searchapp.clusters.preview import PREVIEW_GROUPS, PREVIEW_MIN_DOCUMENTS, preview
-from searchapp.corpora.csv_safe import safe_csv, spreadsheet_bytes
+from searchapp.corpora.csv_safe import safe_csv
 from searchapp.search.service import search
 from searchapp.ui.charts_clusters import cluster_map, density_image, size_bars, standalone_html
 from searchapp.ui.cluster_filters import save_filter_form, saved_filters_list
 from searchapp.ui.common import (
     corpus_picker,
     corpus_summaries_or_stop,
+    csv_download,
     job_progress,
     md_escape,
     page_app,
@@ -176,10 +177,8 @@ def show(result: cl.ClusterResult) -> None:
         doc_ids = frame.doc_id.to_numpy()[chosen]
         listing = cl.documents_frame(app, result, doc_ids)
         st.subheader(f"Selected on the map ({len(listing):,})")
-        st.download_button("Download the selection (CSV)", csv_bytes(listing),
-                           file_name=f"{corpus.name}-map-selection.csv", mime="text/csv",
-                           icon=":material/download:", on_click="ignore",
-                           key="clusters.selection-csv")
+        csv_download("Download the selection (CSV)", lambda: safe_csv(listing),
+                     f"{corpus.name}-map-selection.csv", key="clusters.selection-csv")
         st.dataframe(rtl_cells(listing, ["label", "text"]), hide_index=True,
                      key="clusters.selection", width="stretch",
                      column_config={"text": st.column_config.TextColumn(width="large")})
@@ -224,11 +223,9 @@ def open_cluster(result: cl.ClusterResult, sizes: dict[int, int]) -> None:
     st.caption(f"{len(members):,} of {sizes[chosen]:,} documents, nearest the "
                "cluster's centre first.")
     st.dataframe(rtl_cells(members, ["label", "text"]), hide_index=True, key="clusters.members")
-    st.download_button(
-        "This cluster (CSV)", lambda: csv_bytes(cl.documents_frame(
-            app, result, result.doc_ids[result.cluster == chosen])),
-        file_name=f"{corpus.name}-cluster-{chosen}.csv", mime="text/csv",
-        icon=":material/download:", on_click="ignore", key="clusters.cluster-csv")
+    csv_download("This cluster (CSV)", lambda: safe_csv(cl.documents_frame(
+        app, result, result.doc_ids[result.cluster == chosen])),
+        f"{corpus.name}-cluster-{chosen}.csv", key="clusters.cluster-csv")
     if chosen >= 0:
         edit_cluster(result, chosen, by_id, names)
         save_filter_form(app, result, chosen, corpus.name)
@@ -269,11 +266,6 @@ def selected_rows(event, trace_rows) -> np.ndarray:
     return np.unique(np.asarray(rows, dtype=np.int64))
 
 
-def csv_bytes(frame) -> bytes:
-    """A table as CSV whose cells cannot run as spreadsheet formulas, UTF-8 for Excel too."""
-    return spreadsheet_bytes(safe_csv(frame))
-
-
 def exports(result: cl.ClusterResult, fig) -> None:
     """Downloads: the map as one offline HTML file, the clusters, every document's place."""
     left, middle, right = st.columns(3)
@@ -282,14 +274,12 @@ def exports(result: cl.ClusterResult, fig) -> None:
                          lambda: standalone_html(fig, f"{corpus.name}: clusters"),
                          file_name=f"{corpus.name}-map.html", mime="text/html",
                          icon=":material/map:", on_click="ignore", key="clusters.map-html")
-    middle.download_button("Clusters (CSV)", lambda: csv_bytes(cl.clusters_table(result)),
-                           file_name=f"{corpus.name}-clusters.csv", mime="text/csv",
-                           icon=":material/table:", on_click="ignore", key="clusters.table-csv")
-    right.download_button("Every document's cluster and place (CSV)",
-                          lambda: csv_bytes(result.frame().drop(columns=["doc_id"])),
-                          file_name=f"{corpus.name}-assignments.csv", mime="text/csv",
-                          icon=":material/download:", on_click="ignore",
-                          key="clusters.assignments-csv")
+    csv_download("Clusters (CSV)", lambda: safe_csv(cl.clusters_table(result)),
+                 f"{corpus.name}-clusters.csv", where=middle, icon=":material/table:",
+                 key="clusters.table-csv")
+    csv_download("Every document's cluster and place (CSV)",
+                 lambda: safe_csv(result.frame().drop(columns=["doc_id"])),
+                 f"{corpus.name}-assignments.csv", where=right, key="clusters.assignments-csv")
 
 
 def judgements_note(result: cl.ClusterResult, params: ClusterParams) -> None:

@@ -18,7 +18,6 @@ import streamlit as st
 
 from searchapp import duplicates as dup
 from searchapp.base.bidi import isolate_rtl
-from searchapp.corpora.csv_safe import spreadsheet_bytes
 from searchapp.duplicates import calibration as cal
 from searchapp.duplicates.export import groups_csv, pairs_csv
 from searchapp.errors import SearchAppError
@@ -28,6 +27,7 @@ from searchapp.store import repo
 from searchapp.ui.charts_duplicates import precision_recall_figure, score_histogram
 from searchapp.ui.common import (
     corpus_picker,
+    csv_download,
     job_progress,
     md_escape,
     page_app,
@@ -73,14 +73,10 @@ def show_pairs_and_groups(report: dup.DuplicateReport, calibrated: float | None)
     pairs = dup.pairs_frame(report, SHOWN_PAIRS)
     left, right = st.columns(2)
     # The full tables are built only when a button is clicked (on Streamlit's thread).
-    left.download_button("Download pairs (CSV)",
-                         lambda: spreadsheet_bytes(pairs_csv(report)),
-                         file_name=f"{report.corpus}-duplicate-pairs.csv", mime="text/csv",
-                         icon=":material/download:", on_click="ignore")
-    right.download_button("Download groups (CSV)",
-                          lambda: spreadsheet_bytes(groups_csv(report)),
-                          file_name=f"{report.corpus}-duplicate-groups.csv", mime="text/csv",
-                          icon=":material/download:", on_click="ignore")
+    csv_download("Download pairs (CSV)", lambda: pairs_csv(report),
+                 f"{report.corpus}-duplicate-pairs.csv", where=left)
+    csv_download("Download groups (CSV)", lambda: groups_csv(report),
+                 f"{report.corpus}-duplicate-groups.csv", where=right)
     st.plotly_chart(score_histogram(report.pair_scores, report.threshold, calibrated),
                     width="stretch")
     st.subheader("Pairs")
