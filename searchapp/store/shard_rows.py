@@ -1,0 +1,88 @@
+"""Which shard a document belongs to, and one shard's part of what changed since a generation.
+
+A corpus served in ``n`` shards puts each document in shard
+
+    shard_of(id) = ((id * 2654435761) mod 2^32) div 2^16 mod n
+
+Knuth's multiplicative hash of the document's id (ids are never reused), read
+from its well-mixed bits 16-31: stable (the same id, the same shard, in every
+process and on every machine), balanced for the database's sequential ids, and
+computable in SQL on SQLite and PostgreSQL alike, so a shard's server reads its
+own rows only and adding documents touches only the shards they fall in.
+``by="range"`` puts ids ``[i·span, (i+1)·span)`` in shard ``i mod n`` instead
+(blocks of consecutive ids together: a user who asks for ranges).
+
+Example:
+    >>> shard_of(np.arange(1, 9), 4).tolist()
+    [3, 2, 2, 1, 1, 0, 0, 3]
+    >>> shard_of(np.arange(1, 9), 4, by="range", span=4).tolist()
+    [0, 0, 0, 1, 1, 1, 1, 2]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+from sqlalchemy import text
+from sqlalchemy.orm import Session
+
+from searchapp.errors import InvalidParameterError
+
+MULTIPLIER = 2654435761  # Knuth: 2^32 / golden ratio, odd
+MAX_SHARDS = 1024
+RANGE_SPAN = 1_000_000  # ids per block of the range placement
+PLACEMENTS = ("hash", "range")
+
+
+def check_shards(shards: int, placement: str = "hash") -> None:
+    """An error a user can act on for a shard count or placement that cannot be served."""
+    if not (isinstance(shards, int) and 1 <= shards <= MAX_SHARDS):
+        raise InvalidParameterError(f"Shards must be a whole number from 1 to {MAX_SHARDS}; "
+                                    f"got {shards!r}.")
+    if placement not in PLACEMENTS:
+        raise InvalidParameterError(f"Unknown shard placement {placement!r}; use one of "
+                                    f"{', '.join(PLACEMENTS)}.")
+
+
+def shard_of(ids, shards: int, by: str = "hash", span: int = RANGE_SPAN) -> np.ndarray:
+    """The shard (int64) of each document id in ``ids`` among ``shards``."""
+    ids = np.asarray(ids, dtype=np.int64)
+    if by == "range":
+        return (ids // span) % shards
+    mixed = (ids.astype(np.uint64) * np.uint64(MULTIPLIER)) % np.uint64(2**32)
+    return ((mixed // np.uint64(2**16)) % np.uint64(shards)).astype(np.int64)
+
+
+def shard_sql(column: str, shards: int, by: str = "hash", span: int = RANGE_SPAN) -> str:
+    """``shard_of`` as an SQL expression over an integer ``column`` (SQLite and PostgreSQL:
+    the product stays below 2^63 for ids under 3.4 billion)."""
+    if by == "range":
+        return f"(({column} / {int(span)}) % {int(shards)})"
+    return f"(((({column} * {MULTIPLIER}) % 4294967296) / 65536) % {int(shards)})"
+
+
+def removed_in_shard(s: Session, corpus_id: int, generation: int, shard: int, shards: int,
+                     by: str = "hash") -> np.ndarray:
+    """Ids of the shard's documents tombstoned after ``generation``."""
+    rows = s.execute(text(
+        "SELECT document_id FROM document_tombstones WHERE corpus_id = :c "
+        f"AND generation > :g AND {shard_sql('document_id', shards, by)} = :s"),
+        {"c": corpus_id, "g": generation, "s": shard}).scalars().all()
+    return np.asarray(rows, dtype=np.int64)
+
+
+def vectors_in_shard(s: Session, corpus_id: int, model_id: int, generation: int,
+                     dimension: int, shard: int, shards: int, by: str = "hash",
+                     chunk: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
+    """The shard's vectors written after ``generation``: chunks of (document ids (m,),
+    their vectors (m, dim), their passages' vector blobs (None for a one-window text))."""
+    q = text("SELECT document_id, vector, passages FROM embeddings WHERE corpus_id = :c "
+             "AND model_id = :m AND generation > :g "
+             f"AND {shard_sql('document_id', shards, by)} = :s")
+    params = {"c": corpus_id, "m": model_id, "g": generation, "s": shard}
+    result = s.execute(q.execution_options(yield_per=chunk), params)
+    for rows in result.partitions(chunk):
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
+        yield ids, matrix.reshape(len(rows), dimension), [r[2] for r in rows]
