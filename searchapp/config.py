@@ -28,6 +28,9 @@ Variables (all optional):
     SEARCHAPP_RAY_ADDRESS   a Ray cluster for embedding (``auto``, ``HOST:6379``,
                             ``ray://HOST:10001`` or ``local``): the Jobs page offers
                             "Embed on Ray", and ``embed --engine ray`` uses it by default
+    SEARCHAPP_SEARCH_ENGINE ``local`` (default: each process holds a corpus' whole index) or
+                            ``ray`` (queries fan out to the corpus' shard servers on that
+                            cluster: ``searchapp shards serve``, docs/scale-out.md)
     SEARCHAPP_ALLOWED_HOSTS the host names the web server answers to besides the loopback
                             names (comma list, e.g. ``search.example.org,10.0.0.5``; ``*``
                             for any): a request naming another ``Host`` is refused (421),
@@ -86,6 +89,7 @@ class Settings:
     busy_timeout: float = DEFAULT_BUSY_TIMEOUT
     passage_tokens: int | None = None  # None: half the model's window
     answer_sentences: bool = True  # cut and encode sentences at embed time, for answers
+    search_engine: str = "local"  # "ray": queries fan out to the corpus' shard servers
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -118,7 +122,7 @@ class Settings:
                    password=password, password_hash=password_hash,
                    ray_address=ray_address(env), busy_timeout=busy_timeout(env),
                    passage_tokens=passage_tokens(env),
-                   answer_sentences=answer_sentences(env))
+                   answer_sentences=answer_sentences(env), search_engine=search_engine(env))
 
     @property
     def password_required(self) -> bool:
@@ -303,6 +307,26 @@ def answer_sentences(env: Mapping[str, str] | None = None) -> bool:
         raise ConfigError(f"SEARCHAPP_ANSWER_SENTENCES={raw!r} is not valid; use 1 (keep "
                           "sentences for answers, the default) or 0.")
     return raw in ("1", "on", "true", "yes")
+
+
+SEARCH_ENGINES = ("local", "ray")
+
+
+def search_engine(env: Mapping[str, str] | None = None) -> str:
+    """SEARCHAPP_SEARCH_ENGINE: where queries find their vectors. ``local`` (the default):
+    this process' own index of each corpus; ``ray``: the corpus' shard servers on the Ray
+    cluster at SEARCHAPP_RAY_ADDRESS (``searchapp shards serve``; docs/scale-out.md).
+
+    Example:
+        >>> search_engine({"SEARCHAPP_SEARCH_ENGINE": "Ray"}), search_engine({})
+        ('ray', 'local')
+    """
+    env = os.environ if env is None else env
+    raw = (env.get("SEARCHAPP_SEARCH_ENGINE", "") or "local").strip().lower()
+    if raw not in SEARCH_ENGINES:
+        raise ConfigError(f"SEARCHAPP_SEARCH_ENGINE={raw!r} is not valid; use local (this "
+                          "process' index, the default) or ray (the corpus' shard servers).")
+    return raw
 
 
 def ray_address(env: Mapping[str, str] | None = None) -> str | None:

@@ -46,6 +46,7 @@ from searchapp.base.timing import StageTimes
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
+from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
 from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
@@ -59,13 +60,13 @@ from searchapp.search.fusion import (  # noqa: F401 - the defaults, re-exported
 from searchapp.search.hits import SearchHit, hit_json  # noqa: F401 - the hit, named here too
 from searchapp.search.modes import DEFAULT_MODE, Mode, mode_named
 from searchapp.search.modes import MODES as SEARCH_MODES
+from searchapp.search.nearest import Candidate, nearest_documents, score_documents
 from searchapp.search.query_filters import QueryPlan, understand
+from searchapp.search.shards.engine import open_for_search
 from searchapp.search.snippets import make_snippet
 from searchapp.search.sources import hit_source, view_link
 from searchapp.store import fulltext, repo
-from searchapp.vectors.handle import CorpusHandle, as_handle, open_corpus  # noqa: F401 - re-exported
-from searchapp.vectors.index import scores_against
-from searchapp.vectors.passage_index import STRIDE
+from searchapp.vectors.handle import CorpusHandle, open_corpus  # noqa: F401 - re-exported
 
 MAX_K = 1000
 MAX_QUERY_CHARS = 10_000
@@ -108,11 +109,7 @@ class _Counter:
 _SEARCHING = _Counter()
 
 
-@dataclass
-class _Candidate:
-    doc: int
-    score: float
-    passage: int | None = None
+_Candidate = Candidate  # the name the older tests and benchmarks import
 
 
 def check_k(k: float | None) -> int:
@@ -173,8 +170,15 @@ def search(app: App, corpus: str | CorpusHandle, query: str, k: int = 10,
     Example:
         >>> search(app, "tickets", "ERR-40417", k=3, where=["product=billing"])  # doctest: +SKIP
     """
-    with _SEARCHING:
-        return _search(app, corpus, query, k, min_score, mode, where, times, fusion, rerank)
+    with _SEARCHING, collecting() as missing:
+        hits = _search(app, corpus, query, k, min_score, mode, where, times, fusion, rerank)
+    return SearchResults(hits, missing) if missing else hits
+
+
+def as_handle(app: App, corpus: str | CorpusHandle) -> CorpusHandle:
+    """The corpus ready to search: a handle as it is, a name opened on the configured
+    engine (this process' index, or the corpus' shard servers: ``shards.engine``)."""
+    return open_for_search(app, corpus)
 
 
 def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
@@ -274,7 +278,7 @@ def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
 
 def _semantic(app: App, handle: CorpusHandle, vector: np.ndarray, n: int,
               flt: tuple[str, dict] | None, times: StageTimes,
-              weight: float = DOCUMENT_WEIGHT) -> list[_Candidate]:
+              weight: float = DOCUMENT_WEIGHT) -> list[Candidate]:
     """The semantic candidates; a connection is taken only where a filter needs one."""
     if flt is None:
         return semantic_candidates(handle, vector, n, times=times, weight=weight)
@@ -286,13 +290,13 @@ def _semantic(app: App, handle: CorpusHandle, vector: np.ndarray, n: int,
 def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=None,
                         flt: tuple[str, dict] | None = None,
                         times: StageTimes | None = None,
-                        weight: float = DOCUMENT_WEIGHT) -> list[_Candidate]:
+                        weight: float = DOCUMENT_WEIGHT) -> list[Candidate]:
     """The ``n`` documents closest to ``vector`` (passing ``flt``), best first; a split
     document scored by its best passage and its whole vector (``weight``: ``evidence``)."""
-    total = handle.index.count
+    total = handle.embedded
     want = n
     while True:
-        found = _nearest_documents(handle, vector, want, times, weight)
+        found = _nearest(handle, vector, want, times, weight)
         if flt is not None:
             ok = fulltext.matching_ids(conn, handle.corpus_id, [c.doc for c in found], flt)
             found = [c for c in found if c.doc in ok]
@@ -303,51 +307,39 @@ def semantic_candidates(handle: CorpusHandle, vector: np.ndarray, n: int, conn=N
         want = min(want * WIDEN, total)
 
 
-def _nearest_documents(handle: CorpusHandle, vector: np.ndarray, n: int,
-                       times: StageTimes | None = None, weight: float = 0.0
-                       ) -> list[_Candidate]:
-    """Top documents from the document and passage indexes; split documents by their
-    passages (``evidence.split_scores``; weight 0, the duplicates' check: best passage)."""
-    times = times if times is not None else StageTimes()
-    with times.stage("vector"):
-        labels, scores = handle.index.search(vector[None, :], n)
-        best = {int(label): _Candidate(int(label), float(score))
-                for label, score in zip(labels[0], scores[0], strict=True)}
-    with times.stage("passages"):
-        _best_passages(handle, vector, n, best, weight)
-    return sorted(best.values(), key=lambda c: -c.score)[:n]
+def _nearest(handle: CorpusHandle, vector: np.ndarray, n: int,
+             times: StageTimes | None = None, weight: float = 0.0) -> list[Candidate]:
+    """The nearest documents from the handle's own indexes, or from its shards' servers."""
+    if handle.shards is not None:
+        with (times if times is not None else StageTimes()).stage("shards"):
+            return handle.shards.nearest(vector, n, weight)
+    return nearest_documents(handle.index, handle.passages, vector, n, times, weight)
 
 
-def _best_passages(handle: CorpusHandle, vector: np.ndarray, n: int,
-                   best: dict[int, _Candidate], weight: float = 0.0) -> None:
-    """Add the passage index's nearest documents to ``best``; split ones scored by passage."""
-    passages = handle.passages
-    if passages is not None and passages.count:
-        plabels, _ = passages.search(vector[None, :], n)
-        for label in plabels[0].tolist():
-            best.setdefault(label // STRIDE, _Candidate(label // STRIDE, -2.0))
-        split = [d for d in best if d in passages.passage_counts]
-        for doc, (number, score) in split_scores(passages, vector, split, weight).items():
-            best[doc] = _Candidate(doc, score, number)
+def _scores_of(handle: CorpusHandle, vector: np.ndarray, docs: list[int],
+               weight: float) -> dict[int, Candidate]:
+    """Exact semantic scores of ``docs`` (split documents: as ``evidence``)."""
+    if handle.shards is not None:
+        return handle.shards.score(vector, docs, weight)
+    return score_documents(handle.index, handle.passages, vector, docs, weight)
 
 
 def _filtered_exact(handle: CorpusHandle, vector: np.ndarray, n: int, conn,
                     flt: tuple[str, dict], weight: float = DOCUMENT_WEIGHT
-                    ) -> list[_Candidate]:
+                    ) -> list[Candidate]:
     """A selective filter: score the documents that pass exactly (or by filtered HNSW)."""
     ids = fulltext.all_matching_ids(conn, handle.corpus_id, flt)
-    if len(ids) <= EXACT_FILTER_MAX:
-        labels, matrix = handle.index.vectors_of(ids)
-        scores = scores_against(matrix, vector) if len(labels) else np.zeros(0, np.float32)
+    if len(ids) <= EXACT_FILTER_MAX or handle.shards is not None:
+        found = _scores_of(handle, vector, ids, weight)
     else:
         allowed = set(ids)
         labels, scores = handle.index.search_accepting(vector, n, allowed.__contains__)
-    found = {int(d): _Candidate(int(d), float(s)) for d, s in zip(labels, scores, strict=True)}
-    if handle.passages is not None:
-        split = [d for d in found if d in handle.passages.passage_counts]
-        for doc, (number, score) in split_scores(handle.passages, vector, split,
-                                                 weight).items():
-            found[doc] = _Candidate(doc, score, number)
+        found = {int(d): Candidate(int(d), float(s)) for d, s in zip(labels, scores, strict=True)}
+        if handle.passages is not None:
+            split = [d for d in found if d in handle.passages.passage_counts]
+            for doc, (number, score) in split_scores(handle.passages, vector, split,
+                                                     weight).items():
+                found[doc] = Candidate(doc, score, number)
     return sorted(found.values(), key=lambda c: -c.score)[:n]
 
 
@@ -363,7 +355,7 @@ class _Ranked:
     passage: int | None = None
 
 
-def _rank(mode: Mode, semantic: list[_Candidate], lexical: list[tuple[int, float]], k: int,
+def _rank(mode: Mode, semantic: list[Candidate], lexical: list[tuple[int, float]], k: int,
           query: str = "", fusion: Fusion = DEFAULT) -> list[_Ranked]:
     """The k best of the mode: each candidate of either list once, ordered by the mode."""
     out: dict[int, _Ranked] = {}
@@ -398,14 +390,11 @@ def _fill_cosines(handle: CorpusHandle, vector: np.ndarray, ranked: list[_Ranked
     missing = [r for r in ranked if r.semantic_score is None]
     if not missing:
         return
-    labels, matrix = handle.index.vectors_of([r.doc for r in missing])
-    scores = dict(zip(labels.tolist(), scores_against(matrix, vector).tolist(), strict=True))
-    passages = split_scores(handle.passages, vector, scores, weight) if handle.passages else {}
+    found = _scores_of(handle, vector, [r.doc for r in missing], weight)
     for r in missing:
-        if r.doc in passages:
-            r.passage, r.semantic_score = passages[r.doc][0], round(passages[r.doc][1], 6)
-        elif r.doc in scores:
-            r.semantic_score = round(float(scores[r.doc]), 6)
+        if r.doc in found:
+            c = found[r.doc]
+            r.passage, r.semantic_score = c.passage, round(float(c.score), 6)
 
 
 # ---- rows --------------------------------------------------------------------------------
@@ -464,7 +453,7 @@ def search_vector(app: App, handle: CorpusHandle, vector: np.ndarray, k: int = 1
                   min_score: float | None = None) -> list[SearchHit]:
     """Semantic search with a query vector (dim,) already encoded."""
     ranked = [_Ranked(c.doc, c.score, i, c.score, passage=c.passage)
-              for i, c in enumerate(_nearest_documents(handle, vector, k), start=1)]
+              for i, c in enumerate(_nearest(handle, vector, k), start=1)]
     if min_score is not None:
         ranked = [r for r in ranked if r.score >= min_score]
     return _hits(app, ranked, [], handle=handle)

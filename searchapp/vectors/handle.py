@@ -15,8 +15,11 @@ Example:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Protocol
+
+import numpy as np
 
 from searchapp.errors import EmptyCorpusError
 from searchapp.store import job_rows, repo
@@ -26,6 +29,19 @@ from searchapp.vectors.passage_index import PassageIndex
 
 if TYPE_CHECKING:  # the App is passed in by its callers; this layer sits below it
     from searchapp.context import App
+
+
+class ShardedVectors(Protocol):
+    """A corpus' vectors held by servers elsewhere (``searchapp.search.shards``): what search
+    asks of them instead of the process' own index."""
+
+    count: int  # vectors (documents) the servers hold
+
+    def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Any]:
+        """The n best documents (``nearest.Candidate``), best first."""
+
+    def score(self, vector: np.ndarray, docs: Iterable[int], weight: float) -> dict[int, Any]:
+        """Exact scores of the given documents the servers hold."""
 
 
 @dataclass(frozen=True)
@@ -40,10 +56,11 @@ class CorpusHandle:
     index: VectorIndex  # one vector per document (labels: document ids)
     passages: PassageIndex | None = None  # the passages of documents longer than the window
     meta_columns: tuple[str, ...] = ()  # metadata keys its documents use (for filters)
+    shards: ShardedVectors | None = None  # set: search asks the shard servers, not ``index``
 
     @property
     def embedded(self) -> int:
-        return self.index.count
+        return self.shards.count if self.shards is not None else self.index.count
 
 
 def open_corpus(app: App, name: str, model: str | None = None,
@@ -66,6 +83,32 @@ def open_corpus(app: App, name: str, model: str | None = None,
         raise EmptyCorpusError(state.name, job and (job.id, job.status, job.done, job.total))
     return CorpusHandle(state.id, state.name, ref, generation, state.documents, index,
                         passages, tuple(state.meta_columns))
+
+
+def served_elsewhere(app: App, name: str,
+                     shards_of: Callable[[int, int], ShardedVectors]) -> CorpusHandle:
+    """The corpus called ``name`` with its vectors on ``shards_of(corpus id, model id)``
+    (servers elsewhere: ``searchapp.search.shards``): nothing is loaded or built
+    here (an empty local index stands in), so a process can search a corpus far larger than
+    its memory. Raises as ``open_corpus`` does.
+
+    Example:
+        >>> handle = served_elsewhere(app, "faq", lambda c, m: client)   # doctest: +SKIP
+        >>> handle.embedded, handle.index.count                        # doctest: +SKIP
+        (3025, 0)
+    """
+    with app.db.session() as s:
+        state = repo.corpus_state(s, name)
+    ref = app.model_ref(state.model_name)
+    shards = shards_of(state.id, ref.id)
+    if shards.count == 0:
+        with app.db.session() as s:
+            job = job_rows.active_job_state(s, "embed", "corpus", state.name)
+        raise EmptyCorpusError(state.name, job and (job.id, job.status, job.done, job.total))
+    handle = CorpusHandle(state.id, state.name, ref, state.generation, state.documents,
+                          VectorIndex(ref.dimension, capacity=16), None,
+                          tuple(state.meta_columns))
+    return replace(handle, shards=shards)
 
 
 def as_handle(app: App, corpus: str | CorpusHandle) -> CorpusHandle:

@@ -1,0 +1,171 @@
+"""One shard of a corpus' index: the vectors of its documents, kept at the corpus' generation.
+
+A shard holds what the single index holds, restricted to its documents
+(``store.shard_rows.shard_of``): a document index (one vector per document;
+float32 hnswlib, or compressed: ``compressed.make_index``) and a passage index
+(the passages of its split documents). It is built and kept current from the
+shared database alone, reading only its own rows (the shard condition is in the
+SQL), so adding documents touches only the shards they fall in, and a replica
+started anywhere (or restarted by Ray after a crash) needs nothing but the
+database URL. ``catch_up`` applies what was written after its generation:
+tombstoned documents out, newer vectors in; work proportional to the change.
+
+Queries run the same code as the single index (``searchapp.search.nearest``), so
+the union of every shard's top n, sorted by score, is the single index's top n:
+a document's score never depends on which other documents share its shard.
+
+Example:
+    >>> shard = Shard(db, ShardSpec(corpus_id=1, model_id=1, dimension=384,   # doctest: +SKIP
+    ...                             number=0, shards=4))
+    >>> shard.catch_up(); shard.nearest(vector, 10, 0.5)[:1]                  # doctest: +SKIP
+    [Candidate(doc=812, score=0.83, passage=None)]
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from searchapp.search.nearest import Candidate, nearest_documents, score_documents
+from searchapp.store import repo
+from searchapp.store.db import Database
+from searchapp.store.shard_rows import check_shards, removed_in_shard, vectors_in_shard
+from searchapp.vectors.index import VectorIndex
+from searchapp.vectors.passage_index import STRIDE, PassageIndex
+
+COMPRESSIONS = ("float32", "sq8", "pq")
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """Which part of which corpus a shard holds, and how it keeps its vectors."""
+
+    corpus_id: int
+    model_id: int
+    dimension: int
+    number: int
+    shards: int
+    compression: str = "float32"  # float32 | sq8 | pq (``compressed``)
+    placement: str = "hash"  # hash | range (``store.shard_rows``)
+
+    def __post_init__(self) -> None:
+        check_shards(self.shards, self.placement)
+        if not 0 <= self.number < self.shards:
+            raise ValueError(f"shard {self.number} of {self.shards}")
+        if self.compression not in COMPRESSIONS:
+            from searchapp.errors import InvalidParameterError
+
+            raise InvalidParameterError(f"Unknown compression {self.compression!r}; use one "
+                                        f"of {', '.join(COMPRESSIONS)}.")
+
+    @property
+    def label(self) -> str:
+        """How the shard is named to a user: "shard 3 of 8"."""
+        return f"shard {self.number + 1} of {self.shards}"
+
+
+def document_index(spec: ShardSpec, full_vectors=None):
+    """The document index of a shard: float32 hnswlib (the app's own) or compressed."""
+    if spec.compression == "float32":
+        return VectorIndex(spec.dimension)
+    from searchapp.search.shards.compressed import make_index
+
+    return make_index(spec.compression, spec.dimension, full_vectors)
+
+
+class Shard:
+    """A shard's indexes, brought to the corpus' generation from the database."""
+
+    def __init__(self, db: Database, spec: ShardSpec):
+        self.db, self.spec = db, spec
+        self.index = document_index(spec, self._stored_vectors)
+        self.passages = PassageIndex(spec.dimension)
+        self.generation = 0
+        self.built_seconds: float | None = None
+        self.caught_up_at: float | None = None  # time.time() of the last catch-up
+        self._lock = threading.Lock()  # one catch-up at a time
+
+    # ---- keeping current --------------------------------------------------------
+    def catch_up(self) -> bool:
+        """Apply what the database wrote after this shard's generation; True if it moved."""
+        with self._lock, self.db.session() as s:
+            started = time.monotonic()
+            now = repo.current_generation(s, self.spec.corpus_id)
+            if now < self.generation:  # the database was restored to an earlier state
+                self.index, self.passages = (document_index(self.spec, self._stored_vectors),
+                                             PassageIndex(self.spec.dimension))
+                self.generation = 0
+            moved = now != self.generation
+            if moved:
+                self._apply(s, self.generation)
+                if self.built_seconds is None:
+                    self.built_seconds = time.monotonic() - started
+                self.generation = now
+            self.caught_up_at = time.time()
+            return moved
+
+    def _apply(self, s, generation: int) -> None:
+        spec = self.spec
+        gone = removed_in_shard(s, spec.corpus_id, generation, spec.number, spec.shards,
+                                spec.placement)
+        self.index.delete(gone)
+        self.passages.delete_documents(gone)
+        for ids, vectors, blobs in vectors_in_shard(s, spec.corpus_id, spec.model_id,
+                                                    generation, spec.dimension, spec.number,
+                                                    spec.shards, spec.placement):
+            self.index.add(ids, vectors)
+            split = [(doc, blob) for doc, blob in zip(ids.tolist(), blobs, strict=True)
+                     if blob is not None]
+            self.passages.delete_documents([d for d, b in zip(ids.tolist(), blobs, strict=True)
+                                            if b is None])  # a text now one window long
+            if split:
+                self.passages.add(*_passage_rows(split, spec.dimension))
+
+    def _stored_vectors(self, labels) -> tuple[np.ndarray, np.ndarray]:
+        """Full vectors of documents from the database (a compressed index's re-ranking)."""
+        labels = np.asarray(labels, dtype=np.int64)
+        with self.db.session() as s:
+            matrix = repo.vectors_for(s, self.spec.model_id, labels, self.spec.dimension)
+        return labels, matrix
+
+    # ---- queries ----------------------------------------------------------------
+    def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Candidate]:
+        """The shard's ``n`` best documents for ``vector``, best first."""
+        if self.index.count == 0:
+            return []
+        return nearest_documents(self.index, self.passages, np.asarray(vector, np.float32),
+                                 n, weight=weight)
+
+    def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
+              ) -> dict[int, Candidate]:
+        """Exact scores of the given documents this shard holds (the others are skipped)."""
+        return score_documents(self.index, self.passages, np.asarray(vector, np.float32),
+                               list(docs), weight)
+
+    def status(self) -> dict:
+        """Size, freshness and place of this shard, for ``searchapp shards status``."""
+        memory = getattr(self.index, "memory_bytes", None)
+        passages_memory = getattr(self.passages, "memory_bytes", None)
+        return {**asdict(self.spec), "documents": self.index.count,
+                "passages": self.passages.count, "generation": self.generation,
+                "built_seconds": self.built_seconds, "caught_up_at": self.caught_up_at,
+                "memory_bytes": (memory() if memory else 0)
+                + (passages_memory() if passages_memory else 0),
+                "node": socket.gethostname(), "pid": os.getpid()}
+
+
+def _passage_rows(split: list[tuple[int, bytes]], dimension: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Passage labels (doc * STRIDE + number) and vectors of split documents' blobs."""
+    labels, blocks = [], []
+    for doc, blob in split:
+        block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
+        labels.append(doc * STRIDE + np.arange(len(block), dtype=np.int64))
+        blocks.append(block)
+    return np.concatenate(labels), np.vstack(blocks)

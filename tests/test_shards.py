@@ -1,0 +1,180 @@
+"""A corpus' index in shards (``searchapp.search.shards``), without Ray: each shard built from
+the database alone (its own rows), kept current by catch-up, asked through the fan-out
+client, and the merged answer equal to the single index's. Real SQLite, the bundled encoder,
+hnswlib. The Ray-served path is tests/test_shards_ray.py (slow)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import text
+
+from searchapp.corpora import documents
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
+from searchapp.jobs.worker import run_until_done
+from searchapp.search.coverage import missing_of
+from searchapp.search.service import open_corpus, search
+from searchapp.search.shards.fanout import LocalReplica, ShardSet
+from searchapp.search.shards.shard import Shard, ShardSpec
+from searchapp.store.db import Database
+from searchapp.store.shard_rows import shard_of, shard_sql
+from searchapp.vectors.handle import served_elsewhere
+
+SAMPLE = "searchapp/sample/captions.csv.gz"
+QUERIES = ["a dog runs on the beach", "two men playing football", "a plate of food",
+           "children in a park", "someone riding a bike down a hill"]
+
+
+@pytest.fixture
+def corpus(app, tmp_path):
+    """240 captions, and 30 longer texts (six captions each) split into passages."""
+    from tests.conftest import REPO
+
+    app.settings = dataclasses.replace(app.settings, passage_tokens=24)
+    table = pd.read_csv(REPO / SAMPLE, keep_default_na=False).drop_duplicates("text")
+    short = table.head(240)[["id", "text"]]
+    rest = table.iloc[240:420]["text"].tolist()
+    long = pd.DataFrame({"id": [f"long-{i}" for i in range(30)],
+                         "text": [" ".join(rest[i * 6:(i + 1) * 6]) for i in range(30)]})
+    path = tmp_path / "corpus.csv"
+    pd.concat([short, long]).to_csv(path, index=False)
+    job = table_upload.upload(app, read_table(path), "caps").job_id
+    assert run_until_done(app, job).status == "succeeded"
+    return "caps"
+
+
+def shard_set(app, name: str, shards: int, replicas: int = 1) -> tuple[ShardSet, list]:
+    handle = open_corpus(app, name)
+    built = []
+    for number in range(shards):
+        spec = ShardSpec(handle.corpus_id, handle.model.id, handle.model.dimension, number,
+                         shards)
+        group = []
+        for r in range(replicas):
+            shard = Shard(Database(app.settings.database_url), spec)
+            shard.catch_up()
+            group.append(LocalReplica(shard, f"{number}/{r}"))
+        built.append(group)
+    return ShardSet(built, [f"shard {n + 1} of {shards}" for n in range(shards)]), built
+
+
+def sharded(app, name: str, client: ShardSet):
+    return served_elsewhere(app, name, lambda corpus_id, model_id: client)
+
+
+@pytest.mark.parametrize("shards", [1, 3, 4])
+def test_sharded_search_ranks_as_the_single_index(app, corpus, shards):
+    client, built = shard_set(app, corpus, shards)
+    handle = sharded(app, corpus, client)
+    assert handle.index.count == 0 and handle.embedded == 270  # nothing loaded here
+    assert sum(group[0].shard.passages.count for group in built) > 30  # split texts are there
+    for query in QUERIES:
+        for mode in ("semantic", "hybrid"):
+            one = search(app, corpus, query, k=10, mode=mode)
+            many = search(app, handle, query, k=10, mode=mode)
+            assert [(h.id, h.score, h.passage, h.semantic_score) for h in many] == \
+                   [(h.id, h.score, h.passage, h.semantic_score) for h in one], (query, mode)
+            assert missing_of(many) == ()
+
+
+def test_each_shard_reads_only_its_own_documents_and_catches_up(app, corpus, tmp_path):
+    client, built = shard_set(app, corpus, 4)
+    before_passages = sum(g[0].shard.passages.count for g in built)
+    with app.db.session() as s:
+        ids = s.execute(text("SELECT id FROM documents")).scalars().all()
+    for number, group in enumerate(built):
+        held = group[0].shard.index.labels()
+        assert held.tolist() == sorted(i for i in ids if shard_of([i], 4)[0] == number)
+    generations = [g[0].shard.generation for g in built]
+    documents.delete(app, corpus, ["long-3"])
+    assert all(group[0].shard.catch_up() for group in built)
+    assert all(g[0].shard.generation > before for g, before in zip(built, generations,
+                                                                    strict=True))
+    assert sum(g[0].shard.index.count for g in built) == 269
+    assert sum(g[0].shard.passages.count for g in built) < before_passages
+    # a document added falls in one shard: only that shard's index grows
+    sizes = [g[0].shard.index.count for g in built]
+    job = table_upload.upload(app, _table(tmp_path, [("new-1", "a red kite over the sea")]),
+                              corpus).job_id
+    assert run_until_done(app, job).status == "succeeded"
+    for g in built:
+        g[0].shard.catch_up()
+    grown = [g[0].shard.index.count - size for g, size in zip(built, sizes, strict=True)]
+    assert sorted(grown) == [0, 0, 0, 1]
+    hits = search(app, sharded(app, corpus, client), "a kite flying above the ocean", k=1,
+                  mode="semantic")
+    assert hits[0].id == "new-1"
+
+
+def _table(tmp_path, rows):
+    path = tmp_path / "more.csv"
+    pd.DataFrame(rows, columns=["id", "text"]).to_csv(path, index=False)
+    return read_table(path)
+
+
+def test_a_shard_with_no_live_replica_makes_the_answer_partial_and_names_it(app, corpus):
+    client, built = shard_set(app, corpus, 3, replicas=2)
+    handle = sharded(app, corpus, client)
+    whole = search(app, handle, QUERIES[0], k=10)
+    built[1][0].down = True  # one replica of shard 2 gone: its twin answers
+    assert [h.id for h in search(app, handle, QUERIES[0], k=10)] == [h.id for h in whole]
+    built[1][1].down = True  # both gone
+    partial = search(app, handle, QUERIES[0], k=10)
+    assert missing_of(partial) == ("shard 2 of 3",)
+    held_by_2 = set(built[1][0].shard.index.labels().tolist())
+    assert not held_by_2 & {h.doc_id for h in partial}
+    built[1][0].down = False  # back: complete again
+    again = search(app, handle, QUERIES[0], k=10)
+    assert missing_of(again) == () and [h.id for h in again] == [h.id for h in whole]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(ids=st.lists(st.integers(min_value=1, max_value=3_400_000_000), min_size=1,
+                    max_size=40), shards=st.integers(min_value=1, max_value=64),
+       by=st.sampled_from(["hash", "range"]))
+def test_the_sql_placement_is_the_numpy_placement(ids, shards, by):
+    db = Database("sqlite://")
+    with db.engine.connect() as conn:
+        got = [conn.execute(text(f"SELECT {shard_sql(str(i), shards, by)}")).scalar()
+               for i in ids]
+    assert got == shard_of(ids, shards, by).tolist()
+    assert all(0 <= g < shards for g in got)
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**16), shards=st.integers(1, 6), n=st.integers(1, 30))
+def test_merging_the_shards_top_n_gives_the_top_n_of_all(seed, shards, n):
+    from searchapp.search.nearest import nearest_documents
+    from searchapp.vectors.index import VectorIndex
+
+    rng = np.random.default_rng(seed)
+    ids = np.arange(1, 201, dtype=np.int64)
+    vectors = rng.normal(size=(200, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    whole, parts = VectorIndex(16), [VectorIndex(16) for _ in range(shards)]
+    whole.add(ids, vectors)
+    place = shard_of(ids, shards)
+    for s in range(shards):
+        parts[s].add(ids[place == s], vectors[place == s])
+
+    class Part:
+        def __init__(self, index, name):
+            self.index, self.name = index, name
+
+        def call(self, method, args, timeout):
+            if method == "count":
+                return self.index.count
+            vector, k, weight = args
+            return nearest_documents(self.index, None, vector, k, weight=weight)
+
+    client = ShardSet([[Part(p, str(i))] for i, p in enumerate(parts)],
+                      [str(i) for i in range(shards)])
+    query = rng.normal(size=16).astype(np.float32)
+    expected = nearest_documents(whole, None, query, n)
+    assert [c.doc for c in client.nearest(query, n, 0.0)] == [c.doc for c in expected]
