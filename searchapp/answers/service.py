@@ -24,6 +24,7 @@ from searchapp.answers.questions import reads_as_question
 from searchapp.base.timing import StageTimes
 from searchapp.search import rerank as reranking
 from searchapp.search import spelling
+from searchapp.search.coverage import SearchResults, missing_of
 from searchapp.search.history import remember
 from searchapp.search.hits import SearchHit, hit_json
 from searchapp.search.modes import DEFAULT_MODE
@@ -72,9 +73,10 @@ def search_with_answers(app, corpus, query: str, *, answer: bool | None = None, 
     depth = max(k, finder.TOP_PASSAGES) if asked else k
     hits = search(app, handle, query, k=depth, min_score=min_score, mode=mode, where=where,
                   times=times, rerank=rerank)
+    shown = SearchResults(hits[:k], missing_of(hits))  # a partial answer stays marked
     if not asked:
-        return hits[:k], AnswerResult(False)
-    return hits[:k], find_answers(app, handle, text, hits, times, rerank=rerank)
+        return shown, AnswerResult(False)
+    return shown, find_answers(app, handle, text, hits, times, rerank=rerank)
 
 
 def find_answers(app, corpus, query: str, hits: list[SearchHit],
@@ -161,5 +163,5 @@ def answer_request(app, request: dict) -> dict:
         remember(app, request["corpus"], str(request["remember"]), request["query"])
     plan = understood(app, request["corpus"], query)
     return {"mode": mode, "hits": [hit_json(h) for h in hits], **result_json(result),
-            "understood": plan.as_json(),
+            "missing": list(missing_of(hits)), "understood": plan.as_json(),
             "did_you_mean": fixed.as_json() if fixed else None}

@@ -248,6 +248,10 @@ class SearchOut(BaseModel):
                                      "that answer the query, best first; empty when none is "
                                      "clear or none was sought.")
     answer: AnswerInfo | None = None
+    missing: list[str] = Field(default_factory=list, description="Parts of the corpus that "
+                               "did not answer (a shard with no live replica, under "
+                               "SEARCHAPP_SEARCH_ENGINE=ray): when not empty the results are "
+                               "partial, and documents held there are missing.")
     results: list[Hit]
 
 

@@ -35,6 +35,7 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response, who: W
            ) -> s.SearchOut:
     from searchapp.answers.service import result_json, search_with_answers
     from searchapp.base.timing import StageTimes
+    from searchapp.search.coverage import missing_of
     from searchapp.search.history import remember
     from searchapp.search.service import hit_json, understood
     from searchapp.search.spelling import query_to_run
@@ -51,6 +52,7 @@ def search(body: s.SearchIn, name: Name, app: AppDep, response: Response, who: W
     plan = understood(app, name, query)
     remember(app, name, user_of(who), body.query)  # after it ran: a failed search is not kept
     return s.SearchOut(mode=body.mode, rerank=body.rerank, **result_json(answered),
+                       missing=list(missing_of(hits)),
                        understood=s.UnderstoodOut(**plan.as_json()),
                        did_you_mean=fixed.as_json() if fixed else None,
                        results=[s.Hit(**hit_json(h)) for h in hits])

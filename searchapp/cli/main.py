@@ -39,6 +39,7 @@ from searchapp.cli import (
     passwords,
     saved,
     search,
+    shards,
     watch,
 )
 from searchapp.cli.output import escaped_output
@@ -47,7 +48,7 @@ from searchapp.reporting import LOG_NAME, one_line, unexpected
 
 # In the order ``searchapp --help`` lists them.
 GROUPS = (corpora, documents, watch, search, saved, history, jobs, clusters, duplicates, judge,
-          models, keys, backups, passwords, desktop)
+          models, keys, backups, passwords, desktop, shards)
 DESCRIPTION = "``searchapp ...``: every capability without the browser."
 
 

@@ -14,9 +14,11 @@ Example:
 from __future__ import annotations
 
 import argparse
+import sys
 
 from searchapp.cli import common
 from searchapp.cli.output import cell, print_json
+from searchapp.search.coverage import partial_message
 from searchapp.search.modes import DEFAULT_MODE, MODES
 
 
@@ -70,9 +72,12 @@ def search(args: argparse.Namespace) -> int:
     hits, mode = answer["hits"], answer["mode"]
     if args.json:
         print_json({"mode": mode, "rerank": args.rerank, "answers": answer.get("answers", []),
-                    "answer": answer.get("answer"), "understood": answer.get("understood"),
+                    "answer": answer.get("answer"), "missing": answer.get("missing", []),
+                    "understood": answer.get("understood"),
                     "did_you_mean": answer.get("did_you_mean"), "results": hits})
         return 0
+    if answer.get("missing"):
+        print(f"warning: {partial_message(answer['missing'])}", file=sys.stderr)
     for line in (did_you_mean_lines(answer.get("did_you_mean"))
                  + understood_lines(answer.get("understood")) + answer_lines(answer)):
         print(line)

@@ -29,6 +29,7 @@ import streamlit as st
 from searchapp.answers.service import AnswerResult, search_with_answers
 from searchapp.context import App
 from searchapp.pairs.threshold import threshold_for
+from searchapp.search.coverage import missing_of, partial_message
 from searchapp.search.document_facets import facets_of
 from searchapp.search.refine import MATCH_CAP, facet_values, more_like, word_matches
 from searchapp.search.service import SearchHit
@@ -172,6 +173,9 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
             min_score=request.min_score, mode=request.mode, where=request.conditions(),
             rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
+    if missing_of(hits):  # shards down: say which part is missing; not kept for paging
+        st.warning(partial_message(missing_of(hits)), icon=":material/warning:")
+        forget_hits()
     did_you_mean_line(fixed)
     query_chips(app, corpus, query)  # the filters understood, removable; notes
     if not hits and request.min_score is not None:

@@ -5,7 +5,7 @@ SEARCHAPP_SEARCH_ENGINE. The one switch the CLI, the API and the pages go throug
 
 Example:
     >>> handle = open_for_search(app, "docs")       # doctest: +SKIP
-    >>> handle.shards is not None                    # with SEARCHAPP_SEARCH_ENGINE=ray
+    >>> handle.shards is not None          # doctest: +SKIP (with SEARCHAPP_SEARCH_ENGINE=ray)
     True
 """
 

@@ -1,0 +1,112 @@
+"""A corpus' shards served by Ray actors on a local cluster (``ray.init`` here, 2 CPUs): the
+search through them equals this process' own index, a killed replica (kill -9) is passed
+over while its twin lives, a shard with no live replica makes answers partial and named
+until Ray has restarted it, and documents added while queries stream are found within the
+stated freshness. Slow (Ray starts actors as processes): ``pytest -m slow``.
+
+The database is the test's own SQLite file, which the actors open too (PostgreSQL under
+``SEARCHAPP_TEST_DATABASE=postgres``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+import time
+
+import pandas as pd
+import pytest
+
+from searchapp.intake import table_upload
+from searchapp.intake.ingest import read_table
+from searchapp.jobs.worker import run_until_done
+from searchapp.search.coverage import missing_of
+from searchapp.search.service import open_corpus, search
+from searchapp.search.shards import ray_shards
+
+pytestmark = pytest.mark.slow
+SAMPLE = "searchapp/sample/captions.csv.gz"
+QUERY = "a dog runs on the beach"
+PATIENCE = 120.0  # seconds a condition may take on a busy 2-core machine before it fails
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray", reason="Ray is not installed (pip install -e '.[ray]')")
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             namespace=ray_shards.NAMESPACE)
+    yield ray
+    ray.shutdown()
+
+
+@pytest.fixture
+def served(ray_cluster, app, tmp_path):
+    from tests.conftest import REPO
+
+    table = pd.read_csv(REPO / SAMPLE, keep_default_na=False).drop_duplicates("text")
+    path = tmp_path / "captions.csv"
+    table.head(300)[["id", "text"]].to_csv(path, index=False)
+    job = table_upload.upload(app, read_table(path), "caps").job_id
+    assert run_until_done(app, job).status == "succeeded"
+    local = [(h.id, h.score) for h in search(app, "caps", QUERY, k=10)]
+    app.settings = dataclasses.replace(app.settings, search_engine="ray", ray_address="local")
+    yield app, local
+    ray_shards.stop(app, "caps")
+
+
+def until(condition, what: str):
+    """Run ``condition`` (a query) until it holds; fails after PATIENCE seconds."""
+    deadline = time.monotonic() + PATIENCE
+    while time.monotonic() < deadline:
+        result = condition()
+        if result:
+            return result
+    pytest.fail(f"not within {PATIENCE:.0f} s: {what}")
+
+
+def pid_of(app, number: int, replica: int) -> int:
+    rows = ray_shards.status(app, "caps")
+    return next(r["pid"] for r in rows if r.get("number") == number
+                and r.get("replica") == replica and "pid" in r)
+
+
+def test_ray_shards_answer_as_the_local_index_and_survive_a_killed_replica(served):
+    app, local = served
+    rows = ray_shards.serve(app, "caps", shards=3, replicas=2)
+    assert len(rows) == 6 and sum(r["documents"] for r in rows if r["replica"] == 0) == 300
+    handle_hits = search(app, "caps", QUERY, k=10)
+    assert [(h.id, h.score) for h in handle_hits] == local and missing_of(handle_hits) == ()
+    assert open_corpus  # the local index was never needed: the handle came from the shards
+    os.kill(pid_of(app, 1, 0), signal.SIGKILL)  # one replica of shard 2: its twin answers
+    for _ in range(20):
+        hits = search(app, "caps", QUERY, k=10)
+        assert missing_of(hits) == () and [(h.id, h.score) for h in hits] == local
+    until(lambda: all("down" not in r for r in ray_shards.status(app, "caps")),
+          "Ray restarted the killed replica")
+
+
+def test_a_shard_without_replicas_is_named_until_ray_restarts_it(served):
+    app, local = served
+    ray_shards.serve(app, "caps", shards=2, replicas=1)
+    os.kill(pid_of(app, 0, 0), signal.SIGKILL)
+    partial = until(lambda: missing_of(hits := search(app, "caps", QUERY, k=10)) and hits,
+                    "an answer marked partial while shard 1 has no live replica")
+    assert missing_of(partial) == ("shard 1 of 2",)
+    complete = until(lambda: not missing_of(hits := search(app, "caps", QUERY, k=10)) and hits,
+                     "a complete answer once Ray restarted the replica")
+    assert [(h.id, h.score) for h in complete] == local
+
+
+def test_documents_added_while_queries_stream_are_found_within_the_freshness(served, tmp_path):
+    app, _ = served
+    ray_shards.serve(app, "caps", shards=2, replicas=1)
+    path = tmp_path / "new.csv"
+    pd.DataFrame([("kite-1", "a bright red kite flying high above the sea cliffs")],
+                 columns=["id", "text"]).to_csv(path, index=False)
+    job = table_upload.upload(app, read_table(path), "caps").job_id
+    assert run_until_done(app, job).status == "succeeded"
+    committed = time.monotonic()
+    until(lambda: search(app, "caps", "a kite above the ocean", k=1)[0].id == "kite-1",
+          "the new document found through the shards")
+    assert time.monotonic() - committed < ray_shards.REFRESH_SECONDS + 30
