@@ -3,9 +3,9 @@ default) or the corpus' shard servers on the Ray cluster (``ray``), by
 SEARCHAPP_SEARCH_ENGINE. The one switch the CLI, the API and the pages go through
 (``search.service.as_handle``).
 
-Example:
+Example (with SEARCHAPP_SEARCH_ENGINE=ray):
     >>> handle = open_for_search(app, "docs")       # doctest: +SKIP
-    >>> handle.shards is not None          # doctest: +SKIP (with SEARCHAPP_SEARCH_ENGINE=ray)
+    >>> handle.shards is not None                    # doctest: +SKIP
     True
 """
 

@@ -5,7 +5,9 @@ The list refreshes itself every two seconds while a job is queued or running,
 and stops refreshing once everything has ended. Where a Ray cluster is
 configured (``SEARCHAPP_RAY_ADDRESS``), "Embed on Ray" queues the embedding of
 a corpus' missing vectors on it (``corpora.request_ray_embed``, as the CLI's
-``embed --engine ray``); the background worker is its driver.
+``embed --engine ray``); the background worker is its driver. Where searches go to
+shard servers (``SEARCHAPP_SEARCH_ENGINE=ray``), each corpus' shards are listed with
+their size, freshness and node (``ui/shards_panel.py``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from searchapp.ui.common import (
 from searchapp.ui.guide import guide_link
 from searchapp.ui.job_report import mark_told, problems_table
 from searchapp.ui.resources import ensure_background_worker
+from searchapp.ui.shards_panel import shards_section
 
 REFRESH_SECONDS = 2.0
 FLASH_SECONDS = 8.0  # how long the outcome of a click stays above the list
@@ -136,6 +139,7 @@ def jobs_list(app: App, limit: int, was_active: bool) -> None:
 
 
 ray_section(app)
+shards_section(app)
 active_now = any(not j.finished for j in queue.recent(app.db, int(limit)))
 if not active_now:
     st.button("Refresh", icon=":material/refresh:")
