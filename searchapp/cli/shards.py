@@ -103,7 +103,7 @@ def status_line(r: dict) -> str:
         else "-"
     return (f"{shard:<9}{'r' + str(r['replica']):<9}{r['documents']:>10,}{r['passages']:>10,}"
             f"{r['generation']:>12,}{r['memory_bytes'] / 2**20:>7.1f} MB{fresh:>8}  "
-            f"{cell(r['node'])} (pid {r['pid']})")
+            f"{cell(r['node'])} (Ray node {r.get('ray_node', '?')}, pid {r['pid']})")
 
 
 def stop_shards(args: argparse.Namespace) -> int:

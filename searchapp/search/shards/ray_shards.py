@@ -87,7 +87,10 @@ class ShardServer:
         return self.shard.index.count
 
     def status(self) -> dict:
-        return {**self.shard.status(), "replica": self.replica}
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        return {**self.shard.status(), "replica": self.replica, "ray_node": node[:12]}
 
 
 def actor_name(spec: ShardSpec, replica: int) -> str:

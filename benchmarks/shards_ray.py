@@ -1,0 +1,306 @@
+"""The sharded index served by Ray, end to end: a PostgreSQL server, a local Ray cluster of
+several nodes (each its own raylet process: ``ray.cluster_utils.Cluster``), and the app's
+shard servers (``searchapp shards serve``) against the app's single-machine index on the
+same vectors in the same run.
+
+Input: ``--vectors`` synthetic 384-d unit vectors with a known neighbour structure
+(``synthetic.clustered_vectors``: topics, clusters, near-duplicates), stored through the
+app's store in PostgreSQL as the embed job writes them. Queries: ``--queries`` stored
+vectors moved by a small noise (their true neighbours: exact search over all vectors).
+
+For 1, 2, 4 and 8 shards (``--shards``) and each ``--compression``, it reports: build time
+(``serve`` until every replica has built its shard from the database), memory per shard
+(what the index holds, ``memory_bytes``; and each actor process' resident memory),
+recall@10 against exact search, and the fan-out's p50/p99 per query (the client's
+``nearest``: one replica of every shard asked in parallel, merged); the peer is the
+single-machine path (``open_corpus``: the whole hnswlib index in this process), same
+vectors, same queries. Then the faults, with 2 shards: a replica killed (kill -9) during a
+stream of queries, with 2 replicas (answers must stay complete) and with 1 (answers are
+partial until Ray restarts it: how many, for how long), and documents added during the
+stream (how long until found).
+
+    PYTHONPATH=. .venv/bin/python benchmarks/shards_ray.py --vectors 200000
+    PYTHONPATH=. .venv/bin/python benchmarks/shards_ray.py --vectors 20000 --shards 1,2 --quick
+
+Writes benchmarks/results/shards_ray.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchmarks.synthetic import clustered_vectors, store_corpus
+
+RESULTS = Path(__file__).parent / "results" / "shards_ray.json"
+NAME = "synthetic"
+K = 10
+
+
+def cpu_model() -> str:
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor()
+
+
+def rss_mib(pid: int) -> float | None:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def exact_top(vectors: np.ndarray, ids: np.ndarray, queries: np.ndarray) -> list[set[int]]:
+    """The true top K ids of each query, by brute force in chunks."""
+    best_scores = np.full((len(queries), K), -np.inf, np.float32)
+    best_ids = np.zeros((len(queries), K), np.int64)
+    for start in range(0, len(vectors), 100_000):
+        scores = queries @ vectors[start:start + 100_000].T
+        both = np.concatenate([best_scores, scores], axis=1)
+        both_ids = np.concatenate([best_ids, np.broadcast_to(ids[start:start + 100_000],
+                                                             scores.shape)], axis=1)
+        top = np.argpartition(-both, K, axis=1)[:, :K]
+        best_scores = np.take_along_axis(both, top, axis=1)
+        best_ids = np.take_along_axis(both_ids, top, axis=1)
+    return [set(row.tolist()) for row in best_ids]
+
+
+def measure(nearest, queries: np.ndarray, truth: list[set[int]]) -> dict:
+    """Recall@10 and per-query latency of ``nearest(vector) -> ids``."""
+    for q in queries[:20]:  # warm
+        nearest(q)
+    times, hits = [], 0
+    for q, true in zip(queries, truth, strict=True):
+        started = time.perf_counter()
+        found = nearest(q)
+        times.append((time.perf_counter() - started) * 1000)
+        hits += len(set(found[:K]) & true)
+    return {"recall_at_10": round(hits / (K * len(queries)), 4),
+            "p50_ms": round(float(np.percentile(times, 50)), 3),
+            "p99_ms": round(float(np.percentile(times, 99)), 3)}
+
+
+def single_machine(app, queries, truth) -> dict:
+    from searchapp.search.nearest import nearest_documents
+    from searchapp.vectors.handle import open_corpus
+
+    started = time.perf_counter()
+    handle = open_corpus(app, NAME)
+    build = time.perf_counter() - started
+    index = handle.index
+    row = measure(lambda q: [c.doc for c in nearest_documents(index, None, q, K)], queries,
+                  truth)
+    return {**row, "build_seconds": round(build, 1), "memory_bytes": index.memory_bytes()
+            if hasattr(index, "memory_bytes") else None,
+            "process_rss_mib": rss_mib(os.getpid())}
+
+
+def sharded(app, shards: int, compression: str, queries, truth) -> dict:
+    from searchapp.search.shards import ray_shards
+
+    started = time.perf_counter()
+    rows = ray_shards.serve(app, NAME, shards, 1, compression)
+    build = time.perf_counter() - started
+    with app.db.session() as s:
+        from searchapp.store import repo
+
+        state = repo.corpus_state(s, NAME)
+    client = ray_shards.client_for(app, state.id, app.model_ref(state.model_name).id)
+    row = measure(lambda q: [c.doc for c in client.nearest(q, K, 0.5)], queries, truth)
+    per_shard = [r["memory_bytes"] for r in rows]
+    rss = [rss_mib(r["pid"]) for r in rows]
+    return {**row, "shards": shards, "compression": compression,
+            "build_seconds": round(build, 1),
+            "shard_build_seconds_max": round(max(r["built_seconds"] or 0 for r in rows), 1),
+            "memory_bytes_per_shard_max": max(per_shard), "memory_bytes_total": sum(per_shard),
+            "actor_rss_mib_max": max(x for x in rss if x is not None) if any(rss) else None,
+            "nodes": sorted({r["ray_node"] for r in rows}),
+            "documents_per_shard": [r["documents"] for r in rows]}
+
+
+def stream(client, queries, stop: threading.Event, log: list) -> None:
+    """Queries one after another until ``stop``: (time, ms, missing shards) each."""
+    from searchapp.search.coverage import collecting
+
+    i = 0
+    while not stop.is_set():
+        q = queries[i % len(queries)]
+        i += 1
+        started = time.perf_counter()
+        with collecting() as missing:
+            client.nearest(q, K, 0.5)
+        log.append((time.monotonic(), (time.perf_counter() - started) * 1000, sorted(missing)))
+
+
+def fault_run(app, replicas: int, queries, log_line) -> dict:
+    """Kill one replica of shard 1 during a stream of queries; what the answers did."""
+    from searchapp.search.shards import ray_shards
+    from searchapp.store import repo
+
+    rows = ray_shards.serve(app, NAME, 2, replicas, "float32")
+    with app.db.session() as s:
+        state = repo.corpus_state(s, NAME)
+    client = ray_shards.client_for(app, state.id, app.model_ref(state.model_name).id)
+    victim = next(r for r in rows if r["number"] == 0 and r["replica"] == 0)
+    stop, log = threading.Event(), []
+    worker = threading.Thread(target=stream, args=(client, queries, stop, log))
+    worker.start()
+    while len(log) < 200:
+        time.sleep(0.01)  # the stream's own pace: let it run 200 queries before the kill
+    killed = time.monotonic()
+    os.kill(victim["pid"], signal.SIGKILL)
+    deadline = killed + 300
+    back = None
+    while time.monotonic() < deadline:
+        after = [e for e in log if e[0] > killed]
+        partial = [e for e in after if e[2]]
+        if replicas > 1 and len(after) > 500:
+            break
+        if partial and not after[-1][2] and len(after) - after.index(partial[-1]) > 50:
+            back = partial[-1][0]
+            break
+        time.sleep(0.05)
+    stop.set()
+    worker.join()
+    after = [e for e in log if e[0] > killed]
+    partial = [e for e in after if e[2]]
+    ms = [e[1] for e in after]
+    out = {"replicas": replicas, "queries_after_kill": len(after),
+           "partial_answers": len(partial),
+           "partial_seconds": round(back - killed, 1) if back else 0.0,
+           "missing_named": sorted({m for e in partial for m in e[2]}),
+           "p50_ms_after_kill": round(float(np.percentile(ms, 50)), 3) if ms else None,
+           "p99_ms_after_kill": round(float(np.percentile(ms, 99)), 3) if ms else None}
+    log_line(f"fault, {replicas} replica(s): {out}")
+    return out
+
+
+def freshness_run(app, dim: int, log_line) -> dict:
+    """Documents added while queries stream: seconds from commit until found through shards."""
+    from benchmarks.synthetic import MODEL
+    from searchapp.search.shards import ray_shards
+    from searchapp.store import repo
+
+    rows = ray_shards.serve(app, NAME, 2, 1, "float32")
+    assert rows
+    rng = np.random.default_rng(7)
+    vector = rng.standard_normal(dim).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    with app.db.session() as s:
+        corpus = repo.get_or_create_corpus(s, NAME, MODEL)
+        repo.add_documents(s, corpus, [repo.NewDocument("fresh-1", "a new document")])
+    with app.db.session() as s:
+        state = repo.corpus_state(s, NAME)
+        doc = {v: k for k, v in repo.external_ids(s, state.id).items()}["fresh-1"]
+    model = app.model_ref(MODEL)
+    with app.db.session() as s:
+        repo.save_embeddings(s, state.id, model.id, [doc], vector[None, :])
+    committed = time.monotonic()
+    client = ray_shards.client_for(app, state.id, model.id)
+    while True:
+        if client.nearest(vector, 1, 0.5)[0].doc == doc:
+            break
+    seconds = time.monotonic() - committed
+    log_line(f"freshness: found {seconds:.2f} s after its commit "
+             f"(replicas catch up every {ray_shards.REFRESH_SECONDS} s)")
+    return {"found_after_seconds": round(seconds, 2),
+            "refresh_seconds": ray_shards.REFRESH_SECONDS}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--vectors", type=int, default=200_000)
+    parser.add_argument("--queries", type=int, default=300)
+    parser.add_argument("--shards", default="1,2,4,8")
+    parser.add_argument("--compression", default="float32",
+                        help="comma list of float32, sq8, pq")
+    parser.add_argument("--nodes", type=int, default=4, help="Ray nodes (processes)")
+    parser.add_argument("--quick", action="store_true", help="no fault or freshness runs")
+    parser.add_argument("--work", type=Path, default=None)
+    args = parser.parse_args()
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    work = args.work or Path(tempfile.mkdtemp(prefix="shards-ray-"))
+    import ray
+    from ray.cluster_utils import Cluster
+
+    from tests.postgres import PostgresServer
+
+    def log_line(text: str) -> None:
+        print(text, flush=True)
+
+    with PostgresServer.start() as server:
+        url = server.create_database()
+        os.environ.update({"SEARCHAPP_DATA_DIR": str(work), "SEARCHAPP_DATABASE_URL": url,
+                           "SEARCHAPP_SEARCH_ENGINE": "ray"})
+        from searchapp.context import App
+
+        app = App()
+        vectors = clustered_vectors(args.vectors)
+        stored = store_corpus(app, NAME, [f"passage {i}" for i in range(args.vectors)],
+                              vectors, log=log_line)
+        ids = stored["ids"]
+        rng = np.random.default_rng(1)
+        picks = rng.choice(args.vectors, size=args.queries, replace=False)
+        queries = vectors[picks] + rng.standard_normal((args.queries, vectors.shape[1]),
+                                                       dtype=np.float32) * 0.02
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+        truth = exact_top(vectors, ids, queries)
+        peer = single_machine(app, queries, truth)
+        log_line(f"single machine (the app's index in one process): {peer}")
+        cluster = Cluster(initialize_head=True, head_node_args={"num_cpus": 1})
+        for _ in range(args.nodes - 1):
+            cluster.add_node(num_cpus=1)
+        ray.init(address=cluster.address, log_to_driver=False, namespace="searchapp")
+        rows = []
+        try:
+            for compression in args.compression.split(","):
+                for shards in [int(s) for s in args.shards.split(",")]:
+                    row = sharded(app, shards, compression, queries, truth)
+                    row["p50_ratio_to_single"] = round(row["p50_ms"] / peer["p50_ms"], 2)
+                    rows.append(row)
+                    log_line(f"{shards} shard(s), {compression}: recall@10 "
+                             f"{row['recall_at_10']} (single {peer['recall_at_10']}), p50 "
+                             f"{row['p50_ms']} ms / p99 {row['p99_ms']} ms (single "
+                             f"{peer['p50_ms']} / {peer['p99_ms']}; ratio "
+                             f"{row['p50_ratio_to_single']}), build {row['build_seconds']} s, "
+                             f"largest shard {row['memory_bytes_per_shard_max'] / 2**20:.1f} "
+                             f"MB, nodes {len(row['nodes'])}")
+            faults = [] if args.quick else [fault_run(app, 2, queries, log_line),
+                                             fault_run(app, 1, queries, log_line)]
+            fresh = None if args.quick else freshness_run(app, vectors.shape[1], log_line)
+        finally:
+            from searchapp.search.shards import ray_shards
+
+            ray_shards.stop(app, NAME)
+            ray.shutdown()
+            cluster.shutdown()
+    result = {"cpu": cpu_model(), "cores": os.cpu_count(), "vectors": args.vectors,
+              "queries": args.queries, "ray_nodes": args.nodes, "database": "postgresql",
+              "single_machine": peer, "sharded": rows, "faults": faults, "freshness": fresh,
+              "store_seconds": {"documents": stored["documents_seconds"],
+                                "vectors": stored["vectors_seconds"]}}
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    out = RESULTS if args.vectors >= 100_000 else RESULTS.with_name(
+        f"shards_ray_{args.vectors}.json")
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    log_line(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()
