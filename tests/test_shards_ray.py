@@ -22,7 +22,8 @@ from searchapp.intake import table_upload
 from searchapp.intake.ingest import read_table
 from searchapp.jobs.worker import run_until_done
 from searchapp.search.coverage import missing_of
-from searchapp.search.service import open_corpus, search
+from searchapp.search.service import search
+from searchapp.search.shards.engine import open_for_search
 from searchapp.search.shards import ray_shards
 
 pytestmark = pytest.mark.slow
@@ -75,15 +76,34 @@ def test_ray_shards_answer_as_the_local_index_and_survive_a_killed_replica(serve
     app, local = served
     rows = ray_shards.serve(app, "caps", shards=3, replicas=2)
     assert len(rows) == 6 and sum(r["documents"] for r in rows if r["replica"] == 0) == 300
+    app.indexes.clear()
     handle_hits = search(app, "caps", QUERY, k=10)
     assert [(h.id, h.score) for h in handle_hits] == local and missing_of(handle_hits) == ()
-    assert open_corpus  # the local index was never needed: the handle came from the shards
+    handle = open_for_search(app, "caps")
+    assert handle.shards is not None and handle.index.count == 0
+    assert app.indexes.cached_generation(handle.corpus_id, handle.model.id) is None
     os.kill(pid_of(app, 1, 0), signal.SIGKILL)  # one replica of shard 2: its twin answers
     for _ in range(20):
         hits = search(app, "caps", QUERY, k=10)
         assert missing_of(hits) == () and [(h.id, h.score) for h in hits] == local
     until(lambda: all("down" not in r for r in ray_shards.status(app, "caps")),
           "Ray restarted the killed replica")
+
+
+def test_the_cli_serves_lists_and_stops_a_corpus_shards(served, capsys):
+    from searchapp.cli.main import main
+
+    app, _ = served
+    assert main(["shards", "serve", "--corpus", "caps", "--shards", "2", "--replicas",
+                 "2"]) == 0
+    assert "2 shards × 2 replicas serving 300 documents (float32)" in capsys.readouterr().out
+    assert main(["shards", "status", "--corpus", "caps"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("shard") and len(lines) == 5
+    assert {line.split()[0] + " " + line.split()[3] for line in lines[1:]} == {"1 2", "2 2"}
+    assert main(["shards", "stop", "--corpus", "caps"]) == 0
+    assert "Stopped 4 shard servers of corpus 'caps'." in capsys.readouterr().out
+    assert ray_shards.status(app, "caps") == []
 
 
 def test_a_shard_without_replicas_is_named_until_ray_restarts_it(served):
@@ -110,3 +130,11 @@ def test_documents_added_while_queries_stream_are_found_within_the_freshness(ser
     until(lambda: search(app, "caps", "a kite above the ocean", k=1)[0].id == "kite-1",
           "the new document found through the shards")
     assert time.monotonic() - committed < ray_shards.REFRESH_SECONDS + 30
+
+
+def test_a_corpus_not_served_says_how_to_serve_it(served):
+    from searchapp.errors import SearchAppError
+
+    app, _ = served
+    with pytest.raises(SearchAppError, match="searchapp shards serve --corpus caps"):
+        search(app, "caps", QUERY, k=10)

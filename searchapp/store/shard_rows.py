@@ -86,3 +86,20 @@ def vectors_in_shard(s: Session, corpus_id: int, model_id: int, generation: int,
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float32)
         yield ids, matrix.reshape(len(rows), dimension), [r[2] for r in rows]
+
+
+def stored_vectors(s: Session, model_id: int, doc_ids, dimension: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(the ids among ``doc_ids`` that have a vector (m,), their vectors (m, dim)): full
+    vectors to re-rank a compressed shard's candidates; a document deleted meanwhile is
+    left out, not an error."""
+    ids = [int(i) for i in doc_ids]
+    if not ids:
+        return np.zeros(0, np.int64), np.zeros((0, dimension), np.float32)
+    rows = s.execute(text("SELECT document_id, vector FROM embeddings WHERE model_id = :m "
+                          f"AND document_id IN ({', '.join(str(i) for i in ids)})"),
+                     {"m": model_id}).all()
+    found = dict(rows)
+    kept = [i for i in ids if i in found]
+    matrix = np.frombuffer(b"".join(found[i] for i in kept), dtype=np.float32)
+    return np.asarray(kept, np.int64), matrix.reshape(len(kept), dimension).copy()

@@ -35,7 +35,12 @@ import numpy as np
 from searchapp.search.nearest import Candidate, nearest_documents, score_documents
 from searchapp.store import repo
 from searchapp.store.db import Database
-from searchapp.store.shard_rows import check_shards, removed_in_shard, vectors_in_shard
+from searchapp.store.shard_rows import (
+    check_shards,
+    removed_in_shard,
+    stored_vectors,
+    vectors_in_shard,
+)
 from searchapp.vectors.index import VectorIndex
 from searchapp.vectors.passage_index import STRIDE, PassageIndex
 
@@ -129,10 +134,8 @@ class Shard:
 
     def _stored_vectors(self, labels) -> tuple[np.ndarray, np.ndarray]:
         """Full vectors of documents from the database (a compressed index's re-ranking)."""
-        labels = np.asarray(labels, dtype=np.int64)
         with self.db.session() as s:
-            matrix = repo.vectors_for(s, self.spec.model_id, labels, self.spec.dimension)
-        return labels, matrix
+            return stored_vectors(s, self.spec.model_id, labels, self.spec.dimension)
 
     # ---- queries ----------------------------------------------------------------
     def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Candidate]:
