@@ -103,3 +103,27 @@ def stored_vectors(s: Session, model_id: int, doc_ids, dimension: int
     kept = [i for i in ids if i in found]
     matrix = np.frombuffer(b"".join(found[i] for i in kept), dtype=np.float32)
     return np.asarray(kept, np.int64), matrix.reshape(len(kept), dimension).copy()
+
+
+def stored_passages(s: Session, model_id: int, labels, dimension: int, stride: int
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """(the passage labels among ``labels`` still stored (m,), their vectors (m, dim)); a
+    label is ``document id * stride + passage number``, read from its document's
+    passages blob (a compressed shard's exact passage scores)."""
+    labels = np.asarray(labels, np.int64)
+    docs = sorted({int(d) for d in (labels // stride).tolist()})
+    if not docs:
+        return np.zeros(0, np.int64), np.zeros((0, dimension), np.float32)
+    rows = s.execute(text("SELECT document_id, passages FROM embeddings WHERE model_id = :m "
+                          f"AND passages IS NOT NULL AND document_id IN "
+                          f"({', '.join(str(d) for d in docs)})"), {"m": model_id}).all()
+    blocks = {doc: np.frombuffer(blob, np.float32).reshape(-1, dimension) for doc, blob in rows}
+    kept, vectors = [], []
+    for label in labels.tolist():
+        block = blocks.get(label // stride)
+        if block is not None and label % stride < len(block):
+            kept.append(label)
+            vectors.append(block[label % stride])
+    if not kept:
+        return np.zeros(0, np.int64), np.zeros((0, dimension), np.float32)
+    return np.asarray(kept, np.int64), np.vstack(vectors).astype(np.float32)

@@ -38,6 +38,7 @@ from searchapp.store.db import Database
 from searchapp.store.shard_rows import (
     check_shards,
     removed_in_shard,
+    stored_passages,
     stored_vectors,
     vectors_in_shard,
 )
@@ -75,13 +76,26 @@ class ShardSpec:
         return f"shard {self.number + 1} of {self.shards}"
 
 
-def document_index(spec: ShardSpec, full_vectors=None):
-    """The document index of a shard: float32 hnswlib (the app's own) or compressed."""
+def document_index(spec: ShardSpec, stored=None) -> VectorIndex:
+    """The document index of a shard: float32 hnswlib (the app's own) or compressed; pq's
+    candidates re-ranked, and its exact scores taken, on ``stored`` vectors (the database)."""
     if spec.compression == "float32":
         return VectorIndex(spec.dimension)
-    from searchapp.search.shards.compressed import make_index
+    from searchapp.search.shards.compressed_store import CompressedStore
 
-    return make_index(spec.compression, spec.dimension, full_vectors)
+    exact = stored if spec.compression == "pq" else None
+    return CompressedStore(spec.dimension, spec.compression, rerank=stored, exact=exact)
+
+
+def passage_index(spec: ShardSpec, stored=None) -> PassageIndex:
+    """The passage index of a shard, compressed as its document index is (pq: a split
+    document's passages scored on ``stored`` vectors)."""
+    if spec.compression == "float32":
+        return PassageIndex(spec.dimension)
+    from searchapp.search.shards.compressed_store import CompressedPassageIndex
+
+    exact = stored if spec.compression == "pq" else None
+    return CompressedPassageIndex(spec.dimension, spec.compression, None, exact)
 
 
 class Shard:
@@ -90,7 +104,7 @@ class Shard:
     def __init__(self, db: Database, spec: ShardSpec):
         self.db, self.spec = db, spec
         self.index = document_index(spec, self._stored_vectors)
-        self.passages = PassageIndex(spec.dimension)
+        self.passages = passage_index(spec, self._stored_passages)
         self.generation = 0
         self.built_seconds: float | None = None
         self.caught_up_at: float | None = None  # time.time() of the last catch-up
@@ -103,8 +117,8 @@ class Shard:
             started = time.monotonic()
             now = repo.current_generation(s, self.spec.corpus_id)
             if now < self.generation:  # the database was restored to an earlier state
-                self.index, self.passages = (document_index(self.spec, self._stored_vectors),
-                                             PassageIndex(self.spec.dimension))
+                self.index = document_index(self.spec, self._stored_vectors)
+                self.passages = passage_index(self.spec, self._stored_passages)
                 self.generation = 0
             moved = now != self.generation
             if moved:
@@ -136,6 +150,11 @@ class Shard:
         """Full vectors of documents from the database (a compressed index's re-ranking)."""
         with self.db.session() as s:
             return stored_vectors(s, self.spec.model_id, labels, self.spec.dimension)
+
+    def _stored_passages(self, labels) -> tuple[np.ndarray, np.ndarray]:
+        """Full passage vectors from the database (a pq shard's exact passage scores)."""
+        with self.db.session() as s:
+            return stored_passages(s, self.spec.model_id, labels, self.spec.dimension, STRIDE)
 
     # ---- queries ----------------------------------------------------------------
     def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Candidate]:
