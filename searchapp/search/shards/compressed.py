@@ -52,6 +52,8 @@ SCAN_TARGET = 16_384  # codes a query scans on average: nprobe = this / list siz
 NPROBE_MIN = 16
 RERANK = 4  # pq: candidates re-scored on full vectors = RERANK * k
 PQ_M = 48  # pq: sub-quantizers of 8 bits (384 / 48 = 8 dimensions each)
+PQ_CENTROIDS = 256  # 8 bits
+SQ_MARGIN = 0.2  # sq8: each dimension's trained range widened by this share at both ends
 
 FullVectors = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 
@@ -120,6 +122,7 @@ class CompressedIndex:
         self._faiss = load_faiss(self.params.threads)
         self._ivf = None  # the trained faiss index, None while the vectors are held raw
         self._raw: dict[int, np.ndarray] = {}  # label -> float32 vector, until trained
+        self._raw_matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, matrix) cache
         self._lock = threading.RLock()
 
     # ---- size and contents ---------------------------------------------------
@@ -149,7 +152,7 @@ class CompressedIndex:
         if not self.trained:
             return self.count * (self.dim * 4 + 8)
         ivf = self._ivf
-        tables = 2 * self.dim * 4 if self.kind == "sq8" else 256 * self.dim * 4
+        tables = 2 * self.dim * 4 if self.kind == "sq8" else PQ_CENTROIDS * self.dim * 4
         return self.count * (ivf.code_size + 8) + ivf.nlist * self.dim * 4 + tables
 
     def vectors(self, labels: np.ndarray) -> np.ndarray:
@@ -172,7 +175,7 @@ class CompressedIndex:
             found = np.asarray([x for x in labels.tolist() if x in places], np.int64)
             matrix = np.empty((len(found), self.dim), np.float32)
             for row, label in enumerate(found.tolist()):
-                matrix[row] = self._ivf.reconstruct_from_offset(*places[label])
+                self._ivf.reconstruct_from_offset(*places[label], self._faiss.swig_ptr(matrix[row]))
             return found, matrix
 
     # ---- changes ---------------------------------------------------------------
@@ -187,7 +190,8 @@ class CompressedIndex:
                 self._ivf.add_with_ids(vectors, labels)
                 return
             self._raw.update(zip(labels.tolist(), vectors, strict=True))
-            if len(self._raw) >= self.params.train_at:
+            self._raw_matrix = None
+            if len(self._raw) >= self._train_at():
                 self._train()
 
     def delete(self, labels: np.ndarray) -> None:
@@ -197,6 +201,7 @@ class CompressedIndex:
             if not self.trained:
                 for label in labels.tolist():
                     self._raw.pop(label, None)
+                self._raw_matrix = None
             elif len(labels):
                 self._ivf.remove_ids(self._faiss.IDSelectorBatch(labels))
 
@@ -237,6 +242,10 @@ class CompressedIndex:
         keep = np.sort(len(labels) - 1 - last)
         return labels[keep], np.ascontiguousarray(vectors[keep])
 
+    def _train_at(self) -> int:
+        """Vectors that start the training: pq's 256 centroids per sub-quantizer need 256."""
+        return max(self.params.train_at, PQ_CENTROIDS if self.kind == "pq" else 1)
+
     def _train(self) -> None:
         """Train the IVF index on the held vectors (at most TRAIN_MAX), then encode them all."""
         labels = np.fromiter(self._raw, dtype=np.int64, count=len(self._raw))
@@ -248,12 +257,13 @@ class CompressedIndex:
         if self.kind == "sq8":
             ivf = self._faiss.IndexIVFScalarQuantizer(
                 quantizer, self.dim, nlist, self._faiss.ScalarQuantizer.QT_8bit, metric)
+            ivf.sq.rangestat_arg = SQ_MARGIN  # RS_minmax widened: later vectors not clipped
         else:
             ivf = self._faiss.IndexIVFPQ(quantizer, self.dim, nlist, self.pq_m, 8, metric)
         ivf.cp.min_points_per_centroid = 1  # small training sets: no warning, still trained
         ivf.train(sample)
         ivf.add_with_ids(matrix, labels)
-        self._ivf, self._quantizer, self._raw = ivf, quantizer, {}
+        self._ivf, self._quantizer, self._raw, self._raw_matrix = ivf, quantizer, {}, None
 
     def _nprobe(self) -> int:
         """Lists a query scans: about ``scan_target`` codes, at least ``nprobe_min`` lists."""
@@ -291,8 +301,11 @@ class CompressedIndex:
 
     def _exact(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
         """Exact top k over the held float32 vectors (before training)."""
-        ids = np.fromiter(self._raw, dtype=np.int64, count=len(self._raw))
-        scores = queries @ np.asarray(list(self._raw.values()), np.float32).T
+        if self._raw_matrix is None:
+            self._raw_matrix = (np.fromiter(self._raw, dtype=np.int64, count=len(self._raw)),
+                                np.asarray(list(self._raw.values()), np.float32))
+        ids, matrix = self._raw_matrix
+        scores = queries @ matrix.T
         top = np.argsort(-scores, axis=1, kind="stable")[:, :k]
         return ids[top], np.take_along_axis(scores, top, 1).astype(np.float32)
 
