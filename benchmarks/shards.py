@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -29,8 +30,9 @@ import numpy as np
 
 from searchapp.search.shards.compressed import (
     PQ_M,
+    PROBE_SHARE,
+    RERANK,
     SQ_MARGIN,
-    CompressedIndex,
     load_faiss,
     make_index,
 )
@@ -189,9 +191,9 @@ def main() -> None:
             rows.append(with_ratios(row, peer) if peer else row)
             print(json.dumps(rows[-1]), flush=True)
     out = {"what": __doc__.split("\n\n")[1].replace("\n", " "),
-           "cpu": cpu_model(), "cpus": len(__import__("os").sched_getaffinity(0)),
+           "cpu": cpu_model(), "cpus": len(os.sched_getaffinity(0)),
            "vectors": args.vectors, "queries": args.queries, "k": K,
-           "sq8_margin": SQ_MARGIN, "pq_m": PQ_M, "rerank": CompressedIndex("pq", 384).params.rerank,
+           "sq8_margin": SQ_MARGIN, "pq_m": PQ_M, "rerank": RERANK, "probe_share": PROBE_SHARE,
            "command": "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python "
                       f"benchmarks/shards.py --vectors {args.vectors}",
            "memory_per_passage": formulas(), "rows": rows}
