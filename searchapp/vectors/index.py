@@ -49,6 +49,7 @@ FORMAT_VERSION = 2  # 2: the metadata carries the file's CRC-32
 CHUNK = 1 << 24  # bytes read at a time for the checksum
 EXACT_MAX = 5_000
 DEFAULT_M = 16
+LABEL_MAP_BYTES = 40  # hnswlib's label -> slot map, per entry (libstdc++ node + bucket)
 VECTORS_CHUNK = 10_000  # labels per hnswlib get_items call (see VectorIndex.vectors)
 DEFAULT_EF_CONSTRUCTION = 100  # as good as 200 here, half the build (hnsw_params.json)
 # ef_search by index size: recall@10 falls as the graph grows (clustered 384-d vectors:
@@ -117,6 +118,23 @@ class VectorIndex:
         if self._deleted:
             ids = ids[~np.isin(ids, np.fromiter(self._deleted, dtype=np.int64))]
         return np.sort(ids)
+
+    def memory_bytes(self) -> int:
+        """Bytes the hnswlib index holds (its own layout, hnswalg.h), capacity included.
+
+        capacity * (dim*4 + (2M+1)*4 + 8)   level 0: vector, 2M links + their count, label
+        + count * (8 + 4)                   a pointer to upper links and a level per element
+        + count * (M+1)*4 / (M-1)           upper levels: an element is on level l w.p. M^-l
+        + count * LABEL_MAP_BYTES           the label lookup (a std::unordered_map node, ~40)
+
+        Example:
+            >>> VectorIndex(dim=4, capacity=16).memory_bytes()
+            2496
+        """
+        m, count = self.params.M, self._hnsw.element_count
+        level0 = self._hnsw.get_max_elements() * (self.dim * 4 + (2 * m + 1) * 4 + 8)
+        upper = count * (12 + (m + 1) * 4 / (m - 1) + LABEL_MAP_BYTES)
+        return int(level0 + upper)
 
     def vectors(self, labels: np.ndarray) -> np.ndarray:
         """Stored vectors for labels, (n, dim) float32.
