@@ -61,7 +61,9 @@ PROBE_SHARE = 1 / 8  # lists a query scans (benchmarks/shards.py, 200k x 384, nl
 NPROBE_MIN = 16
 RERANK = 10  # pq: candidates re-scored on full vectors = RERANK * k (4: recall 0.908 at
 # 1/8 of the lists, 10: 0.971, for 0.04 ms more)
-PQ_M = 48  # pq: sub-quantizers of 8 bits (384 / 48 = 8 dimensions each)
+PQ_M = 48  # pq: sub-quantizers of 8 bits (384 / 48 = 8 dimensions each). At 200k x 384,
+# one shard: m=48 recall@10 0.528 by codes alone, 0.971 re-ranked, 0.60 ms, built in 4.3 s;
+# m=64 0.598 and 0.971, 0.78 ms, 36.8 s, 26% more memory
 PQ_CENTROIDS = 256  # 8 bits
 SQ_MARGIN = 0.05  # sq8: each dimension's trained range widened by this share at both ends
 # (a later vector outside it is clipped: 0.35 error at 0 after 300 training vectors, 0.05 at
