@@ -37,6 +37,8 @@ from searchapp.search.shards.compressed import (
     PROBE_SHARE,
     RERANK,
     SQ_MARGIN,
+    TRAIN_AT,
+    CompressedParams,
     load_faiss,
     make_index,
 )
@@ -67,11 +69,12 @@ def exact_top(vectors: np.ndarray, queries: np.ndarray, k: int = K) -> np.ndarra
     return best_ids
 
 
-def build_shard(kind: str, ids: np.ndarray, vectors: np.ndarray, full_vectors):
+def build_shard(kind: str, ids: np.ndarray, vectors: np.ndarray, full_vectors,
+                params: CompressedParams | None = None):
     """One shard's index of ``kind`` over its ids; returns (index, seconds)."""
     started = time.perf_counter()
     index = VectorIndex(vectors.shape[1], IndexParams(), capacity=len(ids)) \
-        if kind == "float32" else make_index(kind, vectors.shape[1], full_vectors)
+        if kind == "float32" else make_index(kind, vectors.shape[1], full_vectors, params)
     for start in range(0, len(ids), CHUNK):
         part = ids[start:start + CHUNK]
         index.add(part, vectors[part - 1])
@@ -102,7 +105,7 @@ def measure(shards: list, queries: np.ndarray, truth: np.ndarray) -> dict:
 
 
 def run_case(s: int, kind: str, vectors: np.ndarray, queries: np.ndarray,
-             truth: np.ndarray) -> dict:
+             truth: np.ndarray, params: CompressedParams) -> dict:
     """Build S shards of one kind, measure them, and free them."""
     ids = np.arange(1, len(vectors) + 1, dtype=np.int64)
     owner = shard_of(ids, s)
@@ -112,7 +115,7 @@ def run_case(s: int, kind: str, vectors: np.ndarray, queries: np.ndarray,
 
     shards, seconds = [], []
     for shard in range(s):
-        index, took = build_shard(kind, ids[owner == shard], vectors, full_vectors)
+        index, took = build_shard(kind, ids[owner == shard], vectors, full_vectors, params)
         shards.append(index)
         seconds.append(took)
     memory = [index.memory_bytes() for index in shards]
@@ -180,7 +183,10 @@ def main() -> None:
     parser.add_argument("--compare-sq8", action="store_true",
                         help="also HNSW-SQ8 against IVF-SQ8 on one shard")
     parser.add_argument("--out", default=str(HERE / "results" / "shards.json"))
+    parser.add_argument("--train-at", type=int, default=TRAIN_AT,
+                        help="vectors a compressed shard holds before it trains its codes")
     args = parser.parse_args()
+    params = CompressedParams(train_at=args.train_at)
     began = time.perf_counter()
     everything = clustered_vectors(args.vectors + args.queries, seed=0)
     vectors, queries = everything[:args.vectors], everything[args.vectors:]
@@ -190,7 +196,7 @@ def main() -> None:
     rows, peer = [], None
     for s in (int(x) for x in args.shards.split(",")):
         for kind in args.kinds.split(","):
-            row = run_case(s, kind, vectors, queries, truth)
+            row = run_case(s, kind, vectors, queries, truth, params)
             peer = peer or (row if (s, kind) == (1, "float32") else None)
             rows.append(with_ratios(row, peer) if peer else row)
             print(json.dumps(rows[-1]), flush=True)
@@ -198,6 +204,7 @@ def main() -> None:
            "cpu": cpu_model(), "cpus": len(os.sched_getaffinity(0)),
            "vectors": args.vectors, "queries": args.queries, "k": K,
            "sq8_margin": SQ_MARGIN, "pq_m": PQ_M, "rerank": RERANK, "probe_share": PROBE_SHARE,
+           "train_at": args.train_at,
            "command": "OMP_NUM_THREADS=1 MKL_NUM_THREADS=1 PYTHONPATH=. .venv/bin/python "
                       "benchmarks/shards.py " + " ".join(sys.argv[1:]),
            "memory_per_passage": formulas(), "rows": rows}
