@@ -109,7 +109,9 @@ def built(corpus):
     def full_vectors(labels):
         return labels, vectors[labels - 1]
 
-    indexes = {"sq8": make_index("sq8", 384), "pq": make_index("pq", 384, full_vectors)}
+    trained = CompressedParams(train_at=10_000)  # the default waits for 100,000 vectors
+    indexes = {"sq8": make_index("sq8", 384, params=trained),
+               "pq": make_index("pq", 384, full_vectors, trained)}
     for index in indexes.values():
         for start in range(0, len(vectors), 5_000):  # in chunks, as a shard server adds
             index.add(np.arange(start + 1, start + 5_001), vectors[start:start + 5_000])

@@ -23,7 +23,7 @@ needs removal more (tombstones over HNSW would grow with every re-embedded passa
 The coarse centroids and codebooks are trained once, on the first vectors added
 (all those of the add that brings the index to ``train_at`` vectors, at most
 ``TRAIN_MAX``); until then the vectors are held as float32 and searched exactly,
-so a small corpus works (at 10,000 x 384 that is 15 MB). Later adds are encoded with
+so a small corpus works (at 100,000 x 384 that is 150 MB). Later adds are encoded with
 the trained codes. faiss runs on ``threads`` threads (1 unless told otherwise).
 
 Example:
@@ -47,11 +47,11 @@ from searchapp.vectors.index import VectorIndex
 
 KINDS = ("float32", "sq8", "pq")
 FAISS_PIN = "faiss-cpu==1.15.1"
-TRAIN_AT = 10_000  # vectors held (float32, exact search) before the codes are trained
+TRAIN_AT = 100_000  # vectors held (float32, exact search) before the codes are trained
 # (the lists are as many as the training set allows: trained on a shard server's first
 # chunk of 20,000, 512 lists; at 1M vectors 1/8 of them hold only 80% of the true top 10,
-# recall@10 0.80 at 2.4 ms; trained on 100,000, 2,564 lists: 0.955 at 3.2 ms, 0.90 at
-# 1.0 ms with 1/32 scanned; benchmarks/results/shards_1000000*.json)
+# recall@10 0.80 at 2.4 ms; trained on 100,000, 2,564 lists: sq8 0.955, pq 0.965 at 2.6-3.9
+# ms; benchmarks/results/shards_1000000*.json. Held raw, 100,000 x 384 is 150 MB.)
 TRAIN_MAX = 100_000  # at most this many of them train the centroids and codebooks
 POINTS_PER_LIST = 39  # faiss's k-means wants at least 39 training points per centroid
 NLIST_MAX = 4_096
