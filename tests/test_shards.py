@@ -236,3 +236,40 @@ def test_compressed_shards_find_nearly_what_the_single_index_finds(app, corpus, 
                 assert all(abs(scored[d].score - exact[d].score) < 1e-5 and
                            scored[d].passage == exact[d].passage for d in ids), query
         assert found >= 0.8 * 10 * len(QUERIES), compression
+
+
+def test_a_compressed_shard_that_outgrows_its_training_is_trained_again(app, monkeypatch):
+    """Codes trained on a shard's first 100 vectors have few lists; once it holds 8 times
+    that, the shard rebuilds its index from the database, trained on all it holds."""
+    from searchapp.search.shards import compressed_store
+    from searchapp.search.shards.compressed import CompressedParams, make_index
+    from searchapp.store import repo
+
+    monkeypatch.setattr(compressed_store, "make_index", lambda kind, dim, rerank=None:
+                        make_index(kind, dim, rerank, CompressedParams(train_at=64)))
+    rng = np.random.default_rng(0)
+    model = app.model_ref(app.settings.model)
+
+    def add(first: int, n: int) -> None:
+        with app.db.session() as s:
+            corpus = repo.get_or_create_corpus(s, "grow", model.name)
+            repo.add_documents(s, corpus, [repo.NewDocument(f"d{i}", f"text {i}")
+                                           for i in range(first, first + n)])
+        with app.db.session() as s:
+            state = repo.corpus_state(s, "grow")
+            ids = sorted(repo.external_ids(s, state.id))[first:first + n]
+            vectors = rng.standard_normal((n, model.dimension)).astype(np.float32)
+            vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+            repo.save_embeddings(s, state.id, model.id, ids, vectors)
+
+    add(0, 100)
+    with app.db.session() as s:
+        state = repo.corpus_state(s, "grow")
+    shard = Shard(Database(app.settings.database_url),
+                  ShardSpec(state.id, model.id, model.dimension, 0, 1, "sq8"))
+    shard.catch_up()
+    assert shard.index._store.trained_on == 100 and shard.retrained == 0
+    add(100, 700)
+    shard.catch_up()
+    assert shard.retrained == 1 and shard.index._store.trained_on == 800
+    assert shard.index.count == 800 and not shard.index.outgrown

@@ -47,11 +47,13 @@ from searchapp.vectors.index import VectorIndex
 
 KINDS = ("float32", "sq8", "pq")
 FAISS_PIN = "faiss-cpu==1.15.1"
-TRAIN_AT = 100_000  # vectors held (float32, exact search) before the codes are trained
+TRAIN_AT = 10_000  # vectors held (float32, exact search) before the codes are trained
 # (the lists are as many as the training set allows: trained on a shard server's first
 # chunk of 20,000, 512 lists; at 1M vectors 1/8 of them hold only 80% of the true top 10,
 # recall@10 0.80 at 2.4 ms; trained on 100,000, 2,564 lists: sq8 0.955, pq 0.965 at 2.6-3.9
-# ms; benchmarks/results/shards_1000000*.json. Held raw, 100,000 x 384 is 150 MB.)
+# ms; benchmarks/results/shards_1000000*.json. So an index that has grown ``OUTGROWN``
+# times past its training set is rebuilt by its shard, trained anew: ``outgrown``.)
+OUTGROWN = 8
 TRAIN_MAX = 100_000  # at most this many of them train the centroids and codebooks
 POINTS_PER_LIST = 39  # faiss's k-means wants at least 39 training points per centroid
 NLIST_MAX = 4_096
@@ -143,6 +145,27 @@ class CompressedIndex:
     @property
     def trained(self) -> bool:
         return self._ivf is not None
+
+    @property
+    def outgrown(self) -> bool:
+        """Whether training again on the vectors held now would give it more lists: it holds
+        ``OUTGROWN`` times the vectors it was trained on, and those were fewer than
+        ``TRAIN_MAX`` (its owner rebuilds it then; ``shard.Shard.catch_up``).
+
+        Example:
+            >>> import numpy as np
+            >>> idx = CompressedIndex("sq8", 2, params=CompressedParams(train_at=300))
+            >>> idx.add(np.arange(300), np.random.default_rng(0).random((300, 2), np.float32))
+            >>> idx.outgrown
+            False
+            >>> idx.add(np.arange(300, 2400), np.random.default_rng(1).random((2100, 2),
+            ...                                                              np.float32))
+            >>> idx.outgrown
+            True
+        """
+        trained_on = getattr(self, "trained_on", 0)
+        return (self.trained and trained_on < TRAIN_MAX
+                and self._ivf.ntotal >= OUTGROWN * trained_on)
 
     @property
     def count(self) -> int:
@@ -278,6 +301,7 @@ class CompressedIndex:
         ivf.train(sample)
         ivf.add_with_ids(matrix, labels)
         self._ivf, self._quantizer, self._raw, self._raw_matrix = ivf, quantizer, {}, None
+        self.trained_on = len(sample)
 
     def _nprobe(self) -> int:
         """Lists a query scans: ``probe_share`` of them, at least ``nprobe_min``.

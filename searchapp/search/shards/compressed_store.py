@@ -51,6 +51,11 @@ class CompressedStore(VectorIndex):
     def memory_bytes(self) -> int:
         return self._store.memory_bytes()
 
+    @property
+    def outgrown(self) -> bool:
+        """Trained on far fewer vectors than it holds now (``CompressedIndex.outgrown``)."""
+        return self._store.outgrown
+
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         self._store.add(np.asarray(labels, np.int64), vectors)
 

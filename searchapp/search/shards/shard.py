@@ -108,6 +108,7 @@ class Shard:
         self.generation = 0
         self.built_seconds: float | None = None
         self.caught_up_at: float | None = None  # time.time() of the last catch-up
+        self.retrained = 0  # times a compressed index that outgrew its training was rebuilt
         self._lock = threading.Lock()  # one catch-up at a time
 
     # ---- keeping current --------------------------------------------------------
@@ -126,25 +127,23 @@ class Shard:
                 if self.built_seconds is None:
                     self.built_seconds = time.monotonic() - started
                 self.generation = now
+                if getattr(self.index, "outgrown", False):
+                    self._retrain(s)
             self.caught_up_at = time.time()
             return moved
 
+    def _retrain(self, s) -> None:
+        """A compressed index that has outgrown its training set is built again from the
+        database and trained on the vectors held now (more lists: recall holds as the shard
+        grows); queries use the old one until the new one replaces it."""
+        index = document_index(self.spec, self._stored_vectors)
+        passages = passage_index(self.spec, self._stored_passages)
+        _apply(s, self.spec, index, passages, 0)
+        self.index, self.passages = index, passages
+        self.retrained += 1
+
     def _apply(self, s, generation: int) -> None:
-        spec = self.spec
-        gone = removed_in_shard(s, spec.corpus_id, generation, spec.number, spec.shards,
-                                spec.placement)
-        self.index.delete(gone)
-        self.passages.delete_documents(gone)
-        for ids, vectors, blobs in vectors_in_shard(s, spec.corpus_id, spec.model_id,
-                                                    generation, spec.dimension, spec.number,
-                                                    spec.shards, spec.placement):
-            self.index.add(ids, vectors)
-            split = [(doc, blob) for doc, blob in zip(ids.tolist(), blobs, strict=True)
-                     if blob is not None]
-            self.passages.delete_documents([d for d, b in zip(ids.tolist(), blobs, strict=True)
-                                            if b is None])  # a text now one window long
-            if split:
-                self.passages.add(*_passage_rows(split, spec.dimension))
+        _apply(s, self.spec, self.index, self.passages, generation)
 
     def _stored_vectors(self, labels) -> tuple[np.ndarray, np.ndarray]:
         """Full vectors of documents from the database (a compressed index's re-ranking)."""
@@ -177,9 +176,33 @@ class Shard:
         return {**asdict(self.spec), "documents": self.index.count,
                 "passages": self.passages.count, "generation": self.generation,
                 "built_seconds": self.built_seconds, "caught_up_at": self.caught_up_at,
+                "retrained": self.retrained,
                 "memory_bytes": (memory() if memory else 0)
                 + (passages_memory() if passages_memory else 0),
                 "node": socket.gethostname(), "pid": os.getpid()}
+
+
+def _apply(s, spec: ShardSpec, index: VectorIndex, passages: PassageIndex,
+           generation: int) -> None:
+    """The shard's tombstones after ``generation`` out of its indexes, its newer vectors in."""
+    gone = removed_in_shard(s, spec.corpus_id, generation, spec.number, spec.shards,
+                            spec.placement)
+    index.delete(gone)
+    passages.delete_documents(gone)
+    for ids, vectors, blobs in _shard_rows(s, spec, generation):
+        index.add(ids, vectors)
+        docs = ids.tolist()
+        passages.delete_documents([d for d, b in zip(docs, blobs, strict=True)
+                                   if b is None])  # a text now one window long
+        split = [(d, b) for d, b in zip(docs, blobs, strict=True) if b is not None]
+        if split:
+            passages.add(*_passage_rows(split, spec.dimension))
+
+
+def _shard_rows(s, spec: ShardSpec, generation: int):
+    """The shard's vectors written after ``generation`` (``shard_rows.vectors_in_shard``)."""
+    return vectors_in_shard(s, spec.corpus_id, spec.model_id, generation, spec.dimension,
+                            spec.number, spec.shards, spec.placement)
 
 
 def _passage_rows(split: list[tuple[int, bytes]], dimension: int
