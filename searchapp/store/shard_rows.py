@@ -127,3 +127,13 @@ def stored_passages(s: Session, model_id: int, labels, dimension: int, stride: i
     if not kept:
         return np.zeros(0, np.int64), np.zeros((0, dimension), np.float32)
     return np.asarray(kept, np.int64), np.vstack(vectors).astype(np.float32)
+
+
+def count_in_shard(s: Session, corpus_id: int, model_id: int, shard: int, shards: int,
+                   by: str = "hash") -> int:
+    """How many of the corpus' vectors (one a document) fall in the shard: a build sizes
+    its index once."""
+    return int(s.execute(text(
+        "SELECT count(*) FROM embeddings WHERE corpus_id = :c AND model_id = :m "
+        f"AND {shard_sql('document_id', shards, by)} = :s"),
+        {"c": corpus_id, "m": model_id, "s": shard}).scalar() or 0)

@@ -56,6 +56,9 @@ class CompressedStore(VectorIndex):
         """Trained on far fewer vectors than it holds now (``CompressedIndex.outgrown``)."""
         return self._store.outgrown
 
+    def reserve(self, capacity: int) -> None:
+        """Nothing to reserve: the codes grow as they are added."""
+
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         self._store.add(np.asarray(labels, np.int64), vectors)
 

@@ -37,6 +37,7 @@ from searchapp.store import repo
 from searchapp.store.db import Database
 from searchapp.store.shard_rows import (
     check_shards,
+    count_in_shard,
     removed_in_shard,
     stored_passages,
     stored_vectors,
@@ -185,6 +186,9 @@ class Shard:
 def _apply(s, spec: ShardSpec, index: VectorIndex, passages: PassageIndex,
            generation: int) -> None:
     """The shard's tombstones after ``generation`` out of its indexes, its newer vectors in."""
+    if generation == 0:  # a build: the document index sized once (no doubling)
+        index.reserve(count_in_shard(s, spec.corpus_id, spec.model_id, spec.number,
+                                     spec.shards, spec.placement))
     gone = removed_in_shard(s, spec.corpus_id, generation, spec.number, spec.shards,
                             spec.placement)
     index.delete(gone)
