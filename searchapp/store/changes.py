@@ -123,9 +123,21 @@ def passages_since(s: Session, corpus_id: int, model_id: int, generation: int, d
                 Embedding.generation > generation, Embedding.passages.is_not(None))
          .execution_options(yield_per=chunk))
     for rows in s.execute(q).partitions(chunk):
-        labels, blocks = [], []
-        for doc_id, blob in rows:
-            block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
-            labels.append(doc_id * stride + np.arange(len(block), dtype=np.int64))
-            blocks.append(block)
-        yield np.concatenate(labels), np.vstack(blocks)
+        yield passage_rows(rows, dimension, stride)
+
+
+def passage_rows(rows, dimension: int, stride: int) -> tuple[np.ndarray, np.ndarray]:
+    """(labels (m,), vectors (m, dim)) of the passages in (document id, passages blob) rows.
+
+    Example:
+        >>> blob = np.eye(2, dtype=np.float32).tobytes()
+        >>> labels, vectors = passage_rows([(7, blob)], 2, 1000)
+        >>> labels.tolist(), vectors.shape
+        ([7000, 7001], (2, 2))
+    """
+    labels, blocks = [], []
+    for doc_id, blob in rows:
+        block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
+        labels.append(doc_id * stride + np.arange(len(block), dtype=np.int64))
+        blocks.append(block)
+    return np.concatenate(labels), np.vstack(blocks)

@@ -34,6 +34,7 @@ import numpy as np
 
 from searchapp.search.nearest import Candidate, nearest_documents, score_documents
 from searchapp.store import repo
+from searchapp.store.changes import passage_rows
 from searchapp.store.db import Database
 from searchapp.store.shard_rows import (
     check_shards,
@@ -200,7 +201,7 @@ def _apply(s, spec: ShardSpec, index: VectorIndex, passages: PassageIndex,
                                    if b is None])  # a text now one window long
         split = [(d, b) for d, b in zip(docs, blobs, strict=True) if b is not None]
         if split:
-            passages.add(*_passage_rows(split, spec.dimension))
+            passages.add(*passage_rows(split, spec.dimension, STRIDE))
 
 
 def _shard_rows(s, spec: ShardSpec, generation: int):
@@ -209,12 +210,3 @@ def _shard_rows(s, spec: ShardSpec, generation: int):
                             spec.number, spec.shards, spec.placement)
 
 
-def _passage_rows(split: list[tuple[int, bytes]], dimension: int
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Passage labels (doc * STRIDE + number) and vectors of split documents' blobs."""
-    labels, blocks = [], []
-    for doc, blob in split:
-        block = np.frombuffer(blob, dtype=np.float32).reshape(-1, dimension)
-        labels.append(doc * STRIDE + np.arange(len(block), dtype=np.int64))
-        blocks.append(block)
-    return np.concatenate(labels), np.vstack(blocks)
