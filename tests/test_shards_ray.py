@@ -139,3 +139,31 @@ def test_a_corpus_not_served_says_how_to_serve_it(served):
     app, _ = served
     with pytest.raises(SearchAppError, match="searchapp shards serve --corpus caps"):
         search(app, "caps", QUERY, k=10)
+
+
+def test_the_jobs_page_lists_each_replica_of_a_served_corpus(ray_cluster, ui_resources,
+                                                              monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    from searchapp.ui.resources import get_app
+    from searchapp.web import shared
+    from tests.conftest import REPO
+
+    monkeypatch.setenv("SEARCHAPP_SEARCH_ENGINE", "ray")
+    monkeypatch.setenv("SEARCHAPP_RAY_ADDRESS", "local")
+    shared.reset()  # a new App reads the settings
+    app = get_app()
+    path = tmp_path / "few.csv"
+    pd.DataFrame([(f"q{i}", f"question number {i} about the beach") for i in range(40)],
+                 columns=["id", "text"]).to_csv(path, index=False)
+    assert run_until_done(app, table_upload.upload(app, read_table(path), "few").job_id
+                          ).status == "succeeded"
+    ray_shards.serve(app, "few", shards=2, replicas=2)
+    try:
+        at = AppTest.from_file(REPO / "searchapp/ui/pages/jobs.py", default_timeout=60).run()
+        assert not at.exception
+        [table] = [t.value for t in at.dataframe if "replica" in t.value.columns]
+        assert sorted(table["shard"]) == ["1 of 2", "1 of 2", "2 of 2", "2 of 2"]
+        assert set(table["state"]) == {"serving"} and table["documents"].sum() == 80
+    finally:
+        ray_shards.stop(app, "few")
