@@ -82,6 +82,12 @@ def test_ray_shards_answer_as_the_local_index_and_survive_a_killed_replica(serve
     handle = open_for_search(app, "caps")
     assert handle.shards is not None and handle.index.count == 0
     assert app.indexes.cached_generation(handle.corpus_id, handle.model.id) is None
+    ray_shards.LIST_SECONDS, listed = 0.0, ray_shards.LIST_SECONDS  # look again each time:
+    try:  # the same layout keeps its client (and its threads); none is made per search
+        assert ray_shards.client_for(app, handle.corpus_id, handle.model.id) is \
+            ray_shards.client_for(app, handle.corpus_id, handle.model.id) is handle.shards
+    finally:
+        ray_shards.LIST_SECONDS = listed
     os.kill(pid_of(app, 1, 0), signal.SIGKILL)  # one replica of shard 2: its twin answers
     for _ in range(20):
         hits = search(app, "caps", QUERY, k=10)

@@ -105,9 +105,12 @@ class ShardSet:
     def ask(self, method: str, args: tuple) -> list[Any]:
         """``method(*args)`` of one replica of every shard, in shard order (None where no
         replica answered; those shards are reported missing)."""
-        futures = [self._pool.submit(self._ask_shard, s, method, args)
-                   for s in range(len(self.replicas))]
-        answers = [f.result() for f in futures]
+        try:
+            futures = [self._pool.submit(self._ask_shard, s, method, args)
+                       for s in range(len(self.replicas))]
+            answers = [f.result() for f in futures]
+        except RuntimeError:  # closed (the layout changed) while this query ran: one by one
+            answers = [self._ask_shard(s, method, args) for s in range(len(self.replicas))]
         missing = [self.labels[s] for s, a in enumerate(answers) if a is _MISSING]
         if missing:
             report_missing(missing)

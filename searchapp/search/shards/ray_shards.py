@@ -155,9 +155,8 @@ def _layout(corpus_id: int, model_id: int) -> dict[int, list[str]]:
     return {number: sorted(names) for (s, number), names in actors.items() if s == shards}
 
 
-def _shard_set(corpus_id: int, model_id: int) -> ShardSet | None:
+def _shard_set(layout: dict[int, list[str]]) -> ShardSet | None:
     ray = import_ray()
-    layout = _layout(corpus_id, model_id)
     if not layout:
         return None
     shards = max(_parse(n)[3] for names in layout.values() for n in names)
@@ -167,21 +166,29 @@ def _shard_set(corpus_id: int, model_id: int) -> ShardSet | None:
     return ShardSet(replicas, labels)
 
 
-_CLIENTS: dict[tuple[int, int], tuple[float, ShardSet | None]] = {}
+# (corpus, model) -> (when the cluster was looked at, the layout seen, its client)
+_CLIENTS: dict[tuple[int, int], tuple[float, dict, ShardSet | None]] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
 def client_for(app: App, corpus_id: int, model_id: int) -> ShardSet | None:
     """The fan-out client of a corpus' shards (None when none is served); the cluster is
-    looked at again every ``LIST_SECONDS`` for a layout served since."""
+    looked at again every ``LIST_SECONDS``, and a new client made only when the layout
+    served changed (the old one's threads are let go)."""
     connect(app.settings.ray_address or "auto")
     key = (corpus_id, model_id)
     with _CLIENTS_LOCK:
         kept = _CLIENTS.get(key)
         if kept is not None and time.monotonic() - kept[0] < LIST_SECONDS:
-            return kept[1]
-        client = _shard_set(corpus_id, model_id)
-        _CLIENTS[key] = (time.monotonic(), client)
+            return kept[2]
+        layout = _layout(corpus_id, model_id)
+        if kept is not None and kept[1] == layout:
+            _CLIENTS[key] = (time.monotonic(), layout, kept[2])
+            return kept[2]
+        if kept is not None and kept[2] is not None:
+            kept[2].close()
+        client = _shard_set(layout)
+        _CLIENTS[key] = (time.monotonic(), layout, client)
         return client
 
 
@@ -212,8 +219,7 @@ def serve(app: App, name: str, shards: int, replicas: int = 1, compression: str 
                 max_restarts=-1, max_task_retries=0, max_concurrency=8, num_cpus=cpus,
                 scheduling_strategy="SPREAD").remote(env, spec, replica, refresh))
     out = ray.get([h.status.remote() for h in handles], timeout=READY_SECONDS)
-    with _CLIENTS_LOCK:
-        _CLIENTS.pop((state.id, ref.id), None)
+    _forget_client((state.id, ref.id))
     return out
 
 
@@ -265,6 +271,13 @@ def stop(app: App, name: str, address: str | None = None) -> int:
         except ValueError:  # gone meanwhile
             continue
     _wait_gone(ray, names)
-    with _CLIENTS_LOCK:
-        _CLIENTS.pop((state.id, ref.id), None)
+    _forget_client((state.id, ref.id))
     return len(names)
+
+
+def _forget_client(key: tuple[int, int]) -> None:
+    """Drop (and let go of) the client of a corpus whose layout was just changed here."""
+    with _CLIENTS_LOCK:
+        kept = _CLIENTS.pop(key, None)
+    if kept is not None and kept[2] is not None:
+        kept[2].close()
