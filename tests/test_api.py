@@ -154,7 +154,7 @@ def test_documents_by_id_round_trip_and_search_gives_the_clis_json(stack, app):
     expected = [hit_json(h) for h in search(app, "faq", "invoice", k=2, mode="hybrid",
                                             where=["product=billing"])]
     assert hits == {"mode": "hybrid", "rerank": False, "did_you_mean": None,
-                    "results": expected, "answers": [],
+                    "results": expected, "answers": [], "missing": [],
                     "answer": {"asked": False, "silent": False, "threshold": 0.5,
                                "threshold_source": "default"},
                     "understood": {"text": "invoice", "phrases": [], "excluded": [],

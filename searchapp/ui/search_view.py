@@ -174,7 +174,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
             rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
     if missing_of(hits):  # shards down: say which part is missing; not kept for paging
-        st.warning(partial_message(missing_of(hits)), icon=":material/warning:")
+        st.warning(md_escape(partial_message(missing_of(hits))), icon=":material/warning:")
         forget_hits()
     did_you_mean_line(fixed)
     query_chips(app, corpus, query)  # the filters understood, removable; notes

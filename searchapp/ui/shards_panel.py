@@ -47,15 +47,16 @@ def shards_section(app: App) -> None:
     """The section, only where searches go to shard servers."""
     if app.settings.search_engine != "ray":
         return
-    from searchapp.search.shards import ray_shards
+    from searchapp.search.shards.ray_shards import status as replicas_of
 
-    address = md_escape(app.settings.ray_address or "auto")
-    with st.expander(f"Shards on the Ray cluster ({address})", expanded=True):
+    with st.expander(f"Shards on the Ray cluster ({md_escape(app.settings.ray_address)})"
+                     if app.settings.ray_address else "Shards on the Ray cluster",
+                     expanded=True):
         for corpus in corpus_summaries(app):
             try:
-                rows = ray_shards.status(app, corpus.name)
+                rows = replicas_of(app, corpus.name)
             except SearchAppError as exc:
-                st.error(str(exc))
+                st.error(md_escape(str(exc)))
                 return
             st.markdown(f"**{md_escape(corpus.name)}**")
             if not rows:
