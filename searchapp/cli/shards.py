@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 import time
 
+from searchapp.base.shard_layout import COMPRESSIONS, PLACEMENTS
 from searchapp.cli import common
 from searchapp.cli.output import cell, print_json
-
-COMPRESSIONS = ("float32", "sq8", "pq")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -40,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="how shards keep vectors: float32 (exact, 4 bytes a dimension), "
                        "sq8 (8-bit, about a quarter) or pq (product quantization, re-ranked "
                        "on the stored vectors)")
-    serve.add_argument("--placement", choices=("hash", "range"), default="hash",
+    serve.add_argument("--placement", choices=PLACEMENTS, default="hash",
                        help="documents by a hash of their id (default) or by id ranges")
     serve.add_argument("--cpus", type=float, default=0.0,
                        help="CPUs Ray reserves for each replica (0: none reserved)")

@@ -27,12 +27,12 @@ import numpy as np
 from sqlalchemy import text
 from sqlalchemy.orm import Session
 
+from searchapp.base.shard_layout import PLACEMENTS
 from searchapp.errors import InvalidParameterError
 
 MULTIPLIER = 2654435761  # Knuth: 2^32 / golden ratio, odd
 MAX_SHARDS = 1024
 RANGE_SPAN = 1_000_000  # ids per block of the range placement
-PLACEMENTS = ("hash", "range")
 
 
 def check_shards(shards: int, placement: str = "hash") -> None:

@@ -42,10 +42,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from searchapp.base.shard_layout import COMPRESSIONS
 from searchapp.errors import ConfigError, InvalidParameterError
 from searchapp.vectors.index import VectorIndex
 
-KINDS = ("float32", "sq8", "pq")
+KINDS = COMPRESSIONS  # the kinds a shard may keep its vectors as
 FAISS_PIN = "faiss-cpu==1.15.1"
 TRAIN_AT = 10_000  # vectors held (float32, exact search) before the codes are trained
 # (the lists are as many as the training set allows: trained on a shard server's first

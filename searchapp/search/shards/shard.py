@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from searchapp.base.shard_layout import COMPRESSIONS
 from searchapp.search.nearest import Candidate, nearest_documents, score_documents
 from searchapp.store import repo
 from searchapp.store.changes import passage_rows
@@ -46,8 +47,6 @@ from searchapp.store.shard_rows import (
 )
 from searchapp.vectors.index import VectorIndex
 from searchapp.vectors.passage_index import STRIDE, PassageIndex
-
-COMPRESSIONS = ("float32", "sq8", "pq")
 
 
 @dataclass(frozen=True)
