@@ -239,11 +239,12 @@ def test_compressed_shards_find_nearly_what_the_single_index_finds(app, corpus, 
 
 
 def test_a_compressed_shard_that_outgrows_its_training_is_trained_again(app, monkeypatch):
-    """Codes trained on a shard's first 100 vectors have few lists; once it holds 8 times
-    that, the shard rebuilds its index from the database, trained on all it holds."""
+    """A build trains the codes on all the shard's rows (up to TRAIN_MAX), not on the first
+    chunk it reads; codes trained on 100 vectors have few lists, so once the shard holds 8
+    times that, it rebuilds its index from the database, trained on all it holds."""
     from searchapp.search.shards import compressed_store
     from searchapp.search.shards.compressed import CompressedParams, make_index
-    from searchapp.store import repo
+    from searchapp.store import repo, shard_rows
 
     monkeypatch.setattr(compressed_store, "make_index", lambda kind, dim, rerank=None:
                         make_index(kind, dim, rerank, CompressedParams(train_at=64)))
@@ -265,6 +266,7 @@ def test_a_compressed_shard_that_outgrows_its_training_is_trained_again(app, mon
     add(0, 100)
     with app.db.session() as s:
         state = repo.corpus_state(s, "grow")
+    monkeypatch.setattr(shard_rows, "READ_CHUNK", 30)  # the build reads 30 rows at a time
     shard = Shard(Database(app.settings.database_url),
                   ShardSpec(state.id, model.id, model.dimension, 0, 1, "sq8"))
     shard.catch_up()

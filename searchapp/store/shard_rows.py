@@ -33,6 +33,7 @@ from searchapp.errors import InvalidParameterError
 MULTIPLIER = 2654435761  # Knuth: 2^32 / golden ratio, odd
 MAX_SHARDS = 1024
 RANGE_SPAN = 1_000_000  # ids per block of the range placement
+READ_CHUNK = 20_000  # rows a shard server reads at a time (about 31 MB of 384-d vectors)
 
 
 def check_shards(shards: int, placement: str = "hash") -> None:
@@ -74,13 +75,15 @@ def removed_in_shard(s: Session, corpus_id: int, generation: int, shard: int, sh
 
 def vectors_in_shard(s: Session, corpus_id: int, model_id: int, generation: int,
                      dimension: int, shard: int, shards: int, by: str = "hash",
-                     chunk: int = 20_000) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
+                     chunk: int | None = None
+                     ) -> Iterator[tuple[np.ndarray, np.ndarray, list]]:
     """The shard's vectors written after ``generation``: chunks of (document ids (m,),
     their vectors (m, dim), their passages' vector blobs (None for a one-window text))."""
     q = text("SELECT document_id, vector, passages FROM embeddings WHERE corpus_id = :c "
              "AND model_id = :m AND generation > :g "
              f"AND {shard_sql('document_id', shards, by)} = :s")
     params = {"c": corpus_id, "m": model_id, "g": generation, "s": shard}
+    chunk = chunk or READ_CHUNK
     result = s.execute(q.execution_options(yield_per=chunk), params)
     for rows in result.partitions(chunk):
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))

@@ -140,6 +140,7 @@ class CompressedIndex:
         self._ivf = None  # the trained faiss index, None while the vectors are held raw
         self._raw: dict[int, np.ndarray] = {}  # label -> float32 vector, until trained
         self._raw_matrix: tuple[np.ndarray, np.ndarray] | None = None  # (ids, matrix) cache
+        self._expected = 0  # vectors a build is about to add (``expect``)
         self._lock = threading.RLock()
 
     # ---- size and contents ---------------------------------------------------
@@ -280,9 +281,33 @@ class CompressedIndex:
         keep = np.sort(len(labels) - 1 - last)
         return labels[keep], np.ascontiguousarray(vectors[keep])
 
+    def expect(self, count: int) -> None:
+        """A build is about to add ``count`` vectors: the codes wait for ``min(count,
+        TRAIN_MAX)`` of them before training, so a shard built from the database is trained
+        on as many as it may be (not on its first chunk, with few lists: recall@10 0.80 at
+        1 M vectors trained on 20,000 against 0.955 on 100,000). Fewer arriving (documents
+        deleted while the build reads) leave it exact over the raw vectors until the next add.
+
+        Example:
+            >>> import numpy as np
+            >>> idx = CompressedIndex("sq8", 2, params=CompressedParams(train_at=300))
+            >>> idx.expect(1000)
+            >>> idx.add(np.arange(600), np.random.default_rng(0).random((600, 2), np.float32))
+            >>> idx.trained
+            False
+            >>> idx.add(np.arange(600, 1000), np.random.default_rng(1).random((400, 2),
+            ...                                                               np.float32))
+            >>> idx.trained, idx.trained_on
+            (True, 1000)
+        """
+        if not self.trained:
+            self._expected = int(count)
+
     def _train_at(self) -> int:
-        """Vectors that start the training: pq's 256 centroids per sub-quantizer need 256."""
-        return max(self.params.train_at, PQ_CENTROIDS if self.kind == "pq" else 1)
+        """Vectors that start the training: at least ``train_at`` (pq's 256 centroids per
+        sub-quantizer need 256), or what a build said to expect, up to ``TRAIN_MAX``."""
+        floor = max(self.params.train_at, PQ_CENTROIDS if self.kind == "pq" else 1)
+        return max(floor, min(self._expected, TRAIN_MAX))
 
     def _train(self) -> None:
         """Train the IVF index on the held vectors (at most TRAIN_MAX), then encode them all."""

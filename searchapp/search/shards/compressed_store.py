@@ -57,7 +57,9 @@ class CompressedStore(VectorIndex):
         return self._store.outgrown
 
     def reserve(self, capacity: int) -> None:
-        """Nothing to reserve: the codes grow as they are added."""
+        """A build's count of what it will add: the codes are trained on as many of them as
+        they may be (``CompressedIndex.expect``); nothing is allocated ahead."""
+        self._store.expect(capacity)
 
     def add(self, labels: np.ndarray, vectors: np.ndarray) -> None:
         self._store.add(np.asarray(labels, np.int64), vectors)
