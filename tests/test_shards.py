@@ -150,6 +150,26 @@ def test_a_shard_with_no_live_replica_makes_the_answer_partial_and_names_it(app,
     assert missing_of(again) == () and [h.id for h in again] == [h.id for h in whole]
 
 
+def test_more_like_this_asks_the_shards_and_answers_as_the_single_index(app, corpus):
+    """"More like this" on the shard servers: the document's stored vector asked of every
+    shard, no local index loaded, the single index's answer; a shard down is named."""
+    from searchapp.search.refine import more_like
+
+    client, built = shard_set(app, corpus, 3)
+    handle = sharded(app, corpus, client)
+    short = search(app, corpus, QUERIES[0], k=1)[0].id
+    for doc in (short, "long-3"):
+        one = more_like(app, corpus, doc, k=8)
+        many = more_like(app, handle, doc, k=8)
+        assert [(h.id, round(h.score, 5)) for h in many] == \
+               [(h.id, round(h.score, 5)) for h in one] and doc not in {h.id for h in many}
+    assert handle.index.count == 0
+    built[2][0].down = True
+    partial = more_like(app, handle, short, k=8)
+    assert missing_of(partial) == ("shard 3 of 3",)
+    assert not set(built[2][0].shard.index.labels().tolist()) & {h.doc_id for h in partial}
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ids=st.lists(st.integers(min_value=1, max_value=3_400_000_000), min_size=1,
                     max_size=40), shards=st.integers(min_value=1, max_value=64),

@@ -6,7 +6,7 @@
 - ``word_matches``: how many documents hold the query's words (and pass the
   filters), counted up to ``MATCH_CAP``.
 - ``more_like``: the documents nearest one document of the corpus, by its own
-  stored vector (no encoding), itself left out.
+  stored vector (no encoding), itself left out; on the shard servers too.
 
 The Search page, the CLI and the API call these the same way.
 
@@ -25,11 +25,13 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
+from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.filters import Condition, check_columns, parse_condition
 from searchapp.search.query_filters import understand
-from searchapp.search.service import SearchHit, check_k, combined_filter, hits_for
+from searchapp.search.service import SearchHit, as_handle, check_k, combined_filter, hits_for
 from searchapp.store import fulltext, repo
-from searchapp.vectors.handle import CorpusHandle, as_handle
+from searchapp.store.shard_rows import stored_vectors
+from searchapp.vectors.handle import CorpusHandle
 
 FACET_VALUES = 12  # values offered per column (the most common)
 MATCH_CAP = 10_000  # word matches are counted up to this ("10,000+")
@@ -72,8 +74,10 @@ def more_like(app: App, corpus: str | CorpusHandle, external_id: str, k: int = 1
               min_score: float | None = None) -> list[SearchHit]:
     """The ``k`` documents nearest document ``external_id`` by cosine, best first, without it.
 
-    Raises InvalidParameterError when the corpus has no such document or it has
-    no vector yet.
+    On the configured engine: this process' index, or the corpus' shard servers
+    (the document's vector read from the database, every shard asked; a shard that
+    does not answer is named, as in ``search``). Raises InvalidParameterError when
+    the corpus has no such document or it has no vector yet.
     """
     k = check_k(k)
     handle = as_handle(app, corpus)
@@ -83,11 +87,31 @@ def more_like(app: App, corpus: str | CorpusHandle, external_id: str, k: int = 1
     if doc_id is None:
         raise InvalidParameterError(f"Corpus {handle.name!r} has no document with id "
                                     f"{external_id!r}.")
-    found, vectors = handle.index.vectors_of([doc_id])
-    if not len(found):
+    with collecting() as missing:
+        near = _neighbours(app, handle, doc_id, k + 1)
+    if near is None:
         raise InvalidParameterError(f"Document {external_id!r} has no vector yet (it is "
                                     "still being embedded); try again when it is.")
-    labels, scores = handle.index.search(vectors, min(k + 1, handle.index.count))
-    keep = labels[0] != doc_id  # (k + 1,) the document itself out
-    labels, scores = labels[0][keep][:k], scores[0][keep][:k]
-    return hits_for(app, labels, np.asarray(scores), min_score)
+    labels, scores = near
+    keep = labels != doc_id  # (k + 1,) the document itself out
+    hits = hits_for(app, labels[keep][:k], scores[keep][:k], min_score)
+    return SearchResults(hits, missing) if missing else hits
+
+
+def _neighbours(app: App, handle: CorpusHandle, doc_id: int, n: int
+                ) -> tuple[np.ndarray, np.ndarray] | None:
+    """The ``n`` documents nearest document ``doc_id``'s own vector: (ids (m,), cosines
+    (m,)) best first, from the process' index or the shard servers; None without a vector."""
+    if handle.shards is None:
+        found, vectors = handle.index.vectors_of([doc_id])
+        if not len(found):
+            return None
+        labels, scores = handle.index.search(vectors, min(n, handle.index.count))
+        return labels[0], np.asarray(scores[0])
+    with app.db.session() as s:
+        found, vectors = stored_vectors(s, handle.model.id, [doc_id], handle.model.dimension)
+    if not len(found):
+        return None
+    near = handle.shards.neighbours(vectors[0], n)
+    return (np.array([c.doc for c in near], np.int64),
+            np.array([c.score for c in near], np.float32))

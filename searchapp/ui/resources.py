@@ -59,6 +59,8 @@ def _open_indexes(app: App, summaries) -> None:
     from searchapp.errors import SearchAppError
     from searchapp.vectors.handle import open_corpus
 
+    if app.settings.search_engine == "ray":  # the shard servers hold the vectors
+        return
     budget = PRELOAD_DOCUMENTS
     for corpus in sorted((c for c in summaries if c.embedded), key=lambda c: c.embedded):
         if corpus.embedded > budget:

@@ -173,9 +173,7 @@ def _searched(app: App, corpus: str, request: SearchRequest, page: int, k: int) 
             min_score=request.min_score, mode=request.mode, where=request.conditions(),
             rerank=request.rerank))
     elapsed_ms = (time.perf_counter() - started) * 1000
-    if missing_of(hits):  # shards down: say which part is missing; not kept for paging
-        st.warning(md_escape(partial_message(missing_of(hits))), icon=":material/warning:")
-        forget_hits()
+    _warn_if_partial(hits)
     did_you_mean_line(fixed)
     query_chips(app, corpus, query)  # the filters understood, removable; notes
     if not hits and request.min_score is not None:
@@ -247,12 +245,21 @@ def _related(app: App, corpus: str, like: str | None, dups: str | None,
         hits = kept_hits(("dups", corpus, generation, dups, k, threshold),
                          lambda: more_like(app, corpus, dups, k=k, min_score=threshold))
         note = "Score: cosine similarity to that document. Mark each: duplicate or not."
+    _warn_if_partial(hits)
     if not hits:
         st.info("No document is that close.", icon=":material/search_off:")
         return
     mark = None if like else \
         (lambda hit, key: judgement_marks(app, corpus, a=dups, b=hit.id, key=key))
     _list(hits, page, k, note, "semantic", mark, corpus=corpus)
+
+
+def _warn_if_partial(hits: list[SearchHit]) -> None:
+    """Shards down: say which part of the corpus is missing (the list is not kept for
+    paging, so the next page asks again)."""
+    if missing_of(hits):
+        st.warning(md_escape(partial_message(missing_of(hits))), icon=":material/warning:")
+        forget_hits()
 
 
 def _list(hits: list[SearchHit], page: int, k: int, note: str, mode: str,

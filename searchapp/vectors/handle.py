@@ -40,6 +40,9 @@ class ShardedVectors(Protocol):
     def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Any]:
         """The n best documents (``nearest.Candidate``), best first."""
 
+    def neighbours(self, vector: np.ndarray, n: int) -> list[Any]:
+        """The n documents nearest ``vector`` by their own vector alone, best first."""
+
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float) -> dict[int, Any]:
         """Exact scores of the given documents the servers hold."""
 

@@ -76,9 +76,12 @@ class ShardSet:
     # ---- what search asks (``vectors.handle.ShardedVectors``) --------------------
     def nearest(self, vector: np.ndarray, n: int, weight: float) -> list[Candidate]:
         """The ``n`` best documents of all shards, best first."""
-        answers = self.ask("nearest", (np.asarray(vector, np.float32), n, weight))
-        merged = [c for found in answers if found for c in found]
-        return sorted(merged, key=lambda c: (-c.score, c.doc))[:n]
+        return _merged(self.ask("nearest", (np.asarray(vector, np.float32), n, weight)), n)
+
+    def neighbours(self, vector: np.ndarray, n: int) -> list[Candidate]:
+        """The ``n`` documents of all shards nearest ``vector`` by their own vector, best
+        first (``Shard.neighbours``)."""
+        return _merged(self.ask("neighbours", (np.asarray(vector, np.float32), n)), n)
 
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:
@@ -142,6 +145,12 @@ class ShardSet:
 
 
 _MISSING = object()
+
+
+def _merged(answers: list[list[Candidate] | None], n: int) -> list[Candidate]:
+    """The top ``n`` of the shards' answers (each best first; None: a missing shard)."""
+    merged = [c for found in answers if found for c in found]
+    return sorted(merged, key=lambda c: (-c.score, c.doc))[:n]
 
 
 class LocalReplica:

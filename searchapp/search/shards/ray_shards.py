@@ -80,6 +80,9 @@ class ShardServer:
     def nearest(self, vector: np.ndarray, n: int, weight: float):
         return self.shard.nearest(vector, n, weight)
 
+    def neighbours(self, vector: np.ndarray, n: int):
+        return self.shard.neighbours(vector, n)
+
     def score(self, vector: np.ndarray, docs: list[int], weight: float):
         return self.shard.score(vector, docs, weight)
 

@@ -164,6 +164,13 @@ class Shard:
         return nearest_documents(self.index, self.passages, np.asarray(vector, np.float32),
                                  n, weight=weight)
 
+    def neighbours(self, vector: np.ndarray, n: int) -> list[Candidate]:
+        """The shard's ``n`` documents nearest ``vector`` by their own vector alone (no
+        passages): "more like this" of a document, as the single index answers it."""
+        if self.index.count == 0:
+            return []
+        return nearest_documents(self.index, None, np.asarray(vector, np.float32), n)
+
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:
         """Exact scores of the given documents this shard holds (the others are skipped)."""

@@ -151,7 +151,7 @@ def show(result: cl.ClusterResult) -> None:
 
     query = st.text_input("Show a search on the map", key="clusters.query",
                           placeholder="Its nearest documents are ringed on the map")
-    hits = search(app, open_corpus(app, corpus.name), query, k=SEARCH_HITS) \
+    hits = search(app, corpus.name, query, k=SEARCH_HITS) \
         if query.strip() else []
     asked = st.query_params.get_all("doc")  # "On the map" from a search result
     ringed = [h.doc_id for h in hits] + cl.find_documents(app, result, asked)
