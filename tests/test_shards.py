@@ -170,6 +170,36 @@ def test_more_like_this_asks_the_shards_and_answers_as_the_single_index(app, cor
     assert not set(built[2][0].shard.index.labels().tolist()) & {h.doc_id for h in partial}
 
 
+def test_the_shards_full_text_ranks_as_the_single_index_and_follows_changes(app, corpus):
+    """Each shard keeps its documents' words (an FTS5 file of its own): one shard ranks by
+    words exactly as the app's SQLite index; three hold exactly their documents, agree with
+    it on most of the top 10 (BM25 statistics are each shard's), forget a deleted document
+    at the next catch-up, and a shard down is named."""
+    for shards in (1, 3):
+        client, built = shard_set(app, corpus, shards)
+        handle = sharded(app, corpus, client)
+        assert [g[0].shard.words.count for g in built] == \
+               [g[0].shard.index.count for g in built]
+        agree = 0
+        for query in QUERIES:
+            one = search(app, corpus, query, k=10, mode="lexical")
+            many = search(app, handle, query, k=10, mode="lexical")
+            if shards == 1:
+                assert [(h.id, round(h.score, 6)) for h in many] == \
+                       [(h.id, round(h.score, 6)) for h in one], query
+            agree += len({h.id for h in one} & {h.id for h in many})
+        assert agree >= 0.7 * 10 * len(QUERIES), agree  # 90 documents a shard: 38 of 50
+    query = "someone riding a bike down a hill"
+    hit = search(app, handle, query, k=1, mode="lexical")[0].id
+    documents.delete(app, corpus, [hit])
+    for group in built:
+        group[0].shard.catch_up()
+    assert hit not in {h.id for h in search(app, handle, query, k=50, mode="lexical")}
+    assert sum(g[0].shard.words.count for g in built) == 269
+    built[1][0].down = True
+    assert missing_of(search(app, handle, query, k=10, mode="lexical")) == ("shard 2 of 3",)
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ids=st.lists(st.integers(min_value=1, max_value=3_400_000_000), min_size=1,
                     max_size=40), shards=st.integers(min_value=1, max_value=64),

@@ -38,6 +38,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass
 
 import numpy as np
@@ -208,7 +209,8 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     # both lists: the full-text query runs on its own thread and connection beside the
     # encoder and the vector search (all release the GIL), so it costs about the slower
     # side; the lexical list alone runs here (a hand-over to a thread costs 0.1-0.2 ms)
-    lexical = _LEXICAL.submit(_lexical, app, handle, query, depth, flt, times) \
+    lexical = _LEXICAL.submit(copy_context().run, _lexical, app, handle, query, depth, flt,
+                              times) \
         if spec.fuses else None
     semantic, vector = [], None
     if spec.semantic:
@@ -271,6 +273,13 @@ def _newest(app: App, handle: CorpusHandle, k: int, flt: tuple[str, dict] | None
 
 def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
              flt: tuple[str, dict] | None, times: StageTimes) -> list[tuple[int, float]]:
+    """The lexical candidates: the shard servers' full text where they keep it and no
+    filter applies (a filter is evaluated in the database), else the database's."""
+    if handle.shards is not None and flt is None:
+        with times.stage("fulltext"):
+            found = handle.shards.lexical(query, n)
+        if found is not None:
+            return found
     with times.stage("fulltext"), app.db.reader() as conn:
         return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
                                        documents=handle.documents)

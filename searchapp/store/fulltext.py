@@ -75,9 +75,10 @@ STOPWORDS = frozenset([
 # SQLite, per corpus: {fts} is the corpus' table (its name from the corpus id, an integer)
 # contentless: the table holds the search words of ``words.search_text`` only (the text
 # itself lives in documents); nothing reads text back from it
-SQLITE_CORPUS_DDL = """CREATE VIRTUAL TABLE IF NOT EXISTS {fts} USING fts5(
+SQLITE_TOKENIZE = "porter unicode61 remove_diacritics 2"  # over ``words.search_text``
+SQLITE_CORPUS_DDL = f"""CREATE VIRTUAL TABLE IF NOT EXISTS {{fts}} USING fts5(
         text, content='',
-        tokenize='porter unicode61 remove_diacritics 2')"""
+        tokenize='{SQLITE_TOKENIZE}')"""
 SQLITE_CORPUS_DROP = "DROP TABLE IF EXISTS {fts}"
 # the rows written after id {after}: the documents an insert just added (ids only grow)
 _TEXTS_NEW = """SELECT id, text FROM documents WHERE corpus_id = :corpus AND id > :after

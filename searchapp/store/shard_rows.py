@@ -21,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import numpy as np
@@ -106,6 +107,21 @@ def stored_vectors(s: Session, model_id: int, doc_ids, dimension: int
     kept = [i for i in ids if i in found]
     matrix = np.frombuffer(b"".join(found[i] for i in kept), dtype=np.float32)
     return np.asarray(kept, np.int64), matrix.reshape(len(kept), dimension).copy()
+
+
+def texts_of(s: Session, doc_ids) -> list[tuple[int, str]]:
+    """(id, text) of those of ``doc_ids`` still stored, by id: a shard's full text is made
+    from them (a document deleted meanwhile is left out)."""
+    ids = [int(i) for i in doc_ids]
+    if not ids:
+        return []
+    if s.get_bind().dialect.name == "postgresql":
+        wanted, value = "id = ANY(:ids)", ids
+    else:
+        wanted, value = "id IN (SELECT value FROM json_each(:ids))", json.dumps(ids)
+    rows = s.execute(text(f"SELECT id, text FROM documents WHERE {wanted} ORDER BY id"),
+                     {"ids": value}).all()
+    return [(int(i), t) for i, t in rows]
 
 
 def stored_passages(s: Session, model_id: int, labels, dimension: int, stride: int

@@ -43,6 +43,9 @@ class ShardedVectors(Protocol):
     def neighbours(self, vector: np.ndarray, n: int) -> list[Any]:
         """The n documents nearest ``vector`` by their own vector alone, best first."""
 
+    def lexical(self, query: str, n: int) -> list[tuple[int, float]] | None:
+        """The n best (document id, score) by the servers' full text; None without it."""
+
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float) -> dict[int, Any]:
         """Exact scores of the given documents the servers hold."""
 

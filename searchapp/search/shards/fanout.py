@@ -83,6 +83,15 @@ class ShardSet:
         first (``Shard.neighbours``)."""
         return _merged(self.ask("neighbours", (np.asarray(vector, np.float32), n)), n)
 
+    def lexical(self, query: str, n: int) -> list[tuple[int, float]] | None:
+        """The ``n`` best (document id, BM25 score) of all shards' full text, best first;
+        None when the shards were served without it (then the database's full text)."""
+        answers = self.ask("lexical", (query, n))
+        if any(a is not None and not a[0] for a in answers):
+            return None
+        merged = [hit for a in answers if a is not None for hit in a[1]]
+        return sorted(merged, key=lambda h: (-h[1], h[0]))[:n]
+
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:
         """Exact scores of ``docs``, each asked of the shards (a shard skips ids not its own)."""

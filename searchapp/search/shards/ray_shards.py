@@ -83,6 +83,9 @@ class ShardServer:
     def neighbours(self, vector: np.ndarray, n: int):
         return self.shard.neighbours(vector, n)
 
+    def lexical(self, query: str, n: int):
+        return self.shard.lexical(query, n)
+
     def score(self, vector: np.ndarray, docs: list[int], weight: float):
         return self.shard.score(vector, docs, weight)
 

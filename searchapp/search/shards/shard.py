@@ -34,6 +34,7 @@ import numpy as np
 
 from searchapp.base.shard_layout import COMPRESSIONS
 from searchapp.search.nearest import Candidate, nearest_documents, score_documents
+from searchapp.search.shards.shard_words import ShardWords
 from searchapp.store import repo
 from searchapp.store.changes import passage_rows
 from searchapp.store.db import Database
@@ -43,6 +44,7 @@ from searchapp.store.shard_rows import (
     removed_in_shard,
     stored_passages,
     stored_vectors,
+    texts_of,
     vectors_in_shard,
 )
 from searchapp.vectors.index import VectorIndex
@@ -60,6 +62,7 @@ class ShardSpec:
     shards: int
     compression: str = "float32"  # float32 | sq8 | pq (``compressed``)
     placement: str = "hash"  # hash | range (``store.shard_rows``)
+    words: bool = True  # the shard keeps its documents' full text (``shard_words``)
 
     def __post_init__(self) -> None:
         check_shards(self.shards, self.placement)
@@ -106,6 +109,7 @@ class Shard:
         self.db, self.spec = db, spec
         self.index = document_index(spec, self._stored_vectors)
         self.passages = passage_index(spec, self._stored_passages)
+        self.words = ShardWords(spec.corpus_id) if spec.words else None
         self.generation = 0
         self.built_seconds: float | None = None
         self.caught_up_at: float | None = None  # time.time() of the last catch-up
@@ -121,6 +125,9 @@ class Shard:
             if now < self.generation:  # the database was restored to an earlier state
                 self.index = document_index(self.spec, self._stored_vectors)
                 self.passages = passage_index(self.spec, self._stored_passages)
+                if self.words is not None:
+                    self.words.close()
+                    self.words = ShardWords(self.spec.corpus_id)
                 self.generation = 0
             moved = now != self.generation
             if moved:
@@ -144,7 +151,7 @@ class Shard:
         self.retrained += 1
 
     def _apply(self, s, generation: int) -> None:
-        _apply(s, self.spec, self.index, self.passages, generation)
+        _apply(s, self.spec, self.index, self.passages, generation, self.words)
 
     def _stored_vectors(self, labels) -> tuple[np.ndarray, np.ndarray]:
         """Full vectors of documents from the database (a compressed index's re-ranking)."""
@@ -171,6 +178,13 @@ class Shard:
             return []
         return nearest_documents(self.index, None, np.asarray(vector, np.float32), n)
 
+    def lexical(self, query: str, n: int) -> tuple[bool, list[tuple[int, float]]]:
+        """(whether the shard keeps its full text, its ``n`` best (document id, BM25 score)
+        for ``query``, best first): the lexical side of a sharded search."""
+        if self.words is None:
+            return False, []
+        return True, self.words.top(query, n)
+
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:
         """Exact scores of the given documents this shard holds (the others are skipped)."""
@@ -185,14 +199,17 @@ class Shard:
                 "passages": self.passages.count, "generation": self.generation,
                 "built_seconds": self.built_seconds, "caught_up_at": self.caught_up_at,
                 "retrained": self.retrained,
+                "words": self.words.count if self.words is not None else None,
+                "words_bytes": self.words.disk_bytes() if self.words is not None else 0,
                 "memory_bytes": (memory() if memory else 0)
                 + (passages_memory() if passages_memory else 0),
                 "node": socket.gethostname(), "pid": os.getpid()}
 
 
 def _apply(s, spec: ShardSpec, index: VectorIndex, passages: PassageIndex,
-           generation: int) -> None:
-    """The shard's tombstones after ``generation`` out of its indexes, its newer vectors in."""
+           generation: int, words: ShardWords | None = None) -> None:
+    """The shard's tombstones after ``generation`` out of its indexes, its newer vectors in
+    (and, with ``words``, the texts of their documents into its full text)."""
     if generation == 0:  # a build: the document index sized once (no doubling)
         index.reserve(count_in_shard(s, spec.corpus_id, spec.model_id, spec.number,
                                      spec.shards, spec.placement))
@@ -200,9 +217,13 @@ def _apply(s, spec: ShardSpec, index: VectorIndex, passages: PassageIndex,
                             spec.placement)
     index.delete(gone)
     passages.delete_documents(gone)
+    if words is not None:
+        words.delete(gone)
     for ids, vectors, blobs in _shard_rows(s, spec, generation):
         index.add(ids, vectors)
         docs = ids.tolist()
+        if words is not None:
+            words.add(texts_of(s, docs))
         passages.delete_documents([d for d, b in zip(docs, blobs, strict=True)
                                    if b is None])  # a text now one window long
         split = [(d, b) for d, b in zip(docs, blobs, strict=True) if b is not None]
