@@ -198,6 +198,21 @@ def test_the_shards_full_text_ranks_as_the_single_index_and_follows_changes(app,
     assert sum(g[0].shard.words.count for g in built) == 269
     built[1][0].down = True
     assert missing_of(search(app, handle, query, k=10, mode="lexical")) == ("shard 2 of 3",)
+    built[1][0].down = False
+    built[2][0].call = _fails_on("lexical", built[2][0].call)  # its full text alone fails:
+    hybrid = search(app, handle, query, k=10, mode="hybrid")  # (asked on another thread)
+    assert missing_of(hybrid) == ("shard 3 of 3",)
+
+
+def _fails_on(method: str, call):
+    from searchapp.search.shards.fanout import ReplicaUnavailable
+
+    def wrapped(name, args, timeout):
+        if name == method:
+            raise ReplicaUnavailable("its full text is gone")
+        return call(name, args, timeout)
+
+    return wrapped
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
