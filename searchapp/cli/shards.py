@@ -41,6 +41,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        "on the stored vectors)")
     serve.add_argument("--placement", choices=PLACEMENTS, default="hash",
                        help="documents by a hash of their id (default) or by id ranges")
+    serve.add_argument("--full-text", choices=("shards", "database"), default="shards",
+                       help="where the lexical side of a search is answered: each shard's "
+                       "own full text of its documents (default), or the database's")
     serve.add_argument("--cpus", type=float, default=0.0,
                        help="CPUs Ray reserves for each replica (0: none reserved)")
     serve.add_argument("--address", help="the Ray cluster (default SEARCHAPP_RAY_ADDRESS, "
@@ -62,11 +65,13 @@ def serve_shards(args: argparse.Namespace) -> int:
     app = common.open_app()
     started = time.monotonic()
     rows = ray_shards.serve(app, args.corpus, args.shards, args.replicas, args.compression,
-                            args.placement, args.address, args.cpus)
+                            args.placement, args.address, args.cpus,
+                            words=args.full_text == "shards")
     documents = sum(r["documents"] for r in rows if r.get("replica") == 0)
     print(f"Corpus {args.corpus!r}: {args.shards} shard{'s' if args.shards != 1 else ''} × "
           f"{args.replicas} replica{'s' if args.replicas != 1 else ''} serving "
-          f"{documents:,} documents ({args.compression}), built in "
+          f"{documents:,} documents ({args.compression}; full text in the "
+          f"{args.full_text}), built in "
           f"{time.monotonic() - started:.1f} s.")
     return 0
 
@@ -82,7 +87,7 @@ def show_status(args: argparse.Namespace) -> int:
         print(f"Corpus {args.corpus!r} is not served in shards (searchapp shards serve).")
         return 0
     print(f"{'shard':<9}{'replica':<9}{'documents':>10}{'passages':>10}{'generation':>12}"
-          f"{'memory':>10}{'fresh':>8}  node")
+          f"{'memory':>10}{'words':>10}{'fresh':>8}  node")
     for r in rows:
         print(status_line(r))
     return 0
@@ -100,8 +105,9 @@ def status_line(r: dict) -> str:
         return f"{shard:<9}{'r' + str(r['replica']):<9}down ({r['down']}): Ray restarts it"
     fresh = f"{max(0.0, time.time() - r['caught_up_at']):.1f} s" if r.get("caught_up_at") \
         else "-"
+    words = f"{r['words_bytes'] / 2**20:.1f} MB" if r.get("words") is not None else "database"
     return (f"{shard:<9}{'r' + str(r['replica']):<9}{r['documents']:>10,}{r['passages']:>10,}"
-            f"{r['generation']:>12,}{r['memory_bytes'] / 2**20:>7.1f} MB{fresh:>8}  "
+            f"{r['generation']:>12,}{r['memory_bytes'] / 2**20:>7.1f} MB{words:>10}{fresh:>8}  "
             f"{cell(r['node'])} (Ray node {r.get('ray_node', '?')}, pid {r['pid']})")
 
 

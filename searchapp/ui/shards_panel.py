@@ -37,6 +37,8 @@ def replica_rows(rows: list[dict]) -> pd.DataFrame:
                     "generation": r.get("generation"),
                     "memory (MB)": round(r["memory_bytes"] / 2**20, 1)
                     if "memory_bytes" in r else None,
+                    "full text (MB)": round(r["words_bytes"] / 2**20, 1)
+                    if r.get("words") is not None else None,
                     "caught up (s ago)": None if fresh is None else round(max(fresh, 0.0), 1),
                     "node": r.get("node"), "ray node": r.get("ray_node"),
                     "compression": r.get("compression")})

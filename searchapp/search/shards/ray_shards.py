@@ -23,9 +23,11 @@ Example (a cluster started with ``ray start --head``):
 from __future__ import annotations
 
 import logging
+import tempfile
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -63,7 +65,9 @@ class ShardServer:
         from searchapp.store.db import Database
 
         settings = Settings.from_env(env)
-        self.shard = Shard(Database(settings.database_url, settings.busy_timeout), spec)
+        words = Path(tempfile.gettempdir()) / "searchapp-shard-words" / \
+            actor_name(spec, replica).replace("/", "-")
+        self.shard = Shard(Database(settings.database_url, settings.busy_timeout), spec, words)
         self.replica = replica
         self.shard.catch_up()  # answers only once built: Ray queues calls until then
         self._stop = threading.Event()
@@ -91,6 +95,11 @@ class ShardServer:
 
     def count(self) -> int:
         return self.shard.index.count
+
+    def close(self) -> None:
+        """Before the replica is stopped: its catch-up ends and its full-text file goes."""
+        self._stop.set()
+        self.shard.close()
 
     def status(self) -> dict:
         import ray
@@ -200,10 +209,13 @@ def client_for(app: App, corpus_id: int, model_id: int) -> ShardSet | None:
 
 def serve(app: App, name: str, shards: int, replicas: int = 1, compression: str = "float32",
           placement: str = "hash", address: str | None = None, cpus: float = 0.0,
-          refresh: float = REFRESH_SECONDS, env_extra: dict | None = None) -> list[dict]:
+          refresh: float = REFRESH_SECONDS, env_extra: dict | None = None,
+          words: bool = True) -> list[dict]:
     """Start (or replace) corpus ``name``'s shard servers and wait until every replica has
     built its shard; returns their status. ``cpus``: CPUs Ray reserves per replica (0: they
-    share the nodes with everything else; a replica's memory is what limits it)."""
+    share the nodes with everything else; a replica's memory is what limits it).
+    ``words``: each shard keeps its documents' full text for the lexical side (False:
+    the database's full text answers it)."""
     check_shards(shards, placement)
     if not 1 <= replicas <= MAX_REPLICAS:
         raise ConfigError(f"Replicas must be from 1 to {MAX_REPLICAS}; got {replicas}.")
@@ -218,7 +230,7 @@ def serve(app: App, name: str, shards: int, replicas: int = 1, compression: str 
     handles = []
     for number in range(shards):
         spec = ShardSpec(state.id, ref.id, ref.dimension, number, shards, compression,
-                         placement)
+                         placement, words)
         for replica in range(replicas):
             handles.append(server.options(
                 name=actor_name(spec, replica), namespace=NAMESPACE, lifetime="detached",
@@ -273,9 +285,14 @@ def stop(app: App, name: str, address: str | None = None) -> int:
     names = [n for group in _corpus_actors(state.id, ref.id).values() for n in group]
     for actor in names:
         try:
-            ray.kill(ray.get_actor(actor, namespace=NAMESPACE), no_restart=True)
+            handle = ray.get_actor(actor, namespace=NAMESPACE)
         except ValueError:  # gone meanwhile
             continue
+        try:
+            ray.get(handle.close.remote(), timeout=10)  # its files; the kill frees the rest
+        except Exception:  # down or restarting: a restart empties its folder itself
+            log.info("%s: not closed before its stop", actor)
+        ray.kill(handle, no_restart=True)
     _wait_gone(ray, names)
     _forget_client((state.id, ref.id))
     return len(names)

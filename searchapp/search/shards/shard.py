@@ -29,6 +29,7 @@ import threading
 import time
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
@@ -105,11 +106,13 @@ def passage_index(spec: ShardSpec, stored=None) -> PassageIndex:
 class Shard:
     """A shard's indexes, brought to the corpus' generation from the database."""
 
-    def __init__(self, db: Database, spec: ShardSpec):
-        self.db, self.spec = db, spec
+    def __init__(self, db: Database, spec: ShardSpec, words_folder: Path | None = None):
+        """``words_folder``: where the shard's full text is kept (a temporary folder when
+        None; a replica names its own, so a restart replaces its predecessor's file)."""
+        self.db, self.spec, self.words_folder = db, spec, words_folder
         self.index = document_index(spec, self._stored_vectors)
         self.passages = passage_index(spec, self._stored_passages)
-        self.words = ShardWords(spec.corpus_id) if spec.words else None
+        self.words = ShardWords(spec.corpus_id, words_folder) if spec.words else None
         self.generation = 0
         self.built_seconds: float | None = None
         self.caught_up_at: float | None = None  # time.time() of the last catch-up
@@ -127,7 +130,7 @@ class Shard:
                 self.passages = passage_index(self.spec, self._stored_passages)
                 if self.words is not None:
                     self.words.close()
-                    self.words = ShardWords(self.spec.corpus_id)
+                    self.words = ShardWords(self.spec.corpus_id, self.words_folder)
                 self.generation = 0
             moved = now != self.generation
             if moved:
@@ -190,6 +193,11 @@ class Shard:
         """Exact scores of the given documents this shard holds (the others are skipped)."""
         return score_documents(self.index, self.passages, np.asarray(vector, np.float32),
                                list(docs), weight)
+
+    def close(self) -> None:
+        """Let go of what the shard keeps outside its memory (its full-text file)."""
+        if self.words is not None:
+            self.words.close()
 
     def status(self) -> dict:
         """Size, freshness and place of this shard, for ``searchapp shards status``."""

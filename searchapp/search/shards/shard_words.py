@@ -48,7 +48,12 @@ class ShardWords:
     """The search words of one shard's documents, searchable by BM25; see the module."""
 
     def __init__(self, corpus_id: int, folder: Path | None = None):
+        """``folder``: where the file goes (emptied first: a replica restarted after a
+        crash reuses its predecessor's folder); a new temporary one when None."""
         self.corpus_id = int(corpus_id)
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+            Path(folder).mkdir(parents=True)
         self.folder = Path(folder or tempfile.mkdtemp(prefix="searchapp-shard-words-"))
         self.path = self.folder / "words.sqlite3"
         self.engine = create_engine(f"sqlite:///{self.path}")
