@@ -77,6 +77,13 @@ class ShardWords:
                 conn.execute(insert, [{"id": int(i), "words": search_words.search_text(t)}
                                       for i, t in rows[start:start + _WRITE_PAGE]])
         self.count += len(rows)
+        self._checkpoint()
+
+    def _checkpoint(self) -> None:
+        """Write the log back into the file and empty it (a build's log would otherwise
+        stay as large as its largest write: 170 MB beside 40 MB at 20,000 documents)."""
+        with self.engine.connect() as conn:
+            conn.exec_driver_sql("PRAGMA wal_checkpoint(TRUNCATE)")
 
     def delete(self, doc_ids: Sequence[int]) -> None:
         """Take documents out; ids not indexed are ignored."""
