@@ -90,6 +90,8 @@ class Settings:
     passage_tokens: int | None = None  # None: half the model's window
     answer_sentences: bool = True  # cut and encode sentences at embed time, for answers
     search_engine: str = "local"  # "ray": queries fan out to the corpus' shard servers
+    shard_words_dir: Path | None = None  # where shard servers keep their full text (None:
+    # each node's temporary folder)
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -122,7 +124,8 @@ class Settings:
                    password=password, password_hash=password_hash,
                    ray_address=ray_address(env), busy_timeout=busy_timeout(env),
                    passage_tokens=passage_tokens(env),
-                   answer_sentences=answer_sentences(env), search_engine=search_engine(env))
+                   answer_sentences=answer_sentences(env), search_engine=search_engine(env),
+                   shard_words_dir=shard_words_dir(env))
 
     @property
     def password_required(self) -> bool:
@@ -327,6 +330,20 @@ def search_engine(env: Mapping[str, str] | None = None) -> str:
         raise ConfigError(f"SEARCHAPP_SEARCH_ENGINE={raw!r} is not valid; use local (this "
                           "process' index, the default) or ray (the corpus' shard servers).")
     return raw
+
+
+def shard_words_dir(env: Mapping[str, str] | None = None) -> Path | None:
+    """SEARCHAPP_SHARD_WORDS_DIR: the folder, on each node, where shard servers keep their
+    documents' full text (a local disk: SQLite files); None when unset (the node's
+    temporary folder).
+
+    Example:
+        >>> shard_words_dir({"SEARCHAPP_SHARD_WORDS_DIR": "/srv/words"}), shard_words_dir({})
+        (PosixPath('/srv/words'), None)
+    """
+    env = os.environ if env is None else env
+    raw = env.get("SEARCHAPP_SHARD_WORDS_DIR", "").strip()
+    return Path(raw).expanduser() if raw else None
 
 
 def ray_address(env: Mapping[str, str] | None = None) -> str | None:

@@ -51,7 +51,8 @@ def served(ray_cluster, app, tmp_path):
     job = table_upload.upload(app, read_table(path), "caps").job_id
     assert run_until_done(app, job).status == "succeeded"
     local = [(h.id, h.score) for h in search(app, "caps", QUERY, k=10)]
-    app.settings = dataclasses.replace(app.settings, search_engine="ray", ray_address="local")
+    app.settings = dataclasses.replace(app.settings, search_engine="ray", ray_address="local",
+                                       shard_words_dir=tmp_path / "shard-words")
     yield app, local
     ray_shards.stop(app, "caps")
 
@@ -74,7 +75,7 @@ def pid_of(app, number: int, replica: int) -> int:
 
 def test_ray_shards_answer_as_the_local_index_and_survive_a_killed_replica(served):
     app, local = served
-    rows = ray_shards.serve(app, "caps", shards=3, replicas=2)
+    rows = ray_shards.serve(app, "caps", shards=3, replicas=2, words=False)  # words: the db's
     assert len(rows) == 6 and sum(r["documents"] for r in rows if r["replica"] == 0) == 300
     app.indexes.clear()
     handle_hits = search(app, "caps", QUERY, k=10)
@@ -96,13 +97,36 @@ def test_ray_shards_answer_as_the_local_index_and_survive_a_killed_replica(serve
           "Ray restarted the killed replica")
 
 
+def test_ray_shards_keep_their_full_text_and_answer_more_like_this(served):
+    """Served with their full text (the default), one shard ranks by words as the app's own
+    index does; "more like this" is answered by the shards as by the local index."""
+    from searchapp.search.refine import more_like
+    from searchapp.vectors.handle import open_corpus
+
+    app, local = served
+    rows = ray_shards.serve(app, "caps", shards=1, replicas=1)
+    assert rows[0]["words"] == rows[0]["documents"] == 300 and rows[0]["words_bytes"] > 0
+    here = open_corpus(app, "caps")  # this process' own index and the database's full text
+    for query in (QUERY, "two men playing football"):
+        assert [(h.id, round(h.score, 6)) for h in search(app, "caps", query, k=10,
+                                                          mode="lexical")] == \
+               [(h.id, round(h.score, 6)) for h in search(app, here, query, k=10,
+                                                          mode="lexical")]
+    assert [(h.id, round(h.score, 5)) for h in more_like(app, "caps", local[0][0], k=8)] == \
+           [(h.id, round(h.score, 5)) for h in more_like(app, here, local[0][0], k=8)]
+    [folder] = list((app.settings.shard_words_dir).glob("shard-*-0of1-r0-*"))
+    ray_shards.stop(app, "caps")
+    assert not folder.exists()  # a stopped replica's full text goes with it
+
+
 def test_the_cli_serves_lists_and_stops_a_corpus_shards(served, capsys):
     from searchapp.cli.main import main
 
     app, _ = served
     assert main(["shards", "serve", "--corpus", "caps", "--shards", "2", "--replicas",
                  "2"]) == 0
-    assert "2 shards × 2 replicas serving 300 documents (float32)" in capsys.readouterr().out
+    assert "2 shards × 2 replicas serving 300 documents (float32; full text in the shards)" \
+        in capsys.readouterr().out
     assert main(["shards", "status", "--corpus", "caps"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("shard") and len(lines) == 5
@@ -115,7 +139,7 @@ def test_the_cli_serves_lists_and_stops_a_corpus_shards(served, capsys):
 
 def test_a_shard_without_replicas_is_named_until_ray_restarts_it(served):
     app, local = served
-    ray_shards.serve(app, "caps", shards=2, replicas=1)
+    ray_shards.serve(app, "caps", shards=2, replicas=1, words=False)
     os.kill(pid_of(app, 0, 0), signal.SIGKILL)
     partial = until(lambda: missing_of(hits := search(app, "caps", QUERY, k=10)) and hits,
                     "an answer marked partial while shard 1 has no live replica")
@@ -157,6 +181,7 @@ def test_the_jobs_page_lists_each_replica_of_a_served_corpus(ray_cluster, ui_res
 
     monkeypatch.setenv("SEARCHAPP_SEARCH_ENGINE", "ray")
     monkeypatch.setenv("SEARCHAPP_RAY_ADDRESS", "local")
+    monkeypatch.setenv("SEARCHAPP_SHARD_WORDS_DIR", str(tmp_path / "shard-words"))
     shared.reset()  # a new App reads the settings
     app = get_app()
     path = tmp_path / "few.csv"

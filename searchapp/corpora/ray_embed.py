@@ -158,6 +158,8 @@ def actor_settings(settings: Settings) -> dict[str, str]:
     env["SEARCHAPP_BUSY_TIMEOUT"] = str(settings.busy_timeout)
     if settings.passage_tokens:
         env["SEARCHAPP_PASSAGE_TOKENS"] = str(settings.passage_tokens)
+    if settings.shard_words_dir is not None:
+        env["SEARCHAPP_SHARD_WORDS_DIR"] = str(settings.shard_words_dir)
     return env
 
 

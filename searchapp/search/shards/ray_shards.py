@@ -65,9 +65,8 @@ class ShardServer:
         from searchapp.store.db import Database
 
         settings = Settings.from_env(env)
-        words = Path(tempfile.gettempdir()) / "searchapp-shard-words" / \
-            actor_name(spec, replica).replace("/", "-")
-        self.shard = Shard(Database(settings.database_url, settings.busy_timeout), spec, words)
+        self.shard = Shard(Database(settings.database_url, settings.busy_timeout), spec,
+                           words_folder(settings, spec, replica))
         self.replica = replica
         self.shard.catch_up()  # answers only once built: Ray queues calls until then
         self._stop = threading.Event()
@@ -106,6 +105,17 @@ class ShardServer:
 
         node = ray.get_runtime_context().get_node_id()
         return {**self.shard.status(), "replica": self.replica, "ray_node": node[:12]}
+
+
+def words_folder(settings: Settings, spec: ShardSpec, replica: int) -> Path:
+    """Where a replica keeps its full text: named after the actor and its Ray id, which a
+    restart keeps (the restarted replica empties its predecessor's folder) and another
+    cluster's same-named actor does not share."""
+    import ray
+
+    base = settings.shard_words_dir or Path(tempfile.gettempdir()) / "searchapp-shard-words"
+    actor = ray.get_runtime_context().get_actor_id() or "driver"
+    return base / f"{actor_name(spec, replica).replace('/', '-')}-{actor[:16]}"
 
 
 def actor_name(spec: ShardSpec, replica: int) -> str:
