@@ -136,7 +136,7 @@ class ShardsWords:
         self.pool = ThreadPoolExecutor(max_workers=shards)
 
     def top(self, query: str, n: int) -> list[int]:
-        answers = list(self.pool.map(lambda w: w.top(query, n), self.parts))
+        answers = list(self.pool.map(lambda w: w.top(query, n, len(self.parts)), self.parts))
         merged = sorted((h for a in answers for h in a), key=lambda h: (-h[1], h[0]))[:n]
         return [d for d, _ in merged]
 

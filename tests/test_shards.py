@@ -204,6 +204,20 @@ def test_the_shards_full_text_ranks_as_the_single_index_and_follows_changes(app,
     assert missing_of(hybrid) == ("shard 3 of 3",)
 
 
+def test_a_shard_leaves_out_the_phrases_common_in_the_whole_corpus(tmp_path):
+    """One of 4 shards of a 10,000-document corpus holds 2,500; a phrase in 600 of them is
+    in about 2,400 of the corpus' (over its 2,000 cap), so the shard leaves it out of the
+    query as one index would, though 600 is under the cap."""
+    from searchapp.search.shards.shard_words import ShardWords
+
+    words = ShardWords(1, tmp_path / "words")
+    words.add([(i, "lorem common ipsum" if i < 600 else f"dolor sit {i}")
+               for i in range(2_500)] + [(9_000, "a rare word"), (9_001, "rare and common")])
+    alone = {d for d, _ in words.top("common rare", 100)}  # the whole corpus: common counts
+    assert {9_000, 9_001} < alone and len(alone & set(range(600))) > 50
+    assert {d for d, _ in words.top("common rare", 100, shards=4)} == {9_000, 9_001}
+
+
 def _fails_on(method: str, call):
     from searchapp.search.shards.fanout import ReplicaUnavailable
 

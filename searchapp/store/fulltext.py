@@ -349,8 +349,8 @@ _PG_SEARCH = """
     ORDER BY score DESC, d.id LIMIT :n"""
 
 
-def informative_chunks(conn: Connection, corpus_id: int, chunks: list[str], documents: int
-                       ) -> list[str]:
+def informative_chunks(conn: Connection, corpus_id: int, chunks: list[str], documents: int,
+                       share: int = 1) -> list[str]:
     """The FTS5 phrases worth ranking: those in at most COMMON_SHARE of the documents.
 
     Scoring is per matching document: a phrase in 15% of a 100,000-document
@@ -360,7 +360,10 @@ def informative_chunks(conn: Connection, corpus_id: int, chunks: list[str], docu
     common the rarest is kept. Document frequencies are counted in the corpus'
     full-text table, each up to ``cap + 1`` (a phrase in 15% of a million documents is
     known to be common after 20,001 of its 150,000 rows); only when every phrase is
-    common are they counted in full, to keep the rarest.
+    common are they counted in full, to keep the rarest. ``share``: the table holds
+    about 1/share of the corpus' ``documents`` (one of ``share`` shards placed by a hash),
+    so a phrase is common when its count here reaches 1/share of the corpus' cap: every
+    shard leaves out the phrases one index of the whole corpus would.
 
     Example:
         >>> informative_chunks(conn, 3, ['"man"', '"guitar"'], 100_000)     # doctest: +SKIP
@@ -369,6 +372,7 @@ def informative_chunks(conn: Connection, corpus_id: int, chunks: list[str], docu
     cap = max(COMMON_MIN_DOCS, int(COMMON_SHARE * documents))
     if documents <= cap or len(chunks) < 2:
         return chunks
+    cap = max(cap // max(share, 1), 1)
     up_to = text(_SQLITE_COUNT_UP_TO.format(fts=fts_table(corpus_id)))
     counts = [conn.execute(up_to, {"q": c, "cap": cap + 1}).scalar() or 0 for c in chunks]
     kept = [c for c, df in zip(chunks, counts, strict=True) if df <= cap]
@@ -405,14 +409,15 @@ def match_expression(informative: list[str], chunks: list[str]) -> str:
 
 
 def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
-                   where: tuple[str, dict] = ("1=1", {}), documents: int = 0
+                   where: tuple[str, dict] = ("1=1", {}), documents: int = 0, share: int = 1
                    ) -> list[tuple[int, float]]:
     """The ``n`` best (document id, score) of a corpus for ``query``, best first.
 
     Scores are BM25 on SQLite and ``ts_rank_cd`` on PostgreSQL: higher is better,
     comparable within one query only. ``where`` is a metadata filter over
     ``documents d`` (``searchapp.search.filters.where_sql``), applied inside the query, so
-    n results come back whenever n matching documents exist.
+    n results come back whenever n matching documents exist. ``documents``: the corpus'
+    size; ``share``: the table holds 1/share of it (a shard's, ``informative_chunks``).
 
     Example:
         >>> lexical_search(conn, corpus_id, "ERR-40417", 10)       # doctest: +SKIP
@@ -422,7 +427,8 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
     params = {**params, "corpus": corpus_id, "n": int(n)}
     if conn.dialect.name == "sqlite":
         chunks = fts_chunks(query)
-        q = match_expression(informative_chunks(conn, corpus_id, chunks, documents), chunks)
+        q = match_expression(informative_chunks(conn, corpus_id, chunks, documents, share),
+                             chunks)
         if not q:
             return []
         found = _sqlite_top(conn, corpus_id, q, n, where)

@@ -186,7 +186,7 @@ class Shard:
         for ``query``, best first): the lexical side of a sharded search."""
         if self.words is None:
             return False, []
-        return True, self.words.top(query, n)
+        return True, self.words.top(query, n, self.spec.shards)
 
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:

@@ -91,11 +91,13 @@ class ShardWords:
             with self.engine.begin() as conn:
                 self.count -= _delete(conn, self._table, doc_ids)
 
-    def top(self, query: str, n: int) -> list[tuple[int, float]]:
-        """The shard's ``n`` best (document id, BM25 score) for ``query``, best first."""
+    def top(self, query: str, n: int, shards: int = 1) -> list[tuple[int, float]]:
+        """The shard's ``n`` best (document id, BM25 score) for ``query``, best first; it is
+        one of ``shards`` (its common phrases are those of the whole corpus:
+        ``fulltext.informative_chunks``)."""
         with self.engine.connect() as conn:
             return fulltext.lexical_search(conn, self.corpus_id, query, n,
-                                           documents=self.count)
+                                           documents=self.count * shards, share=shards)
 
     def disk_bytes(self) -> int:
         """What the index takes on the replica's disk."""
