@@ -79,7 +79,10 @@ def test_contract_under_adds_replacements_and_deletes(kind, trained_first, steps
         assert found.tolist() == sorted(model)
         latest = np.asarray([model[x] for x in found.tolist()])
         error = np.linalg.norm(matrix - latest, axis=1)
-        assert error.max() < (0.6 if kind == "pq" else 0.1)
+        # sq8: within its trained range about 0.01; a later vector outside the range of
+        # 300 training vectors is clipped (SQ_MARGIN: up to about 0.16 seen), still far
+        # from a replaced vector (two unit vectors in 8 dimensions: about 1.4 apart)
+        assert error.max() < (0.6 if kind == "pq" else 0.2)
 
 
 @pytest.mark.parametrize("kind", ["sq8", "pq"])
