@@ -43,6 +43,7 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 import numpy as np
@@ -109,9 +110,11 @@ def noisy(sources: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return queries / np.linalg.norm(queries, axis=1, keepdims=True)
 
 
-def stream_corpus(app, n: int, count: int, log_line) -> tuple[np.ndarray, list[set[int]], dict]:
+def stream_corpus(app, n: int, count: int, log_line, stored: bool = False
+                  ) -> tuple[np.ndarray, list[set[int]], dict]:
     """A corpus too large to hold (``HOLD_MAX``): made, stored and searched exactly a chunk
-    at a time; (queries, their true top K, store timings)."""
+    at a time; (queries, their true top K, store timings). ``stored``: the database holds
+    it already (``--database``): made again and searched, not stored."""
     from benchmarks.synthetic import clustered_chunks, store_chunk
 
     rng = np.random.default_rng(1)
@@ -120,8 +123,12 @@ def stream_corpus(app, n: int, count: int, log_line) -> tuple[np.ndarray, list[s
                               for a, m in clustered_chunks(n)])
     queries = noisy(sources, rng)
     top, after, started = ExactTop(queries), 0, time.perf_counter()
+    known = stored_ids(app, n) if stored else None
     for start, matrix in clustered_chunks(n):
-        ids = store_chunk(app, NAME, start, matrix, after)
+        if known is not None:
+            ids = known[start:start + len(matrix)]
+        else:
+            ids = store_chunk(app, NAME, start, matrix, after)
         after = int(ids.max())
         top.update(matrix, ids)
         if (start // len(matrix)) % 10 == 9 or start + len(matrix) >= n:
@@ -129,6 +136,24 @@ def stream_corpus(app, n: int, count: int, log_line) -> tuple[np.ndarray, list[s
                      f"{time.perf_counter() - started:.0f} s")
     return queries, top.sets(), {"documents_and_vectors": round(time.perf_counter()
                                                                 - started, 1)}
+
+
+def stored_ids(app, n: int) -> np.ndarray:
+    """The ids (n,) of rows 0..n-1 of the corpus a streamed run stored ("synthetic-i")."""
+    from sqlalchemy import text
+
+    from searchapp.store import repo
+
+    ids = np.full(n, -1, np.int64)
+    with app.db.session() as s:
+        corpus_id = repo.corpus_state(s, NAME).id
+        rows = s.execute(text("SELECT id, external_id FROM documents WHERE corpus_id = :c")
+                         .execution_options(yield_per=100_000), {"c": corpus_id})
+        for doc, external in rows:
+            ids[int(external.rsplit("-", 1)[1])] = doc
+    if (ids < 0).any():
+        raise SystemExit(f"the database holds {int((ids >= 0).sum()):,} of {n:,} rows")
+    return ids
 
 
 def measure(nearest, queries: np.ndarray, truth: list[set[int]]) -> dict:
@@ -161,11 +186,11 @@ def single_machine(app, queries, truth) -> dict:
             "process_rss_mib": rss_mib(os.getpid())}
 
 
-def sharded(app, shards: int, compression: str, queries, truth) -> dict:
+def sharded(app, shards: int, compression: str, queries, truth, words: bool = False) -> dict:
     from searchapp.search.shards import ray_shards
 
     started = time.perf_counter()
-    rows = ray_shards.serve(app, NAME, shards, 1, compression)
+    rows = ray_shards.serve(app, NAME, shards, 1, compression, words=words)
     build = time.perf_counter() - started
     with app.db.session() as s:
         from searchapp.store import repo
@@ -298,6 +323,11 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true",
                         help=f"make and store the vectors by chunks (always above {HOLD_MAX:,})")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--database", help="a PostgreSQL URL holding the corpus of an earlier "
+                        "streamed run of the same --vectors (it is searched, not stored)")
+    parser.add_argument("--words", action="store_true", help="shards keep their full text "
+                        "too (its build is timed with theirs; benchmarks/shards_fulltext.py "
+                        "measures it)")
     args = parser.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     work = args.work or Path(tempfile.mkdtemp(prefix="shards-ray-"))
@@ -309,8 +339,8 @@ def main() -> None:
     def log_line(text: str) -> None:
         print(text, flush=True)
 
-    with PostgresServer.start() as server:
-        url = server.create_database()
+    with (nullcontext() if args.database else PostgresServer.start()) as server:
+        url = args.database or server.create_database()
         os.environ.update({"SEARCHAPP_DATA_DIR": str(work), "SEARCHAPP_DATABASE_URL": url,
                            "SEARCHAPP_SEARCH_ENGINE": "ray"})
         from searchapp.context import App
@@ -318,7 +348,7 @@ def main() -> None:
         app = App()
         if args.vectors > HOLD_MAX or args.stream:
             queries, truth, store_seconds = stream_corpus(app, args.vectors, args.queries,
-                                                          log_line)
+                                                          log_line, bool(args.database))
             peer = None
             log_line(f"single machine: not run on a corpus made by chunks (float32 hnswlib "
                      f"needs about {args.vectors * 1733 / 2**30:.1f} GiB in one process)")
@@ -343,7 +373,7 @@ def main() -> None:
         try:
             for compression in args.compression.split(","):
                 for shards in [int(s) for s in args.shards.split(",")]:
-                    row = sharded(app, shards, compression, queries, truth)
+                    row = sharded(app, shards, compression, queries, truth, args.words)
                     base = peer or next((r for r in rows if r["compression"] == compression
                                          and r["shards"] == 1), row)
                     row["p50_ratio_to_single" if peer else "p50_ratio_to_one_shard"] = round(
