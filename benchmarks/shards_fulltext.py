@@ -9,7 +9,8 @@ database, what the app does on PostgreSQL) against each shard's own full text
    document, its text as the app's reader gives it. Lexical MRR@10 and success@5
    with 95% bootstrap intervals for: PostgreSQL's full text (``ts_rank_cd``),
    and the shards' (1, 4, 8 shards by the app's hash placement; 1 shard ranks as
-   the app on SQLite does).
+   the app on SQLite does), merged as the fan-out merges them (candidates scored by
+   the whole corpus' statistics) and, for comparison, by each shard's own BM25.
 2. Latency as the corpus grows: documents of two of the manuals' paragraphs each
    (drawn at random: distinct texts up to ``--scale`` documents), stored through
    the app's store in a throwaway PostgreSQL server; the same questions as
@@ -136,9 +137,20 @@ class ShardsWords:
         self.pool = ThreadPoolExecutor(max_workers=shards)
 
     def top(self, query: str, n: int) -> list[int]:
-        answers = list(self.pool.map(lambda w: w.top(query, n, len(self.parts)), self.parts))
-        merged = sorted((h for a in answers for h in a), key=lambda h: (-h[1], h[0]))[:n]
-        return [d for d, _ in merged]
+        """As the fan-out does: every shard's candidates, scored by the corpus' statistics."""
+        from searchapp.search.shards.shard_words import merged
+
+        shards = len(self.parts)
+        answers = list(self.pool.map(lambda w: w.candidates(query, n, shards), self.parts))
+        return [d for d, _ in merged(answers, n)]
+
+    def local_top(self, query: str, n: int) -> list[int]:
+        """Each shard's top n by its own statistics, merged by those scores (what
+        Elasticsearch's default does): for comparison."""
+        shards = len(self.parts)
+        answers = list(self.pool.map(lambda w: w.top(query, n, shards), self.parts))
+        found = sorted((h for a in answers for h in a), key=lambda h: (-h[1], h[0]))[:n]
+        return [d for d, _ in found]
 
     def disk_bytes(self) -> int:
         return sum(w.disk_bytes() for w in self.parts)
@@ -178,6 +190,12 @@ def timed(top, queries: list[str], n: int) -> dict:
             "p99_ms": round(float(np.percentile(ms, 99)), 2)}
 
 
+def shared(lists: list[list[int]], reference: list[list[int]]) -> float:
+    """The mean share of each reference top 10 that the other list holds too."""
+    return round(float(np.mean([len(set(a) & set(b)) / max(len(b), 1)
+                                for a, b in zip(lists, reference, strict=True)])), 3)
+
+
 def quality_run(app, manuals) -> list[dict]:
     rng = np.random.default_rng(0)
     rows = []
@@ -194,6 +212,9 @@ def quality_run(app, manuals) -> list[dict]:
             words = ShardsWords(corpus_id, ids, [texts[p] for p in pages], shards)
             row[f"shards_{shards}"] = quality([words.top(q, 10) for q in queries], relevant,
                                               rng)
+            if shards > 1:
+                row[f"shards_{shards}_own_statistics"] = quality(
+                    [words.local_top(q, 10) for q in queries], relevant, rng)
             words.close()
         log(f"{name}: {json.dumps(row)}")
         rows.append(row)
@@ -232,12 +253,12 @@ def latency_run(app, manuals, scales: list[int], shards_list: list[int]) -> list
             words = ShardsWords(corpus_id, ids, texts, shards)
             top10 = [words.top(q, 10) for q in queries]
             single = single or top10
+            own = [words.local_top(q, 10) for q in queries]
             part = {**timed(words.top, queries, DEPTH),
                     "build_seconds": round(words.build_seconds, 1),
                     "disk_mib": round(words.disk_bytes() / 2**20, 1),
-                    "top10_shared_with_1_shard": round(float(np.mean(
-                        [len(set(a) & set(b)) / max(len(b), 1)
-                         for a, b in zip(top10, single, strict=True)])), 3)}
+                    "top10_shared_with_1_shard": shared(top10, single),
+                    "top10_shared_with_1_shard_own_statistics": shared(own, single)}
             part["p50_ratio_to_postgresql"] = round(part["p50_ms"]
                                                     / row["postgresql"]["p50_ms"], 2)
             row[f"shards_{shards}"] = part

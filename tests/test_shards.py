@@ -188,7 +188,7 @@ def test_the_shards_full_text_ranks_as_the_single_index_and_follows_changes(app,
                 assert [(h.id, round(h.score, 6)) for h in many] == \
                        [(h.id, round(h.score, 6)) for h in one], query
             agree += len({h.id for h in one} & {h.id for h in many})
-        assert agree >= 0.7 * 10 * len(QUERIES), agree  # 90 documents a shard: 38 of 50
+        assert agree >= 0.85 * 10 * len(QUERIES), agree  # 90 documents a shard: 44 of 50
     query = "someone riding a bike down a hill"
     hit = search(app, handle, query, k=1, mode="lexical")[0].id
     documents.delete(app, corpus, [hit])

@@ -84,13 +84,15 @@ class ShardSet:
         return _merged(self.ask("neighbours", (np.asarray(vector, np.float32), n)), n)
 
     def lexical(self, query: str, n: int) -> list[tuple[int, float]] | None:
-        """The ``n`` best (document id, BM25 score) of all shards' full text, best first;
-        None when the shards were served without it (then the database's full text)."""
+        """The ``n`` best (document id, BM25 score) of all shards' full text, best first,
+        scored with the statistics of the whole corpus (``shard_words.merged``); None when
+        the shards were served without it (then the database's full text)."""
+        from searchapp.search.shards.shard_words import merged
+
         answers = self.ask("lexical", (query, n))
         if any(a is not None and not a[0] for a in answers):
             return None
-        merged = [hit for a in answers if a is not None for hit in a[1]]
-        return sorted(merged, key=lambda h: (-h[1], h[0]))[:n]
+        return merged([a[1] for a in answers if a is not None], n)
 
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:

@@ -181,12 +181,12 @@ class Shard:
             return []
         return nearest_documents(self.index, None, np.asarray(vector, np.float32), n)
 
-    def lexical(self, query: str, n: int) -> tuple[bool, list[tuple[int, float]]]:
-        """(whether the shard keeps its full text, its ``n`` best (document id, BM25 score)
-        for ``query``, best first): the lexical side of a sharded search."""
+    def lexical(self, query: str, n: int) -> tuple[bool, dict]:
+        """(whether the shard keeps its full text, its candidates for ``query`` with their
+        BM25 parts: ``ShardWords.candidates``): the lexical side of a sharded search."""
         if self.words is None:
-            return False, []
-        return True, self.words.top(query, n, self.spec.shards)
+            return False, {}
+        return True, self.words.candidates(query, n, self.spec.shards)
 
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:

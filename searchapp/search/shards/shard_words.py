@@ -29,9 +29,12 @@ Example:
 
 from __future__ import annotations
 
+import json
+import math
 import shutil
 import tempfile
 import weakref
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -41,6 +44,13 @@ from searchapp.base import words as search_words
 from searchapp.store import fulltext
 
 _DDL = "CREATE VIRTUAL TABLE {fts} USING fts5(text, tokenize='{tokenize}')"
+_TOP = "SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH :q ORDER BY rank LIMIT :m"
+_COUNT = "SELECT count(*) FROM {fts} WHERE {fts} MATCH :q"
+_PHRASE = """SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH :q
+    AND rowid IN (SELECT value FROM json_each(:ids))"""
+WIDTH = 2  # candidates a shard offers per result asked: its own ranking, by its own
+# statistics, is close to the corpus' one; the merge re-scores them by the corpus'
+# statistics
 _WRITE_PAGE = 2_000  # rows written per statement
 
 
@@ -92,12 +102,53 @@ class ShardWords:
                 self.count -= _delete(conn, self._table, doc_ids)
 
     def top(self, query: str, n: int, shards: int = 1) -> list[tuple[int, float]]:
-        """The shard's ``n`` best (document id, BM25 score) for ``query``, best first; it is
-        one of ``shards`` (its common phrases are those of the whole corpus:
-        ``fulltext.informative_chunks``)."""
+        """The shard's ``n`` best (document id, BM25 score by its own statistics) for
+        ``query``, best first; it is one of ``shards`` (its common phrases are those of
+        the whole corpus: ``fulltext.informative_chunks``)."""
         with self.engine.connect() as conn:
             return fulltext.lexical_search(conn, self.corpus_id, query, n,
                                            documents=self.count * shards, share=shards)
+
+    def candidates(self, query: str, n: int, shards: int = 1) -> dict:
+        """The shard's best ``WIDTH * n`` documents for ``query`` with what scoring them by
+        the whole corpus' statistics takes (``merged``): per phrase of the query, how many
+        of the shard's documents hold it and each candidate's BM25 share of it without
+        its idf; how many documents the shard holds.
+
+        Example:
+            >>> words = ShardWords(corpus_id=3)
+            >>> words.add([(11, "The lease ends in May"), (12, "A cat on a mat")])
+            >>> found = words.candidates("lease", 5)
+            >>> found["documents"], found["held"], sorted(found["parts"])
+            (2, {'"lease"': 1}, [11])
+        """
+        empty = {"documents": self.count, "held": {}, "weights": {}, "parts": {}}
+        chunks = fulltext.fts_chunks(query)
+        with self.engine.connect() as conn:
+            informative = fulltext.informative_chunks(conn, self.corpus_id, chunks,
+                                                      self.count * shards, shards)
+            expression = fulltext.match_expression(informative, chunks)
+            if not expression:
+                return empty
+            rows = conn.execute(text(_TOP.format(fts=self._table)),
+                                {"q": expression, "m": WIDTH * n}).all()
+            if not rows:
+                return empty
+            ids = json.dumps([int(r[0]) for r in rows])
+            # phrase instances of the expression: the informative ones twice when some
+            # phrases were left out (``fulltext.match_expression``)
+            weights = Counter(informative if len(informative) == len(chunks)
+                              else informative + chunks)
+            held, parts = {}, {int(r[0]): {} for r in rows}
+            for phrase in weights:
+                held[phrase] = conn.execute(text(_COUNT.format(fts=self._table)),
+                                            {"q": phrase}).scalar() or 0
+                idf = bm25_idf(self.count, held[phrase])
+                for doc, score in conn.execute(text(_PHRASE.format(fts=self._table)),
+                                               {"q": phrase, "ids": ids}):
+                    parts[int(doc)][phrase] = float(score) / idf
+        return {"documents": self.count, "held": held, "weights": dict(weights),
+                "parts": parts}
 
     def disk_bytes(self) -> int:
         """What the index takes on the replica's disk."""
@@ -108,10 +159,46 @@ class ShardWords:
         self._closer()
 
 
+def bm25_idf(documents: int, holding: int) -> float:
+    """FTS5's idf of a phrase held by ``holding`` of ``documents`` rows (fts5_aux.c: the
+    log of (N - n + 0.5) / (n + 0.5), at least 1e-6).
+
+    Example:
+        >>> round(bm25_idf(1000, 10), 4), bm25_idf(10, 9)
+        (4.5468, 1e-06)
+    """
+    idf = math.log((documents - holding + 0.5) / (holding + 0.5))
+    return idf if idf > 0 else 1e-6
+
+
+def merged(answers: Sequence[dict], n: int) -> list[tuple[int, float]]:
+    """The ``n`` best (document id, BM25 score) of several shards' ``candidates``, scored
+    with the statistics of all of them together: each phrase's idf from the documents
+    holding it in every shard, so a document scores as one index of the whole corpus
+    would score it (its length normalised by its own shard's mean length, which a hash
+    placement makes the corpus' within a fraction of a percent).
+
+    Example:
+        >>> one, two = ShardWords(3), ShardWords(3)
+        >>> one.add([(1, "lease lease"), (2, "cat")]); two.add([(3, "lease"), (4, "dog")])
+        >>> [doc for doc, _ in merged([one.candidates("lease", 5),
+        ...                             two.candidates("lease", 5)], 5)]
+        [1, 3]
+    """
+    documents = sum(a["documents"] for a in answers)
+    held: Counter = Counter()
+    for a in answers:
+        held.update(a["held"])
+    idf = {phrase: bm25_idf(documents, count) for phrase, count in held.items()}
+    scored = []
+    for a in answers:
+        for doc, parts in a["parts"].items():
+            scored.append((doc, sum(a["weights"][p] * idf[p] * g for p, g in parts.items())))
+    return sorted(scored, key=lambda h: (-h[1], h[0]))[:n]
+
+
 def _delete(conn, table: str, doc_ids: Sequence[int]) -> int:
     """Delete rows by id; how many there were."""
-    import json
-
     result = conn.execute(text(f"DELETE FROM {table} WHERE rowid IN "
                                "(SELECT value FROM json_each(:ids))"),
                           {"ids": json.dumps([int(i) for i in doc_ids])})
