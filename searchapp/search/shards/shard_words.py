@@ -46,8 +46,11 @@ from searchapp.store import fulltext
 _DDL = "CREATE VIRTUAL TABLE {fts} USING fts5(text, tokenize='{tokenize}')"
 _TOP = "SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH :q ORDER BY rank LIMIT :m"
 _COUNT = "SELECT count(*) FROM {fts} WHERE {fts} MATCH :q"
+# "+rowid": the ids filter the phrase's matches; as a constraint given to FTS5, each id
+# would be a lookup of its own that counts the phrase's documents again (3.0 ms a query
+# instead of 8.8, against 2.3 for the shard's plain top; 100,000 documents)
 _PHRASE = """SELECT rowid, -bm25({fts}) FROM {fts} WHERE {fts} MATCH :q
-    AND rowid IN (SELECT value FROM json_each(:ids))"""
+    AND +rowid IN (SELECT value FROM json_each(:ids))"""
 WIDTH = 2  # candidates a shard offers per result asked: its own ranking, by its own
 # statistics, is close to the corpus' one; the merge re-scores them by the corpus'
 # statistics
