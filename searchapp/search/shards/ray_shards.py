@@ -43,7 +43,8 @@ from searchapp.store.shard_rows import check_shards
 log = logging.getLogger(__name__)
 NAMESPACE = "searchapp"
 REFRESH_SECONDS = 1.0  # how often a replica catches up with the database
-READY_SECONDS = 600.0  # how long ``serve`` waits for every replica's first build
+READY_SECONDS = 3_600.0  # how long ``serve`` waits for every replica's first build (a
+# 10 M-vector shard read from PostgreSQL took over 10 minutes on 2 busy cores)
 LIST_SECONDS = 10.0  # how often a client looks again for the corpus' actors
 MAX_REPLICAS = 16
 
@@ -55,6 +56,16 @@ class ShardsNotServedError(SearchAppError):
         super().__init__(f"Corpus {name!r} is not served on the Ray cluster: run `searchapp "
                          f"shards serve --corpus {name} --shards N`, or unset "
                          "SEARCHAPP_SEARCH_ENGINE to search this process' own index.")
+
+
+class ShardsStillBuildingError(SearchAppError):
+    """``serve`` stopped waiting; the replicas go on building."""
+
+    def __init__(self, name: str, seconds: float):
+        super().__init__(f"The shard servers of corpus {name!r} were still building after "
+                         f"{seconds:.0f} s; they go on building: watch them with `searchapp "
+                         f"shards status --corpus {name}` (searches name the shards not "
+                         "ready yet as missing).")
 
 
 class ShardServer:
@@ -246,7 +257,10 @@ def serve(app: App, name: str, shards: int, replicas: int = 1, compression: str 
                 name=actor_name(spec, replica), namespace=NAMESPACE, lifetime="detached",
                 max_restarts=-1, max_task_retries=0, max_concurrency=8, num_cpus=cpus,
                 scheduling_strategy="SPREAD").remote(env, spec, replica, refresh))
-    out = ray.get([h.status.remote() for h in handles], timeout=READY_SECONDS)
+    try:
+        out = ray.get([h.status.remote() for h in handles], timeout=READY_SECONDS)
+    except ray.exceptions.GetTimeoutError:
+        raise ShardsStillBuildingError(name, READY_SECONDS) from None
     _forget_client((state.id, ref.id))
     return out
 
