@@ -191,9 +191,10 @@ def timed(top, queries: list[str], n: int) -> dict:
 
 
 def shared(lists: list[list[int]], reference: list[list[int]]) -> float:
-    """The mean share of each reference top 10 that the other list holds too."""
-    return round(float(np.mean([len(set(a) & set(b)) / max(len(b), 1)
-                                for a, b in zip(lists, reference, strict=True)])), 3)
+    """The mean share of each reference top 10 that the other list holds too (queries
+    whose reference is empty, no document holding a word of them, left out)."""
+    return round(float(np.mean([len(set(a) & set(b)) / len(b)
+                                for a, b in zip(lists, reference, strict=True) if b])), 3)
 
 
 def quality_run(app, manuals) -> list[dict]:
