@@ -273,16 +273,35 @@ def _newest(app: App, handle: CorpusHandle, k: int, flt: tuple[str, dict] | None
 
 def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
              flt: tuple[str, dict] | None, times: StageTimes) -> list[tuple[int, float]]:
-    """The lexical candidates: the shard servers' full text where they keep it and no
-    filter applies (a filter is evaluated in the database), else the database's."""
-    if handle.shards is not None and flt is None:
+    """The lexical candidates: the shard servers' full text where they keep it, else the
+    database's."""
+    if handle.shards is not None:
         with times.stage("fulltext"):
-            found = handle.shards.lexical(query, n)
+            found = _shards_lexical(app, handle, query, n, flt)
         if found is not None:
             return found
     with times.stage("fulltext"), app.db.reader() as conn:
         return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
                                        documents=handle.documents)
+
+
+def _shards_lexical(app: App, handle: CorpusHandle, query: str, n: int,
+                    flt: tuple[str, dict] | None) -> list[tuple[int, float]] | None:
+    """The shards' words side; None where the database's must answer (shards served
+    without their full text, or a filter too selective for the shards' best
+    ``TOP_WIDTH * n``: the database then ranks only the documents that pass it).
+    A filter is evaluated in the database on the shards' candidates, as the app's
+    SQLite index does with its own (``fulltext._sqlite_top``)."""
+    if flt is None:
+        return handle.shards.lexical(query, n)
+    wide = fulltext.TOP_WIDTH * n
+    top = handle.shards.lexical(query, wide)
+    if top is None:
+        return None
+    with app.db.reader() as conn:
+        passing = fulltext.matching_ids(conn, handle.corpus_id, [d for d, _ in top], flt)
+    kept = [(d, score) for d, score in top if d in passing]
+    return kept[:n] if len(kept) >= n or len(top) < wide else None
 
 
 def _semantic(app: App, handle: CorpusHandle, vector: np.ndarray, n: int,
