@@ -42,8 +42,12 @@ def ray_cluster():
 
 
 @pytest.fixture
-def served(ray_cluster, app, tmp_path):
+def served(ray_cluster, app, tmp_path, monkeypatch):
     from tests.conftest import REPO
+
+    # the shard servers' full text in this test's folder, for the CLI's App (made from the
+    # environment) as for this one
+    monkeypatch.setenv("SEARCHAPP_SHARD_WORDS_DIR", str(tmp_path / "shard-words"))
 
     table = pd.read_csv(REPO / SAMPLE, keep_default_na=False).drop_duplicates("text")
     path = tmp_path / "captions.csv"
