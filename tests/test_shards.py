@@ -224,6 +224,11 @@ def test_a_shard_leaves_out_the_phrases_common_in_the_whole_corpus(tmp_path):
     alone = {d for d, _ in words.top("common rare", 100)}  # the whole corpus: common counts
     assert {9_000, 9_001} < alone and len(alone & set(range(600))) > 50
     assert {d for d, _ in words.top("common rare", 100, shards=4)} == {9_000, 9_001}
+    # taken apart for the merge, the phrases weigh as in the query (the rare one twice)
+    from searchapp.search.shards.shard_words import merged
+
+    assert [(d, round(x, 9)) for d, x in merged([words.candidates("common rare", 10, 4)], 10)] \
+        == [(d, round(x, 9)) for d, x in words.top("common rare", 10, shards=4)]
 
 
 def test_shards_words_scored_by_the_whole_corpus_statistics_rank_as_one_index(tmp_path):

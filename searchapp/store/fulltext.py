@@ -331,10 +331,10 @@ def phrase_condition(dialect: str, corpus_id: int, phrases: Sequence[str], param
 
 
 # {fts}: the corpus' own table (``fts_table``); every row of it is one of its documents
-_SQLITE_COUNT = "SELECT count(*) FROM {fts} WHERE {fts} MATCH :q"
+SQLITE_COUNT = "SELECT count(*) FROM {fts} WHERE {fts} MATCH :q"
 # a phrase's documents counted up to :cap + 1 only: whether it is common is all that matters
 _SQLITE_COUNT_UP_TO = "SELECT count(*) FROM (SELECT 1 FROM {fts} WHERE {fts} MATCH :q LIMIT :cap)"
-_SQLITE_TOP = """
+SQLITE_TOP = """
     SELECT rowid, -bm25({fts}) AS score FROM {fts}
     WHERE {fts} MATCH :q ORDER BY rank LIMIT :m"""
 _SQLITE_SEARCH = """
@@ -378,7 +378,7 @@ def informative_chunks(conn: Connection, corpus_id: int, chunks: list[str], docu
     kept = [c for c, df in zip(chunks, counts, strict=True) if df <= cap]
     if kept:
         return kept
-    count = text(_SQLITE_COUNT.format(fts=fts_table(corpus_id)))
+    count = text(SQLITE_COUNT.format(fts=fts_table(corpus_id)))
     counts = [conn.execute(count, {"q": c}).scalar() or 0 for c in chunks]
     return [min(zip(counts, chunks, strict=True))[1]]
 
@@ -406,6 +406,22 @@ def match_expression(informative: list[str], chunks: list[str]) -> str:
     if not informative or len(informative) == len(chunks):
         return either
     return f"({either}) AND ({' OR '.join(chunks)})"
+
+
+def expression_phrases(informative: list[str], chunks: list[str]) -> list[str]:
+    """The phrase instances of ``match_expression(informative, chunks)``, each as many times
+    as BM25 counts it there (the informative ones twice when some phrases were left out):
+    what a shard's words search takes apart (``search.shards.shard_words``).
+
+    Example:
+        >>> expression_phrases(['"beach"'], ['"dog"', '"beach"'])
+        ['"beach"', '"dog"', '"beach"']
+        >>> expression_phrases(['"dog"', '"beach"'], ['"dog"', '"beach"'])
+        ['"dog"', '"beach"']
+    """
+    if not informative or len(informative) == len(chunks):
+        return list(informative)
+    return informative + chunks
 
 
 def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
@@ -454,7 +470,7 @@ def _sqlite_top(conn: Connection, corpus_id: int, q: str, n: int, where: tuple[s
     """Without a filter, the corpus table's best ``n``. With one, its best ``TOP_WIDTH * n``,
     kept when n of them pass the filter; None when they do not (a selective filter): then
     the join query ranks only the matching rows. Saves a row lookup per match."""
-    top_sql = text(_SQLITE_TOP.format(fts=fts_table(corpus_id)))
+    top_sql = text(SQLITE_TOP.format(fts=fts_table(corpus_id)))
     if where[0] == "1=1":
         return [(int(i), float(s)) for i, s in conn.execute(top_sql, {"q": q, "m": n}).all()]
     m = TOP_WIDTH * n
