@@ -167,6 +167,16 @@ def test_documents_added_while_queries_stream_are_found_within_the_freshness(ser
     assert time.monotonic() - committed < ray_shards.REFRESH_SECONDS + 30
 
 
+def test_serve_that_stops_waiting_says_the_replicas_go_on_building(served, monkeypatch):
+    app, local = served
+    monkeypatch.setattr(ray_shards, "READY_SECONDS", 0.001)
+    with pytest.raises(ray_shards.ShardsStillBuildingError, match="go on building"):
+        ray_shards.serve(app, "caps", shards=1, replicas=1)
+    complete = until(lambda: not missing_of(hits := search(app, "caps", QUERY, k=10)) and hits,
+                     "the replica built after serve stopped waiting")
+    assert [h.id for h in complete] == [h for h, _ in local]
+
+
 def test_a_corpus_not_served_says_how_to_serve_it(served):
     from searchapp.errors import SearchAppError
 
