@@ -66,8 +66,9 @@ DOC_CHARS = 600
 K = 10
 BUNDLED = "all-MiniLM-L6-v2"
 MULTILINGUAL = "use-multilingual-v3"
+AS_TYPED = f"{MULTILINGUAL} hybrid, words as typed"  # SEARCHAPP_TRANSLATE_WORDS=0
 SYSTEMS = ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid",
-           f"{MULTILINGUAL} semantic", f"{MULTILINGUAL} hybrid")
+           f"{MULTILINGUAL} semantic", AS_TYPED, f"{MULTILINGUAL} hybrid")
 ESCAPES = re.compile(r"\\f(\[[^]]*\]|\(..|.)|\\\(..|\\\[[^]]*\]|\\[&e|^~0c/,]|\\s[-+]?\d"
                      r"|\\\*(\(..|\[[^]]*\]|.)|\\[nk](\(..|\[[^]]*\]|.)")
 TEXT_MACROS = {"B", "I", "BR", "BI", "IR", "RB", "IB", "RI", "SM", "SB", "TP", "IP", "Nm",
@@ -204,26 +205,28 @@ def build(app, pages: dict[str, dict[str, Page]], runs: list[dict]) -> dict:
     return {"corpora": len(done), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def measure(app, runs: list[dict]) -> list[dict]:
-    """MRR@10 with its interval for every direction and system."""
+def measure(app, as_typed, runs: list[dict]) -> list[dict]:
+    """MRR@10 with its interval for every direction and system; ``as_typed``: the same data
+    opened with the query words' translations off (``search.translated_words``)."""
     from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
 
     rows = []
     for run in runs:
         started = time.perf_counter()
         row = {"direction": run["direction"], "queries": len(run["queries"]), "systems": {}}
-        plan = [("bm25", BUNDLED, "lexical")] + [
-            (f"{model} {mode}", model, mode)
+        plan = [("bm25", app, BUNDLED, "lexical")] + [
+            (f"{model} {mode}", app, model, mode)
             for model in (BUNDLED, MULTILINGUAL) for mode in ("semantic", "hybrid")]
+        plan.insert(-1, (AS_TYPED, as_typed, MULTILINGUAL, "hybrid"))
         ranks = {}
-        for system, model, mode in plan:
+        for system, opened, model, mode in plan:
             corpus = corpus_name(model, run["docs"], run["set"])
-            ranks[system] = reciprocal_ranks(app, corpus, run["queries"], run["names"], mode)
+            ranks[system] = reciprocal_ranks(opened, corpus, run["queries"], run["names"], mode)
             row["systems"][system] = mean_interval(ranks[system]).scaled(1.0, 3)
         row["differences"] = {
             f"{CANDIDATE} - {other}": paired_mean_difference(
                 ranks[other], ranks[CANDIDATE]).scaled(1.0, 3)
-            for other in ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid")}
+            for other in ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid", AS_TYPED)}
         row["seconds"] = round(time.perf_counter() - started, 1)
         print(line(row), flush=True)
         rows.append(row)
@@ -269,12 +272,15 @@ def main() -> None:
     pages = {lang: read_language(lang) for lang in FOLDERS}
     runs = directions(pages, args.pages, args.seed)
     with tempfile.TemporaryDirectory(prefix="bench-languages-") as data:
-        app = App(Settings.from_env({"SEARCHAPP_DATA_DIR": data, "SEARCHAPP_DEVICE": "cpu"}))
+        env = {"SEARCHAPP_DATA_DIR": data, "SEARCHAPP_DEVICE": "cpu"}
+        app = App(Settings.from_env(env))
         built = build(app, pages, runs)
         print(f"built {built['corpora']} corpora in {built['seconds']} s", flush=True)
         print(header(), flush=True)
-        rows = measure(app, runs)
+        as_typed = App(Settings.from_env({**env, "SEARCHAPP_TRANSLATE_WORDS": "0"}))
+        rows = measure(app, as_typed, runs)
         app.db.dispose()
+        as_typed.db.dispose()
     print(f"\nPaired differences (MRR@10, 95% interval, verdict):\n{differences(rows)}")
     result = {
         "collection": "Debian manual pages, man1: en /usr/share/man/man1; de, fr, es, ja from "

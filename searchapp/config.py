@@ -92,6 +92,7 @@ class Settings:
     search_engine: str = "local"  # "ray": queries fan out to the corpus' shard servers
     shard_words_dir: Path | None = None  # where shard servers keep their full text (None:
     # each node's temporary folder)
+    translate_words: bool = True  # hybrid search: query words in a multilingual corpus' languages
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -125,7 +126,7 @@ class Settings:
                    ray_address=ray_address(env), busy_timeout=busy_timeout(env),
                    passage_tokens=passage_tokens(env),
                    answer_sentences=answer_sentences(env), search_engine=search_engine(env),
-                   shard_words_dir=shard_words_dir(env))
+                   shard_words_dir=shard_words_dir(env), translate_words=translate_words(env))
 
     @property
     def password_required(self) -> bool:
@@ -295,6 +296,16 @@ def passage_tokens(env: Mapping[str, str] | None = None) -> int | None:
     return int(raw)
 
 
+def _switch(env: Mapping[str, str] | None, name: str, default: bool, what: str) -> bool:
+    """A SEARCHAPP_* on/off variable: 1/on/true/yes or 0/off/false/no; ``what`` says in the
+    error what the variable does."""
+    env = os.environ if env is None else env
+    raw = (env.get(name, "") or ("1" if default else "0")).strip().lower()
+    if raw not in ("0", "1", "off", "on", "false", "true", "no", "yes"):
+        raise ConfigError(f"{name}={raw!r} is not valid; use 1 ({what}) or 0.")
+    return raw in ("1", "on", "true", "yes")
+
+
 def answer_sentences(env: Mapping[str, str] | None = None) -> bool:
     """SEARCHAPP_ANSWER_SENTENCES: whether the embed job keeps each passage's sentences for
     answers (default on; ``0`` saves the encoder time they take, and answers go silent on
@@ -304,12 +315,21 @@ def answer_sentences(env: Mapping[str, str] | None = None) -> bool:
         >>> answer_sentences({"SEARCHAPP_ANSWER_SENTENCES": "0"}), answer_sentences({})
         (False, True)
     """
-    env = os.environ if env is None else env
-    raw = (env.get("SEARCHAPP_ANSWER_SENTENCES", "") or "1").strip().lower()
-    if raw not in ("0", "1", "off", "on", "false", "true", "no", "yes"):
-        raise ConfigError(f"SEARCHAPP_ANSWER_SENTENCES={raw!r} is not valid; use 1 (keep "
-                          "sentences for answers, the default) or 0.")
-    return raw in ("1", "on", "true", "yes")
+    return _switch(env, "SEARCHAPP_ANSWER_SENTENCES", True,
+                   "keep sentences for answers, the default")
+
+
+def translate_words(env: Mapping[str, str] | None = None) -> bool:
+    """SEARCHAPP_TRANSLATE_WORDS: whether hybrid search on a corpus of a multilingual model
+    also looks for the query's words as the corpus' other languages write them
+    (``search.translated_words``; default on, ``0`` searches the words as typed only).
+
+    Example:
+        >>> translate_words({"SEARCHAPP_TRANSLATE_WORDS": "off"}), translate_words({})
+        (False, True)
+    """
+    return _switch(env, "SEARCHAPP_TRANSLATE_WORDS", True,
+                   "translate the query's words on multilingual corpora, the default")
 
 
 SEARCH_ENGINES = ("local", "ray")

@@ -47,6 +47,7 @@ from searchapp.base.timing import StageTimes
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
+from searchapp.search import translated_words
 from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
@@ -209,7 +210,11 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     # both lists: the full-text query runs on its own thread and connection beside the
     # encoder and the vector search (all release the GIL), so it costs about the slower
     # side; the lexical list alone runs here (a hand-over to a thread costs 0.1-0.2 ms)
-    lexical = _LEXICAL.submit(copy_context().run, _lexical, app, handle, query, depth, flt,
+    words = query
+    if spec.fuses:  # on a multilingual corpus, its languages' words for the query's too
+        with times.stage("translate"):
+            words = translated_words.words_query(app, handle, query)
+    lexical = _LEXICAL.submit(copy_context().run, _lexical, app, handle, words, depth, flt,
                               times) \
         if spec.fuses else None
     semantic, vector = [], None
@@ -226,7 +231,7 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
             if min_score is not None:
                 ranked = [c for c in ranked if c.semantic_score is not None
                           and c.semantic_score >= min_score]
-    hits = _hits(app, ranked, fulltext.query_words(query), times, handle)
+    hits = _hits(app, ranked, fulltext.query_words(words), times, handle)
     if reranker is not None:  # [rerank hook] the cross-encoder reorders the first candidates
         return reranking.rerank_hits(reranker, query, hits, k, times)
     return hits

@@ -1,0 +1,166 @@
+"""A query's words as a multilingual corpus' other languages write them: the words side of
+cross-lingual hybrid search.
+
+The words side of hybrid search (BM25) finds the words a query types, so an English query
+finds a German page by its words only where English words were left in it ("pg_dump"), and
+the fusion then rests on the meaning side alone. A multilingual model puts a word and its
+translations near each other (the bundled USE was trained on translated pairs), so the
+corpus' own vocabulary (``store/vocabulary.py``), embedded by the corpus' model, is a
+dictionary between the corpus' languages: each word of the query is looked up in it, and its
+nearest vocabulary words (up to ``TOP``, cosine at least ``MIN_COSINE``) are searched too,
+OR-ed with the words typed. "list directory contents" searches ``verzeichnis``, ``inhalt``,
+``auflisten`` on a German corpus; "Verzeichnisinhalte auflisten" finds ``directory`` and
+``list`` on an English one; the same lookup finds a word's other forms in its own language.
+
+Measured with ``benchmarks/languages.py`` (Debian's translated manual pages; docs/search.md):
+the multilingual hybrid's MRR@10 rises across languages (es→en, fr→en, de→en by about
+0.05) and stays within its interval within one language. Only corpora whose model reads
+several languages (``model_languages``) are affected: an English corpus on the bundled
+all-MiniLM-L6-v2 searches exactly as before, and so does lexical mode (the words as typed).
+Words of unspaced scripts are not looked up (their index tokens are character pairs, not
+words), nor are words with digits or marks (codes and names are searched as typed).
+
+The table holds the ``MAX_WORDS`` most frequent words of at least ``MIN_LENGTH`` letters
+(20,000 × 512 float32: 41 MB), made on the corpus' first hybrid search (about 3 s for
+20,000 words on 2 cores) and kept in the App's memo; a new generation re-embeds only its
+new words. ``SEARCHAPP_TRANSLATE_WORDS=0`` turns the lookup off.
+
+Example:
+    >>> table = WordTable.build([("verzeichnis", 9), ("datei", 5)], enc.encode)  # doctest: +SKIP
+    >>> table.translations(["directory"], enc.encode)                    # doctest: +SKIP
+    ['verzeichnis']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from searchapp.base.words import fold, has_unspaced
+from searchapp.context import App
+from searchapp.embedding.model_languages import model_languages
+from searchapp.store import fulltext, vocabulary
+from searchapp.vectors.handle import CorpusHandle
+
+TOP = 3  # vocabulary words searched per query word, at most
+MIN_COSINE = 0.6  # ...each at least this near (languages.py: a flat optimum from 0.5 to 0.7)
+MAX_WORDS = 20_000  # the most frequent words of the corpus that can be found so
+MIN_LENGTH = 3  # shorter words are not in the table (articles, particles, abbreviations)
+COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never added
+MEMO_KEY = "word table"
+
+Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """The corpus' words and their vectors (one row each, L2-normalised, (n, d) float32)."""
+
+    words: tuple[str, ...]
+    vectors: np.ndarray
+    rows: dict[str, int]
+
+    @classmethod
+    def build(cls, counts: Sequence[tuple[str, int]], encode: Encode,
+              previous: WordTable | None = None, documents: int = 0) -> WordTable:
+        """The table of ``counts`` (word, documents holding it): its ``MAX_WORDS`` most
+        frequent words, function words (in more than ``COMMON_SHARE`` of ``documents``)
+        left out; vectors of words ``previous`` holds are taken from it, the rest encoded."""
+        common = COMMON_SHARE * documents if documents else float("inf")
+        kept = sorted(((w, n) for w, n in counts if len(w) >= MIN_LENGTH and n <= common),
+                      key=lambda wn: (-wn[1], wn[0]))[:MAX_WORDS]
+        words = tuple(w for w, _ in kept)
+        vectors = np.empty((len(words), 0), dtype=np.float32)
+        known = previous.rows if previous is not None else {}
+        new = [w for w in words if w not in known]
+        fresh = dict(zip(new, encode(new), strict=True)) if new else {}
+        if words:
+            vectors = np.stack([fresh[w] if w in fresh else previous.vectors[known[w]]
+                                for w in words]).astype(np.float32)
+        return cls(words, vectors, {w: i for i, w in enumerate(words)})
+
+    def translations(self, query_words: Sequence[str], encode: Encode) -> list[str]:
+        """Words of the table near each of ``query_words`` (``TOP`` each at most, cosine at
+        least ``MIN_COSINE``), nearest first per word; never a query word itself (accents
+        folded) nor a word twice.
+
+        Example:
+            >>> table.translations(["directory", "contents"], encoder.encode)  # doctest: +SKIP
+            ['verzeichnis', 'inhalt']
+        """
+        if not query_words or not self.words:
+            return []
+        missing = [w for w in query_words if w not in self.rows]
+        encoded = dict(zip(missing, encode(missing), strict=True)) if missing else {}
+        queries = np.stack([encoded[w] if w in encoded else self.vectors[self.rows[w]]
+                            for w in query_words])
+        sims = queries @ self.vectors.T  # (query words, table words)
+        typed = {fold(w) for w in query_words}
+        out: list[str] = []
+        for row in sims:
+            nearest = np.argsort(-row)[:TOP + len(typed)]
+            found = [self.words[i] for i in nearest if row[i] >= MIN_COSINE
+                     and fold(self.words[i]) not in typed]
+            out.extend(w for w in found[:TOP] if w not in out)
+        return out
+
+
+def lookup_words(query: str) -> list[str]:
+    """The query's words that are looked up: letters only, two or more, not an English
+    function word, not of an unspaced script.
+
+    Example:
+        >>> lookup_words("list the directory contents of pg_dump 2 東京")
+        ['list', 'directory', 'contents']
+    """
+    return [w for w in fulltext.query_words(query)
+            if len(w) >= 2 and w.isalpha() and not has_unspaced(w)
+            and w not in _marked(query)]
+
+
+def _marked(query: str) -> set[str]:
+    """Words that stand inside a code or name of the query (``pg_dump``: ``pg``, ``dump``)."""
+    return {part for token in query.split() if not token.strip(".,;:!?\"'()").isalpha()
+            for part in fulltext.query_words(token)}
+
+
+def multilingual(app: App, model: str) -> bool:
+    """Whether ``model`` reads more than one language (its ``config.json`` says so)."""
+    return len(model_languages(model, app.settings)) > 1
+
+
+def table_for(app: App, handle: CorpusHandle) -> WordTable:
+    """The corpus' word table at its generation (the App's memo; a newer generation starts
+    from the latest table kept, re-embedding only its new words)."""
+    key = (MEMO_KEY, handle.model.name)
+    found = app.memo.get(handle.corpus_id, handle.generation, key)
+    if found is not None:
+        return found
+    latest = app.memo.latest(handle.corpus_id, key)
+    with app.db.reader() as conn:
+        counts = vocabulary.words(conn, handle.corpus_id)
+    encoder = app.encoder(handle.model.name)
+    table = WordTable.build(counts, encoder.encode, latest[1] if latest else None,
+                            handle.documents)
+    app.memo.put(handle.corpus_id, handle.generation, key, table)
+    return table
+
+
+def words_query(app: App, handle: CorpusHandle, query: str) -> str:
+    """What the words side of a hybrid search looks for: ``query`` and, on a corpus of a
+    multilingual model, its words' translations in the corpus (``WordTable.translations``).
+
+    Example:
+        >>> words_query(app, handle, "list directory contents")               # doctest: +SKIP
+        'list directory contents auflisten verzeichnis verzeichnisses inhalt'
+    """
+    if not app.settings.translate_words or not multilingual(app, handle.model.name):
+        return query
+    looked_up = lookup_words(query)
+    if not looked_up:
+        return query
+    added = table_for(app, handle).translations(
+        looked_up, app.encoder(handle.model.name).encode)
+    return " ".join([query, *added]) if added else query

