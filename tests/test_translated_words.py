@@ -78,6 +78,16 @@ def test_a_new_generation_embeds_only_its_new_words():
                           first.vectors[first.rows["datei"]])
 
 
+def test_a_word_searched_again_is_neither_encoded_nor_scanned(monkeypatch):
+    enc = SenseEncoder()
+    table = tw.WordTable.build([("datei", 9), ("verzeichnis", 5)], enc.encode)
+    first = table.translations(["file", "directory"], enc.encode)
+    enc.calls.clear()
+    monkeypatch.setattr(tw.np, "argpartition", None)  # a scan would fail here
+    assert table.translations(["directory", "file"], enc.encode) == first[::-1]
+    assert enc.calls == []
+
+
 def test_codes_names_unspaced_runs_and_function_words_are_not_looked_up():
     assert tw.lookup_words("list the directory contents of pg_dump v2 東京 XR-7") == \
         ["list", "directory", "contents"]

@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 # the stages of a search, in the order they are reported (others follow in their own order)
-SEARCH_STAGES = ("tokenize", "encode", "query-cache", "vector", "passages", "fulltext",
+SEARCH_STAGES = ("translate", "tokenize", "encode", "query-cache", "vector", "passages", "fulltext",
                  "fusion", "rows", "snippets")
 
 

@@ -33,8 +33,9 @@ Example:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -50,6 +51,7 @@ MAX_WORDS = 20_000  # the most frequent words of the corpus that can be found so
 MIN_LENGTH = 3  # shorter words are not in the table (articles, particles, abbreviations)
 COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never added
 MEMO_KEY = "word table"
+MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
 
@@ -61,6 +63,9 @@ class WordTable:
     words: tuple[str, ...]
     vectors: np.ndarray
     rows: dict[str, int]
+    memo: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)  # word ->
+    # its neighbours (``_neighbours``), oldest first; written under ``lock`` (searches share it)
+    lock: threading.Lock = field(default_factory=threading.Lock, compare=False, repr=False)
 
     @classmethod
     def build(cls, counts: Sequence[tuple[str, int]], encode: Encode,
@@ -84,7 +89,8 @@ class WordTable:
     def translations(self, query_words: Sequence[str], encode: Encode) -> list[str]:
         """Words of the table near each of ``query_words`` (``TOP`` each at most, cosine at
         least ``MIN_COSINE``), nearest first per word; never a query word itself (accents
-        folded) nor a word twice.
+        folded) nor a word twice. Each word's neighbours are kept (``MEMO_WORDS`` of them):
+        a word searched again costs a dictionary lookup, not an encoding and a scan.
 
         Example:
             >>> table.translations(["directory", "contents"], encoder.encode)  # doctest: +SKIP
@@ -92,19 +98,33 @@ class WordTable:
         """
         if not query_words or not self.words:
             return []
-        missing = [w for w in query_words if w not in self.rows]
-        encoded = dict(zip(missing, encode(missing), strict=True)) if missing else {}
-        queries = np.stack([encoded[w] if w in encoded else self.vectors[self.rows[w]]
-                            for w in query_words])
-        sims = queries @ self.vectors.T  # (query words, table words)
         typed = {fold(w) for w in query_words}
         out: list[str] = []
-        for row in sims:
-            nearest = np.argsort(-row)[:TOP + len(typed)]
-            found = [self.words[i] for i in nearest if row[i] >= MIN_COSINE
-                     and fold(self.words[i]) not in typed]
+        for near in self._neighbours(list(dict.fromkeys(query_words)), encode):
+            found = [w for w in near if fold(w) not in typed]
             out.extend(w for w in found[:TOP] if w not in out)
         return out
+
+    def _neighbours(self, query_words: list[str], encode: Encode) -> list[tuple[str, ...]]:
+        """Each word's nearest table words at ``MIN_COSINE`` or more, ``TOP`` + 1 at most
+        (one more: the word itself may be among them), from the memo or computed."""
+        todo = [w for w in query_words if w not in self.memo]
+        if todo:
+            missing = [w for w in todo if w not in self.rows]
+            encoded = dict(zip(missing, encode(missing), strict=True)) if missing else {}
+            queries = np.stack([encoded[w] if w in encoded else self.vectors[self.rows[w]]
+                                for w in todo])
+            sims = queries @ self.vectors.T  # (words, table words)
+            reach = min(TOP + 1, len(self.words))
+            for word, row in zip(todo, sims, strict=True):
+                best = np.argpartition(-row, reach - 1)[:reach]
+                best = best[np.argsort(-row[best])]
+                near = tuple(self.words[i] for i in best if row[i] >= MIN_COSINE)
+                with self.lock:
+                    if len(self.memo) >= MEMO_WORDS:
+                        self.memo.pop(next(iter(self.memo)))
+                    self.memo[word] = near
+        return [self.memo[w] for w in query_words]
 
 
 def lookup_words(query: str) -> list[str]:
