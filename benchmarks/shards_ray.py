@@ -305,8 +305,8 @@ def write(args, parts: dict) -> Path:
     result = {"cpu": cpu_model(), "cores": os.cpu_count(), "vectors": args.vectors,
               "queries": args.queries, "ray_nodes": args.nodes, "database": "postgresql",
               **parts}
-    out = RESULTS if args.vectors == 200_000 else RESULTS.with_name(
-        f"shards_ray_{args.vectors}.json")
+    out = args.out or (RESULTS if args.vectors == 200_000 else RESULTS.with_name(
+        f"shards_ray_{args.vectors}.json"))
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     return out
@@ -324,6 +324,8 @@ def main() -> None:
     parser.add_argument("--stream", action="store_true",
                         help=f"make and store the vectors by chunks (always above {HOLD_MAX:,})")
     parser.add_argument("--work", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="the result file (default: "
+                        "results/shards_ray.json at 200,000 vectors, else shards_ray_N.json)")
     parser.add_argument("--database", help="a PostgreSQL URL holding the corpus of an earlier "
                         "streamed run of the same --vectors (it is searched, not stored)")
     parser.add_argument("--words", action="store_true", help="shards keep their full text "
