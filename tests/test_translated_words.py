@@ -134,7 +134,9 @@ def test_an_english_query_finds_a_german_page_by_its_words_on_the_multilingual_m
 
     german_corpus(app, "de", "use-multilingual-v3")
     query = "copy into a directory"
-    added = tw.words_query(app, open_corpus(app, "de"), query).split()[len(query.split()):]
+    side = tw.words_side(app, open_corpus(app, "de"), query)
+    added = side.text.split()[len(query.split()):]
+    assert side.in_corpus_language is False  # English words, a German corpus
     assert "verzeichnis" in added, added
     assert lexical_rank(app, "de", query, "cp") == 1
     # the same data searched with the translation off: the German words are not found
@@ -150,5 +152,6 @@ def test_an_english_model_searches_the_words_as_typed(app):
 
     german_corpus(app, "de-mini", "all-MiniLM-L6-v2")
     handle = open_corpus(app, "de-mini")
-    assert tw.words_query(app, handle, "copy into a directory") == "copy into a directory"
+    assert tw.words_side(app, handle, "copy into a directory") == \
+        tw.WordsSide("copy into a directory", None)
     assert app.memo.latest(handle.corpus_id, (tw.MEMO_KEY, handle.model.name)) is None

@@ -39,6 +39,9 @@ from searchapp.store import repo
 
 RRF_K = 10  # reciprocal-rank fusion's constant (60 in Cormack et al. 2009; 10 measured better)
 SEMANTIC_WEIGHT = 3.0  # the semantic list's weight against the lexical one's 1
+# ...for a query written in a multilingual corpus' own language (translated_words.WordsSide):
+# words are as strong as meaning there (benchmarks/fusion_languages.py chose it on man2-8)
+SAME_LANGUAGE_WEIGHT = 1.5
 DIGIT_WEIGHT = 1.0  # the semantic weight for a query with a digit in it
 FUSION_DEPTH = 50  # candidates taken from each list for fusion (at least k)
 MAX_DEPTH = 100  # the deepest a fitted fusion may look (evaluation's ranking depth)
@@ -61,10 +64,14 @@ class Fusion:
     source: str = "default"  # "default" or "fitted"
     # a split document's whole vector against its best passage (searchapp.search.evidence)
     document_weight: float = DOCUMENT_WEIGHT
+    # the semantic weight for a query in the corpus' own language, on a corpus of a
+    # multilingual model (None: ``semantic_weight``; a fitted fusion keeps its own)
+    same_language_weight: float | None = None
 
     def __post_init__(self) -> None:
         if not (self.semantic_weight >= 0 and self.digit_weight >= 0 and self.rrf_k >= 0
-                and self.document_weight >= 0):
+                and self.document_weight >= 0
+                and (self.same_language_weight is None or self.same_language_weight >= 0)):
             raise InvalidParameterError("A fusion's weights and RRF constant must be 0 or more; "
                                         f"got {self.semantic_weight}, {self.digit_weight}, "
                                         f"{self.rrf_k}, {self.document_weight}.")
@@ -72,10 +79,21 @@ class Fusion:
             raise InvalidParameterError(f"A fusion's depth must be from 1 to {MAX_DEPTH}; "
                                         f"got {self.depth}.")
 
-    def weights(self, query: str) -> tuple[float, float]:
-        """(semantic, lexical) weights for ``query``: a digit in it switches to ``digit_weight``."""
-        digit = any(ch.isdigit() for ch in query)
-        return (self.digit_weight if digit else self.semantic_weight), 1.0
+    def weights(self, query: str, in_corpus_language: bool | None = None
+                ) -> tuple[float, float]:
+        """(semantic, lexical) weights for ``query``: a digit in it switches to
+        ``digit_weight``; else, a query known to be in a multilingual corpus' own language
+        (``translated_words.WordsSide``) takes ``same_language_weight`` where there is one.
+
+        Example:
+            >>> DEFAULT.weights("liste den inhalt", True), DEFAULT.weights("list contents")
+            ((1.5, 1.0), (3.0, 1.0))
+        """
+        if any(ch.isdigit() for ch in query):
+            return self.digit_weight, 1.0
+        if in_corpus_language and self.same_language_weight is not None:
+            return self.same_language_weight, 1.0
+        return self.semantic_weight, 1.0
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -84,16 +102,18 @@ class Fusion:
     def from_dict(cls, data: dict) -> Fusion:
         """A fusion from ``as_dict``'s output (unknown keys are ignored; one stored before
         the document weight existed gets today's)."""
+        same = data.get("same_language_weight")
         return cls(float(data["semantic_weight"]), float(data["digit_weight"]),
                    float(data["rrf_k"]), int(data["depth"]), str(data.get("source", "fitted")),
-                   float(data.get("document_weight", DOCUMENT_WEIGHT)))
+                   float(data.get("document_weight", DOCUMENT_WEIGHT)),
+                   None if same is None else float(same))
 
     def describe(self) -> str:
         return (f"{self.source}: semantic weight {self.semantic_weight:g} "
                 f"({self.digit_weight:g} with a digit), RRF k {self.rrf_k:g}, depth {self.depth}")
 
 
-DEFAULT = Fusion()
+DEFAULT = Fusion(same_language_weight=SAME_LANGUAGE_WEIGHT)
 
 
 def fusion_line(fusion: dict, gain: dict | None = None) -> str:

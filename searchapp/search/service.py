@@ -210,12 +210,12 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     # both lists: the full-text query runs on its own thread and connection beside the
     # encoder and the vector search (all release the GIL), so it costs about the slower
     # side; the lexical list alone runs here (a hand-over to a thread costs 0.1-0.2 ms)
-    words = query
+    words = translated_words.WordsSide(query)
     if spec.fuses:  # on a multilingual corpus, its languages' words for the query's too
         with times.stage("translate"):
-            words = translated_words.words_query(app, handle, query)
-    lexical = _LEXICAL.submit(copy_context().run, _lexical, app, handle, words, depth, flt,
-                              times) \
+            words = translated_words.words_side(app, handle, query)
+    lexical = _LEXICAL.submit(copy_context().run, _lexical, app, handle, words.text, depth,
+                              flt, times) \
         if spec.fuses else None
     semantic, vector = [], None
     if spec.semantic:
@@ -225,13 +225,14 @@ def _search(app: App, corpus: str | CorpusHandle, query: str, k: int,
     found = lexical.result() if lexical else \
         _lexical(app, handle, query, depth, flt, times) if spec.lexical else []
     with times.stage("fusion"):
-        ranked = _rank(spec, semantic, found, wanted, query, fusion or DEFAULT)
+        ranked = _rank(spec, semantic, found, wanted, query, fusion or DEFAULT,
+                       words.in_corpus_language)
         if vector is not None:
             _fill_cosines(handle, vector, ranked, weight)
             if min_score is not None:
                 ranked = [c for c in ranked if c.semantic_score is not None
                           and c.semantic_score >= min_score]
-    hits = _hits(app, ranked, fulltext.query_words(words), times, handle)
+    hits = _hits(app, ranked, fulltext.query_words(words.text), times, handle)
     if reranker is not None:  # [rerank hook] the cross-encoder reorders the first candidates
         return reranking.rerank_hits(reranker, query, hits, k, times)
     return hits
@@ -389,15 +390,18 @@ class _Ranked:
 
 
 def _rank(mode: Mode, semantic: list[Candidate], lexical: list[tuple[int, float]], k: int,
-          query: str = "", fusion: Fusion = DEFAULT) -> list[_Ranked]:
-    """The k best of the mode: each candidate of either list once, ordered by the mode."""
+          query: str = "", fusion: Fusion = DEFAULT, in_corpus_language: bool | None = None
+          ) -> list[_Ranked]:
+    """The k best of the mode: each candidate of either list once, ordered by the mode
+    (``in_corpus_language``: the query's words are a multilingual corpus' own; see
+    ``Fusion.weights``)."""
     out: dict[int, _Ranked] = {}
     for rank, c in enumerate(semantic, start=1):
         out[c.doc] = _Ranked(c.doc, c.score, rank, c.score, passage=c.passage)
     for rank, (doc, score) in enumerate(lexical, start=1):
         hit = out.setdefault(doc, _Ranked(doc, score))
         hit.lexical_rank, hit.lexical_score = rank, score
-    weights = fusion.weights(query) if mode.fuses else (1.0, 1.0)
+    weights = fusion.weights(query, in_corpus_language) if mode.fuses else (1.0, 1.0)
     return mode.order(out, semantic, lexical, weights, fusion.rrf_k)[:k]
 
 

@@ -52,6 +52,7 @@ MIN_LENGTH = 3  # shorter words are not in the table (articles, particles, abbre
 COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never added
 MEMO_KEY = "word table"
 MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
+KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
 
@@ -168,19 +169,35 @@ def table_for(app: App, handle: CorpusHandle) -> WordTable:
     return table
 
 
-def words_query(app: App, handle: CorpusHandle, query: str) -> str:
-    """What the words side of a hybrid search looks for: ``query`` and, on a corpus of a
-    multilingual model, its words' translations in the corpus (``WordTable.translations``).
+@dataclass(frozen=True)
+class WordsSide:
+    """What the words side of one hybrid search looks for.
+
+    ``text``: the query and its words' translations in the corpus. ``in_corpus_language``:
+    whether most of the words looked up are the corpus' own words (the query is written in
+    a language of the corpus): True, False, or None where nothing was looked up (an English
+    model, no plain word, or the lookup off)."""
+
+    text: str
+    in_corpus_language: bool | None = None
+
+
+def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
+    """The words side of a hybrid search for ``query``: on a corpus of a multilingual model,
+    its words' translations in the corpus (``WordTable.translations``) added, and whether
+    the query's words are the corpus' own (``KNOWN_SHARE`` of them at least).
 
     Example:
-        >>> words_query(app, handle, "list directory contents")               # doctest: +SKIP
-        'list directory contents auflisten verzeichnis verzeichnisses inhalt'
+        >>> words_side(app, handle, "list directory contents")               # doctest: +SKIP
+        WordsSide(text='list directory contents auflisten verzeichnis inhalt',
+                  in_corpus_language=False)
     """
     if not app.settings.translate_words or not multilingual(app, handle.model.name):
-        return query
+        return WordsSide(query)
     looked_up = lookup_words(query)
     if not looked_up:
-        return query
-    added = table_for(app, handle).translations(
-        looked_up, app.encoder(handle.model.name).encode)
-    return " ".join([query, *added]) if added else query
+        return WordsSide(query)
+    table = table_for(app, handle)
+    added = table.translations(looked_up, app.encoder(handle.model.name).encode)
+    known = sum(w in table.rows for w in looked_up) / len(looked_up)
+    return WordsSide(" ".join([query, *added]) if added else query, known >= KNOWN_SHARE)
