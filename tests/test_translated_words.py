@@ -107,6 +107,7 @@ GERMAN = [
     ("kill", "Sendet ein Signal an einen Prozess, standardmäßig das Signal zum Beenden."),
     ("date", "Gibt die aktuelle Uhrzeit im angegebenen Format aus oder stellt sie ein."),
     ("sort", "Schreibt die sortierte Verkettung aller Eingaben in die Standardausgabe."),
+    ("ls", "ディレクトリの内容を一覧表示します。"),  # a corpus of two languages
 ]
 
 
@@ -163,7 +164,9 @@ def test_a_query_in_the_corpus_language_gets_the_fusion_weight_of_that_language(
     service.search(app, "de", "Signal an einen Prozess senden", k=3)
     service.search(app, "de", "send a signal to a process", k=3)
     service.search(app, "de", "Signal an einen Prozess senden", k=3, mode="semantic")
-    assert told == [True, False, None]
+    service.search(app, "de", "ディレクトリの内容", k=3)  # its character pairs are the corpus'
+    service.search(app, "de", "東京都の天気", k=3)  # ...these are not
+    assert told == [True, False, None, True, False]
 
 
 def test_the_fusion_weighs_meaning_by_the_query_language():

@@ -20,6 +20,12 @@ all-MiniLM-L6-v2 searches exactly as before, and so does lexical mode (the words
 Words of unspaced scripts are not looked up (their index tokens are character pairs, not
 words), nor are words with digits or marks (codes and names are searched as typed).
 
+The same lookup tells whether the query is written in a language of the corpus (most of
+its words are the corpus' words, or for Japanese and Chinese most of its character pairs are
+in the corpus' index): the fusion then weighs words as much as meaning
+(``fusion.SAME_LANGUAGE_WEIGHT``), since within a language BM25 is as strong as this
+encoder; across languages meaning keeps its weight.
+
 The table holds the ``MAX_WORDS`` most frequent words of at least ``MIN_LENGTH`` letters
 (20,000 × 512 float32: 41 MB), made on the corpus' first hybrid search (about 3 s for
 20,000 words on 2 cores) and kept in the App's memo; a new generation re-embeds only its
@@ -39,7 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from searchapp.base.words import fold, has_unspaced
+from searchapp.base.words import fold, has_unspaced, query_tokens
 from searchapp.context import App
 from searchapp.embedding.model_languages import model_languages
 from searchapp.store import fulltext, vocabulary
@@ -53,6 +59,7 @@ COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never 
 MEMO_KEY = "word table"
 MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
+MAX_PAIRS = 16  # character pairs of an unspaced query looked up in the corpus' index, at most
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
 
@@ -185,7 +192,8 @@ class WordsSide:
 def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
     """The words side of a hybrid search for ``query``: on a corpus of a multilingual model,
     its words' translations in the corpus (``WordTable.translations``) added, and whether
-    the query's words are the corpus' own (``KNOWN_SHARE`` of them at least).
+    the query is in the corpus' language: ``KNOWN_SHARE`` at least of its plain words in the
+    table and its character pairs (``character_pairs``) in the corpus' index.
 
     Example:
         >>> words_side(app, handle, "list directory contents")               # doctest: +SKIP
@@ -194,10 +202,30 @@ def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
     """
     if not app.settings.translate_words or not multilingual(app, handle.model.name):
         return WordsSide(query)
-    looked_up = lookup_words(query)
-    if not looked_up:
+    looked_up, pairs = lookup_words(query), character_pairs(query)
+    if not looked_up and not pairs:
         return WordsSide(query)
-    table = table_for(app, handle)
-    added = table.translations(looked_up, app.encoder(handle.model.name).encode)
-    known = sum(w in table.rows for w in looked_up) / len(looked_up)
-    return WordsSide(" ".join([query, *added]) if added else query, known >= KNOWN_SHARE)
+    added, known = [], 0
+    if looked_up:
+        table = table_for(app, handle)
+        added = table.translations(looked_up, app.encoder(handle.model.name).encode)
+        known = sum(w in table.rows for w in looked_up)
+    if pairs:
+        with app.db.reader() as conn:
+            known += sum(fulltext.count_matches(conn, handle.corpus_id, p, 1) > 0 for p in pairs)
+    text = " ".join([query, *added]) if added else query
+    return WordsSide(text, known >= KNOWN_SHARE * (len(looked_up) + len(pairs)))
+
+
+def character_pairs(query: str) -> list[str]:
+    """The character pairs of the query's runs of unspaced scripts, each once, at most
+    ``MAX_PAIRS``: what tells whether a Japanese or Chinese query is in the corpus' language
+    (the corpus' index holds them), as its words do for a spaced script.
+
+    Example:
+        >>> character_pairs("東京都 list 東京")
+        ['東京', '京都']
+    """
+    out = [t for chunk in query.split() for t in query_tokens(chunk)[0]
+           if len(t) == 2 and has_unspaced(t)]
+    return list(dict.fromkeys(out))[:MAX_PAIRS]
