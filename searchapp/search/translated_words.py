@@ -20,11 +20,11 @@ all-MiniLM-L6-v2 searches exactly as before, and so does lexical mode (the words
 Words of unspaced scripts are not looked up (their index tokens are character pairs, not
 words), nor are words with digits or marks (codes and names are searched as typed).
 
-The same lookup tells whether the query is written in a language of the corpus (most of
-its words are the corpus' words, or for Japanese and Chinese most of its character pairs are
-in the corpus' index): the fusion then weighs words as much as meaning
-(``fusion.SAME_LANGUAGE_WEIGHT``), since within a language BM25 is as strong as this
-encoder; across languages meaning keeps its weight.
+The same lookup tells whether the query is written in a language of the corpus: in a
+script a tenth of the corpus' documents at least are in, and most of its words the
+corpus' words (for Japanese and Chinese, most of its character pairs in the corpus'
+index). The fusion then weighs words more (``fusion.SAME_LANGUAGE_WEIGHT``), since within
+a language BM25 is as strong as this encoder; across languages meaning keeps its weight.
 
 The table holds the ``MAX_WORDS`` most frequent words of at least ``MIN_LENGTH`` letters
 (20,000 × 512 float32: 41 MB), made on the corpus' first hybrid search (about 3 s for
@@ -45,10 +45,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from searchapp.base.language import UNDETERMINED
+from searchapp.base.scripts import script_of_language, script_of_text
 from searchapp.base.words import fold, has_unspaced, query_tokens
 from searchapp.context import App
 from searchapp.embedding.model_languages import model_languages
-from searchapp.store import fulltext, vocabulary
+from searchapp.store import fulltext, repo, vocabulary
 from searchapp.vectors.handle import CorpusHandle
 
 TOP = 3  # vocabulary words searched per query word, at most
@@ -60,6 +62,8 @@ MEMO_KEY = "word table"
 MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
 MAX_PAIRS = 16  # character pairs of an unspaced query looked up in the corpus' index, at most
+LANGUAGES_READ = 50  # the corpus' most frequent document languages read for its scripts
+SCRIPT_SHARE = 0.1  # a script of this share of the corpus' documents is one of its scripts
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
 
@@ -210,11 +214,40 @@ def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
         table = table_for(app, handle)
         added = table.translations(looked_up, app.encoder(handle.model.name).encode)
         known = sum(w in table.rows for w in looked_up)
+    text = " ".join([query, *added]) if added else query
+    scripts = corpus_scripts(app, handle)
+    if scripts is not None and script_of_text(query) not in scripts:
+        return WordsSide(text, False)  # Latin words in a Japanese corpus are code, leftovers
     if pairs:
         with app.db.reader() as conn:
             known += sum(fulltext.count_matches(conn, handle.corpus_id, p, 1) > 0 for p in pairs)
-    text = " ".join([query, *added]) if added else query
     return WordsSide(text, known >= KNOWN_SHARE * (len(looked_up) + len(pairs)))
+
+
+def corpus_scripts(app: App, handle: CorpusHandle) -> frozenset[str] | None:
+    """The scripts at least ``SCRIPT_SHARE`` of the corpus' documents are written in, by
+    their detected ``lang`` (None when no language is told for half of them: then the words
+    alone decide). Kept in the App's memo per generation.
+
+    Example:
+        >>> corpus_scripts(app, handle)                                     # doctest: +SKIP
+        frozenset({'CJK'})
+    """
+    def count() -> tuple[frozenset[str] | None]:
+        with app.db.session() as s:
+            counts = repo.top_values(s, handle.corpus_id, "lang", LANGUAGES_READ)
+        by_script: dict[str, int] = {}
+        for code, n in counts:
+            if code != UNDETERMINED:
+                script = script_of_language(code)
+                by_script[script] = by_script.get(script, 0) + n
+        documents = max(handle.documents, 1)
+        if sum(by_script.values()) * 2 < documents:
+            return (None,)
+        return (frozenset(k for k, n in by_script.items() if n >= SCRIPT_SHARE * documents),)
+
+    return app.memo.get_or_make(handle.corpus_id, handle.generation, ("corpus scripts",),
+                                count)[0]
 
 
 def character_pairs(query: str) -> list[str]:
