@@ -65,6 +65,8 @@ def test_the_table_keeps_the_frequent_words_and_no_function_words(monkeypatch):
     table = tw.WordTable.build(counts, SenseEncoder().encode, documents=50)
     # "und" is in half the documents (a function word), "ab" is too short
     assert table.words == ("datei", "verzeichnis")
+    few = tw.WordTable.build(counts, SenseEncoder().encode, documents=tw.COMMON_MIN_DOCUMENTS - 1)
+    assert "und" in few.words  # too few documents to tell a function word
 
 
 def test_a_new_generation_embeds_only_its_new_words():

@@ -57,7 +57,8 @@ TOP = 3  # vocabulary words searched per query word, at most
 MIN_COSINE = 0.6  # ...each at least this near (languages.py: a flat optimum from 0.5 to 0.7)
 MAX_WORDS = 20_000  # the most frequent words of the corpus that can be found so
 MIN_LENGTH = 3  # shorter words are not in the table (articles, particles, abbreviations)
-COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never added
+COMMON_SHARE = 0.2  # a word in more of the documents is a function word: never added...
+COMMON_MIN_DOCUMENTS = 20  # ...in a corpus of this many documents at least (fewer: no telling)
 MEMO_KEY = "word table"
 MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
@@ -83,9 +84,10 @@ class WordTable:
     def build(cls, counts: Sequence[tuple[str, int]], encode: Encode,
               previous: WordTable | None = None, documents: int = 0) -> WordTable:
         """The table of ``counts`` (word, documents holding it): its ``MAX_WORDS`` most
-        frequent words, function words (in more than ``COMMON_SHARE`` of ``documents``)
-        left out; vectors of words ``previous`` holds are taken from it, the rest encoded."""
-        common = COMMON_SHARE * documents if documents else float("inf")
+        frequent words, function words (in more than ``COMMON_SHARE`` of ``documents``, from
+        ``COMMON_MIN_DOCUMENTS``) left out; vectors of words ``previous`` holds are taken
+        from it, the rest encoded."""
+        common = COMMON_SHARE * documents if documents >= COMMON_MIN_DOCUMENTS else float("inf")
         kept = sorted(((w, n) for w, n in counts if len(w) >= MIN_LENGTH and n <= common),
                       key=lambda wn: (-wn[1], wn[0]))[:MAX_WORDS]
         words = tuple(w for w, _ in kept)
