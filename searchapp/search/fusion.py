@@ -41,7 +41,7 @@ RRF_K = 10  # reciprocal-rank fusion's constant (60 in Cormack et al. 2009; 10 m
 SEMANTIC_WEIGHT = 3.0  # the semantic list's weight against the lexical one's 1
 # ...for a query written in a multilingual corpus' own language (translated_words.WordsSide):
 # words are as strong as meaning there (benchmarks/fusion_languages.py chose it on man2-8)
-SAME_LANGUAGE_WEIGHT = 1.5
+SAME_LANGUAGE_WEIGHT = 1.0
 DIGIT_WEIGHT = 1.0  # the semantic weight for a query with a digit in it
 FUSION_DEPTH = 50  # candidates taken from each list for fusion (at least k)
 MAX_DEPTH = 100  # the deepest a fitted fusion may look (evaluation's ranking depth)
@@ -87,7 +87,7 @@ class Fusion:
 
         Example:
             >>> DEFAULT.weights("liste den inhalt", True), DEFAULT.weights("list contents")
-            ((1.5, 1.0), (3.0, 1.0))
+            ((1.0, 1.0), (3.0, 1.0))
         """
         if any(ch.isdigit() for ch in query):
             return self.digit_weight, 1.0
