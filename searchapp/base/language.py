@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 UNDETERMINED = "und"
 SAMPLE_CHARS = 2_000  # read of one text: its start, middle and end when longer
@@ -131,6 +131,26 @@ def detect(text: str) -> tuple[str, float]:
     if confidence < MIN_CONFIDENCE:
         return UNDETERMINED, confidence
     return code, confidence
+
+
+def likeliest(text: str, among: Collection[str]) -> str | None:
+    """The language of ``among`` (ISO 639-1 codes) the model finds likeliest for ``text``;
+    None when ``text`` has no letter or no code of ``among`` is one the model tells.
+
+    Unlike ``detect``, it answers for a few words: told among a corpus' languages and its
+    model's, "list directory contents" is English and "copier des fichiers" French, where
+    ``detect`` says "und" for want of letters.
+
+    Example:
+        >>> likeliest("list directory contents", ["de", "en", "fr"])
+        'en'
+        >>> likeliest("Verzeichnisinhalte auflisten", ["de", "en"])
+        'de'
+    """
+    known = {c for c in among if c in LANGUAGES}
+    if not known or not _LETTER.search(text):
+        return None
+    return next((code for code, _ in _model().rank(text) if code in known), None)
 
 
 def document_languages(text: str, layout: Sequence[Sequence] | None) -> dict[str, str]:

@@ -20,11 +20,14 @@ all-MiniLM-L6-v2 searches exactly as before, and so does lexical mode (the words
 Words of unspaced scripts are not looked up (their index tokens are character pairs, not
 words), nor are words with digits or marks (codes and names are searched as typed).
 
-The same lookup tells whether the query is written in a language of the corpus: in a
-script a tenth of the corpus' documents at least are in, and most of its words the
-corpus' words (for Japanese and Chinese, most of its character pairs in the corpus'
-index). The fusion then weighs words more (``fusion.SAME_LANGUAGE_WEIGHT``), since within
-a language BM25 is as strong as this encoder; across languages meaning keeps its weight.
+The search also tells whether the query is written in a language of the corpus (one a
+tenth of its documents at least are in, by their detected ``lang``): written in that
+language's script and, for a spaced script, told to be in it among the corpus' and the
+model's languages (``language.likeliest``). Where the corpus' languages are not known,
+most of the query's words in the table (for Japanese and Chinese, most of its character
+pairs in the corpus' index) decide. The fusion then weighs words more
+(``fusion.SAME_LANGUAGE_WEIGHT``), since within a language BM25 is as strong as this
+encoder; across languages meaning keeps its weight.
 
 The table holds the ``MAX_WORDS`` most frequent words of at least ``MIN_LENGTH`` letters
 (20,000 × 512 float32: 41 MB), made on the corpus' first hybrid search (about 3 s for
@@ -45,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from searchapp.base.language import UNDETERMINED
+from searchapp.base.language import UNDETERMINED, likeliest
 from searchapp.base.scripts import script_of_language, script_of_text
 from searchapp.base.words import fold, has_unspaced, query_tokens
 from searchapp.context import App
@@ -64,7 +67,7 @@ MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
 MAX_PAIRS = 16  # character pairs of an unspaced query looked up in the corpus' index, at most
 LANGUAGES_READ = 50  # the corpus' most frequent document languages read for its scripts
-SCRIPT_SHARE = 0.1  # a script of this share of the corpus' documents is one of its scripts
+SCRIPT_SHARE = 0.1  # a language of this share of the corpus' documents is one of its languages
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
 
@@ -198,8 +201,10 @@ class WordsSide:
 def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
     """The words side of a hybrid search for ``query``: on a corpus of a multilingual model,
     its words' translations in the corpus (``WordTable.translations``) added, and whether
-    the query is in the corpus' language: ``KNOWN_SHARE`` at least of its plain words in the
-    table and its character pairs (``character_pairs``) in the corpus' index.
+    the query is in the corpus' language: in the script of one of its major languages (of
+    ``SCRIPT_SHARE`` of its documents) and told to be in one of them; for Japanese and
+    Chinese, or where the corpus' languages are not known, ``KNOWN_SHARE`` at least of its
+    plain words in the table and its character pairs (``character_pairs``) in its index.
 
     Example:
         >>> words_side(app, handle, "list directory contents")               # doctest: +SKIP
@@ -217,38 +222,53 @@ def words_side(app: App, handle: CorpusHandle, query: str) -> WordsSide:
         added = table.translations(looked_up, app.encoder(handle.model.name).encode)
         known = sum(w in table.rows for w in looked_up)
     text = " ".join([query, *added]) if added else query
-    scripts = corpus_scripts(app, handle)
-    if scripts is not None and script_of_text(query) not in scripts:
-        return WordsSide(text, False)  # Latin words in a Japanese corpus are code, leftovers
-    if pairs:
+    languages = corpus_languages(app, handle)
+    if languages is not None and not _in_script(query, languages):
+        return WordsSide(text, False)  # Latin words in Japanese pages: code, leftovers
+    if languages is not None and not pairs:
+        return WordsSide(text, _told_in(app, handle, query, languages))
+    if pairs:  # Japanese, Chinese: the corpus' index holds most of its character pairs
         with app.db.reader() as conn:
             known += sum(fulltext.count_matches(conn, handle.corpus_id, p, 1) > 0 for p in pairs)
     return WordsSide(text, known >= KNOWN_SHARE * (len(looked_up) + len(pairs)))
 
 
-def corpus_scripts(app: App, handle: CorpusHandle) -> frozenset[str] | None:
-    """The scripts at least ``SCRIPT_SHARE`` of the corpus' documents are written in, by
-    their detected ``lang`` (None when no language is told for half of them: then the words
-    alone decide). Kept in the App's memo per generation.
+def _major(languages: dict[str, float]) -> set[str]:
+    """The corpus' languages of ``SCRIPT_SHARE`` of its documents at least."""
+    return {code for code, share in languages.items() if share >= SCRIPT_SHARE}
+
+
+def _in_script(query: str, languages: dict[str, float]) -> bool:
+    """Whether ``query`` is written in the script of one of the corpus' major languages."""
+    return script_of_text(query) in {script_of_language(code) for code in _major(languages)}
+
+
+def _told_in(app: App, handle: CorpusHandle, query: str, languages: dict[str, float]) -> bool:
+    """Whether a query of a spaced script is told (``language.likeliest``, among the corpus'
+    languages and its model's) to be in one of the corpus' major languages: English words
+    left in German pages do not make an English query German."""
+    among = set(languages) | set(model_languages(handle.model.name, app.settings))
+    told = likeliest(query, among)
+    return told is None or told in _major(languages)
+
+
+def corpus_languages(app: App, handle: CorpusHandle) -> dict[str, float] | None:
+    """The corpus' document languages (their detected ``lang``) and the share of its
+    documents in each; None when no language is told for half of them (then the query's
+    words alone decide). Kept in the App's memo per generation.
 
     Example:
-        >>> corpus_scripts(app, handle)                                     # doctest: +SKIP
-        frozenset({'CJK'})
+        >>> corpus_languages(app, handle)                                   # doctest: +SKIP
+        {'de': 0.95, 'en': 0.03}
     """
-    def count() -> tuple[frozenset[str] | None]:
+    def count() -> tuple[dict[str, float] | None]:
         with app.db.session() as s:
             counts = repo.top_values(s, handle.corpus_id, "lang", LANGUAGES_READ)
-        by_script: dict[str, int] = {}
-        for code, n in counts:
-            if code != UNDETERMINED:
-                script = script_of_language(code)
-                by_script[script] = by_script.get(script, 0) + n
         documents = max(handle.documents, 1)
-        if sum(by_script.values()) * 2 < documents:
-            return (None,)
-        return (frozenset(k for k, n in by_script.items() if n >= SCRIPT_SHARE * documents),)
+        told = {code: n / documents for code, n in counts if code != UNDETERMINED}
+        return (told if sum(told.values()) >= 0.5 else None,)
 
-    return app.memo.get_or_make(handle.corpus_id, handle.generation, ("corpus scripts",),
+    return app.memo.get_or_make(handle.corpus_id, handle.generation, ("corpus languages",),
                                 count)[0]
 
 
