@@ -210,6 +210,25 @@ def test_the_script_of_a_text_is_that_of_most_of_its_letters(text, script):
     assert script_of_text(text) == script
 
 
+@pytest.mark.parametrize(("query", "language"), [
+    ("list directory contents", "en"), ("Verzeichnisinhalte auflisten", "de"),
+    ("copier des fichiers", "fr"), ("copia archivos y directorios", "es"),
+    ("print the current date", "en"), ("Datum und Uhrzeit ausgeben", "de"),
+])
+def test_a_few_words_are_told_their_language_among_a_corpus_languages(query, language):
+    from searchapp.base.language import likeliest
+
+    assert likeliest(query, {"de", "en", "es", "fr", "ja"}) == language
+
+
+@given(st.text(max_size=30), st.sets(st.sampled_from(["de", "en", "ja", "xx", "tlh"])))
+def test_the_language_told_is_one_asked_about(text, among):
+    from searchapp.base.language import likeliest
+
+    told = likeliest(text, among)
+    assert told is None or told in among
+
+
 def test_the_fusion_weighs_meaning_by_the_query_language():
     from searchapp.search.fusion import DEFAULT, SAME_LANGUAGE_WEIGHT, SEMANTIC_WEIGHT, Fusion
 
