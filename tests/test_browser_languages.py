@@ -17,6 +17,7 @@ from urllib.parse import quote_plus
 
 import pandas as pd
 import pytest
+from playwright.sync_api import expect
 
 from searchapp.intake.ingest import read_table
 from searchapp.intake.table_upload import upload
@@ -102,7 +103,8 @@ def test_a_german_query_finds_the_english_and_the_japanese_page(served, request)
         japanese = paragraph_of(page, "pg_dump で作成され")
         assert "毎晩 pg_dump で作成され、別のディスクに保存されます。" in japanese.inner_text()
         assert japanese.locator("strong", has_text="pg_dump").count() == 1, "the word in bold"
-        assert japanese.evaluate("p => getComputedStyle(p).unicodeBidi") == "plaintext"
+        # the page's style arrives with the page's first elements: wait for it (not a sleep)
+        expect(japanese).to_have_css("unicode-bidi", "plaintext")
         page.screenshot(path=str(ARTIFACTS / "browser-languages-search.png"), full_page=True)
 
 
@@ -113,7 +115,7 @@ def test_each_hit_runs_in_its_own_direction(served, request):
         hit_rows(page)
         arabic = paragraph_of(page, ARABIC_TITLE)
         english = paragraph_of(page, "Backing up the database")
-        assert arabic.evaluate("p => getComputedStyle(p).unicodeBidi") == "plaintext"
+        expect(arabic).to_have_css("unicode-bidi", "plaintext")  # the page's style, applied
         left, right = arabic.evaluate(GAPS)
         assert right < 2 and left > 20, (left, right)  # right to left: from the right edge
         left, right = english.evaluate(GAPS)
