@@ -9,11 +9,13 @@ themselves and play the worker where a job must move. Needs /usr/bin/chromium.
 
 from __future__ import annotations
 
+import contextlib
 import time
 from urllib.parse import parse_qs, urlsplit
 
 import numpy as np
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from searchapp.clusters import ClusterParams, compute_and_store
 from searchapp.intake.ingest import read_table
@@ -256,7 +258,12 @@ def test_nine_news_items_of_three_lines_fit_a_1400x1000_viewport(served, page):
         return Math.round(p.getBoundingClientRect().height
                           / parseFloat(getComputedStyle(p).lineHeight)); }""")
     assert lines == 3, f"hit 1 has {lines} lines of text, not a headline and two more"
-    page.evaluate("document.querySelector('.st-key-hit-1').scrollIntoView({block: 'start'})")
+    # the list's style may reach the hits a moment after they are drawn (a loaded machine):
+    # wait for the condition (not a sleep); a list that never fits 9 fails at WAIT
+    fits = f"""() => {{ document.querySelector('.st-key-hit-1').scrollIntoView({{block: 'start'}});
+        return ({COUNT_VISIBLE})() >= 9; }}"""
+    with contextlib.suppress(PlaywrightTimeout):  # the assertion below says how many fit
+        page.wait_for_function(fits, timeout=WAIT)
     shown = page.evaluate(COUNT_VISIBLE)
     assert shown >= 9, f"{shown} hits fit in the viewport"
 
