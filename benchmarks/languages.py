@@ -67,8 +67,10 @@ K = 10
 BUNDLED = "all-MiniLM-L6-v2"
 MULTILINGUAL = "use-multilingual-v3"
 AS_TYPED = f"{MULTILINGUAL} hybrid, words as typed"  # SEARCHAPP_TRANSLATE_WORDS=0
-SYSTEMS = ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid",
-           f"{MULTILINGUAL} semantic", AS_TYPED, f"{MULTILINGUAL} hybrid")
+BM25_AS_WRITTEN = "bm25, no query stems"  # SEARCHAPP_SEARCH_STEMS=0
+AS_WRITTEN = f"{MULTILINGUAL} hybrid, no query stems"  # SEARCHAPP_SEARCH_STEMS=0
+SYSTEMS = (BM25_AS_WRITTEN, "bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid",
+           f"{MULTILINGUAL} semantic", AS_TYPED, AS_WRITTEN, f"{MULTILINGUAL} hybrid")
 ESCAPES = re.compile(r"\\f(\[[^]]*\]|\(..|.)|\\\(..|\\\[[^]]*\]|\\[&e|^~0c/,]|\\s[-+]?\d"
                      r"|\\\*(\(..|\[[^]]*\]|.)|\\[nk](\(..|\[[^]]*\]|.)")
 TEXT_MACROS = {"B", "I", "BR", "BI", "IR", "RB", "IB", "RI", "SM", "SB", "TP", "IP", "Nm",
@@ -205,9 +207,11 @@ def build(app, pages: dict[str, dict[str, Page]], runs: list[dict]) -> dict:
     return {"corpora": len(done), "seconds": round(time.perf_counter() - started, 1)}
 
 
-def measure(app, as_typed, runs: list[dict]) -> list[dict]:
+def measure(app, as_typed, as_written, runs: list[dict]) -> list[dict]:
     """MRR@10 with its interval for every direction and system; ``as_typed``: the same data
-    opened with the query words' translations off (``search.translated_words``)."""
+    opened with the query words' translations off (``search.translated_words``);
+    ``as_written``: opened with the query's stems off (``search.corpus_languages``: the
+    index still holds its documents' stems)."""
     from searchapp.evaluation.bootstrap import mean_interval, paired_mean_difference
 
     rows = []
@@ -218,6 +222,8 @@ def measure(app, as_typed, runs: list[dict]) -> list[dict]:
             (f"{model} {mode}", app, model, mode)
             for model in (BUNDLED, MULTILINGUAL) for mode in ("semantic", "hybrid")]
         plan.insert(-1, (AS_TYPED, as_typed, MULTILINGUAL, "hybrid"))
+        plan.insert(-1, (AS_WRITTEN, as_written, MULTILINGUAL, "hybrid"))
+        plan.insert(0, (BM25_AS_WRITTEN, as_written, BUNDLED, "lexical"))
         ranks = {}
         for system, opened, model, mode in plan:
             corpus = corpus_name(model, run["docs"], run["set"])
@@ -226,7 +232,10 @@ def measure(app, as_typed, runs: list[dict]) -> list[dict]:
         row["differences"] = {
             f"{CANDIDATE} - {other}": paired_mean_difference(
                 ranks[other], ranks[CANDIDATE]).scaled(1.0, 3)
-            for other in ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid", AS_TYPED)}
+            for other in ("bm25", f"{BUNDLED} semantic", f"{BUNDLED} hybrid", AS_TYPED,
+                          AS_WRITTEN)}
+        row["differences"][f"bm25 - {BM25_AS_WRITTEN}"] = paired_mean_difference(
+            ranks[BM25_AS_WRITTEN], ranks["bm25"]).scaled(1.0, 3)
         row["seconds"] = round(time.perf_counter() - started, 1)
         print(line(row), flush=True)
         rows.append(row)
@@ -278,9 +287,10 @@ def main() -> None:
         print(f"built {built['corpora']} corpora in {built['seconds']} s", flush=True)
         print(header(), flush=True)
         as_typed = App(Settings.from_env({**env, "SEARCHAPP_TRANSLATE_WORDS": "0"}))
-        rows = measure(app, as_typed, runs)
-        app.db.dispose()
-        as_typed.db.dispose()
+        as_written = App(Settings.from_env({**env, "SEARCHAPP_SEARCH_STEMS": "0"}))
+        rows = measure(app, as_typed, as_written, runs)
+        for opened in (app, as_typed, as_written):
+            opened.db.dispose()
     print(f"\nPaired differences (MRR@10, 95% interval, verdict):\n{differences(rows)}")
     result = {
         "collection": "Debian manual pages, man1: en /usr/share/man/man1; de, fr, es, ja from "

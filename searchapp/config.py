@@ -93,6 +93,7 @@ class Settings:
     shard_words_dir: Path | None = None  # where shard servers keep their full text (None:
     # each node's temporary folder)
     translate_words: bool = True  # hybrid search: query words in a multilingual corpus' languages
+    search_stems: bool = True  # full text: query words also as stems in the corpus' languages
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -126,7 +127,8 @@ class Settings:
                    ray_address=ray_address(env), busy_timeout=busy_timeout(env),
                    passage_tokens=passage_tokens(env),
                    answer_sentences=answer_sentences(env), search_engine=search_engine(env),
-                   shard_words_dir=shard_words_dir(env), translate_words=translate_words(env))
+                   shard_words_dir=shard_words_dir(env), translate_words=translate_words(env),
+                   search_stems=search_stems(env))
 
     @property
     def password_required(self) -> bool:
@@ -317,6 +319,19 @@ def answer_sentences(env: Mapping[str, str] | None = None) -> bool:
     """
     return _switch(env, "SEARCHAPP_ANSWER_SENTENCES", True,
                    "keep sentences for answers, the default")
+
+
+def search_stems(env: Mapping[str, str] | None = None) -> bool:
+    """SEARCHAPP_SEARCH_STEMS: whether full-text search also looks for the query's words as
+    their stems in each of the corpus' languages, where the index keeps its documents'
+    stems (``search.corpus_languages``; default on, ``0``: the words as written only).
+
+    Example:
+        >>> search_stems({"SEARCHAPP_SEARCH_STEMS": "0"}), search_stems({})
+        (False, True)
+    """
+    return _switch(env, "SEARCHAPP_SEARCH_STEMS", True,
+                   "search the stems of the query's words in the corpus' languages, the default")
 
 
 def translate_words(env: Mapping[str, str] | None = None) -> bool:

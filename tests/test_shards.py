@@ -189,7 +189,8 @@ def test_the_shards_full_text_ranks_as_the_single_index_and_follows_changes(app,
                        [(h.id, round(h.score, 6)) for h in one], query
                 filtered = f"{query} -beach"  # a filter: the database checks the shards' top
                 asked, ask = [], client.lexical
-                client.lexical = lambda q, n, ask=ask, asked=asked: asked.append(n) or ask(q, n)
+                client.lexical = lambda q, n, *more, ask=ask, asked=asked: \
+                    asked.append(n) or ask(q, n, *more)
                 assert [h.id for h in search(app, handle, filtered, k=10, mode="lexical")] \
                     == [h.id for h in search(app, corpus, filtered, k=10, mode="lexical")]
                 assert asked == [40]  # 4 x 10 asked of the shards, those passing kept

@@ -239,7 +239,7 @@ def test_the_upgrade_makes_old_japanese_documents_findable(tmp_path):
     corpus_id = as_version_12(url)
     db = Database(url)
     with db.reader() as conn:
-        assert current_version(conn) == SCHEMA_VERSION == 13
+        assert current_version(conn) == SCHEMA_VERSION >= 13
         ids = {i for i, _ in fulltext.lexical_search(conn, corpus_id, "東京", 10)}
         names = {r[0] for r in conn.execute(text(
             "SELECT external_id FROM documents WHERE id IN (SELECT value FROM json_each(:i))"),

@@ -25,6 +25,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
+from searchapp.search.corpus_languages import stem_languages
 from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.filters import Condition, check_columns, parse_condition
 from searchapp.search.query_filters import understand
@@ -65,9 +66,10 @@ def word_matches(app: App, corpus: str | CorpusHandle, query: str,
     dialect = app.db.engine.dialect.name
     plan = understand(query, handle.meta_columns, handle.corpus_id, dialect)
     flt = combined_filter(conditions + plan.conditions, plan.text_conditions, dialect)
+    stemmed = stem_languages(app, handle)
     with app.db.reader() as conn:
         return fulltext.count_matches(conn, handle.corpus_id, plan.parsed.text, cap,
-                                      flt or ("1=1", {}))
+                                      flt or ("1=1", {}), stem_languages=stemmed)
 
 
 def more_like(app: App, corpus: str | CorpusHandle, external_id: str, k: int = 10,

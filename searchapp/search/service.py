@@ -48,6 +48,7 @@ from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
 from searchapp.search import translated_words
+from searchapp.search.corpus_languages import stem_languages
 from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
@@ -286,9 +287,11 @@ def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
             found = _shards_lexical(app, handle, query, n, flt)
         if found is not None:
             return found
+    with times.stage("fulltext"):
+        stemmed = stem_languages(app, handle)  # the corpus' languages' stems of its words too
     with times.stage("fulltext"), app.db.reader() as conn:
         return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
-                                       documents=handle.documents)
+                                       documents=handle.documents, stem_languages=stemmed)
 
 
 def _shards_lexical(app: App, handle: CorpusHandle, query: str, n: int,
@@ -299,9 +302,9 @@ def _shards_lexical(app: App, handle: CorpusHandle, query: str, n: int,
     A filter is evaluated in the database on the shards' candidates, as the app's
     SQLite index does with its own (``fulltext._sqlite_top``)."""
     if flt is None:
-        return handle.shards.lexical(query, n)
+        return handle.shards.lexical(query, n, stem_languages(app, handle))
     wide = fulltext.TOP_WIDTH * n
-    top = handle.shards.lexical(query, wide)
+    top = handle.shards.lexical(query, wide, stem_languages(app, handle))
     if top is None:
         return None
     with app.db.reader() as conn:
@@ -459,6 +462,12 @@ def _spans(conn, handle: CorpusHandle | None, docs: list[int]) -> dict[int, np.n
         docs, lambda missing: repo.passage_spans(conn, missing, handle.model.id))
 
 
+def _language(meta: dict | None) -> str | None:
+    """A document's detected (or given) language code, for its snippet's stems."""
+    lang = (meta or {}).get("lang")
+    return lang if isinstance(lang, str) else None
+
+
 def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
                words: list[str], corpus: str | None) -> list[SearchHit]:
     hits = []
@@ -469,7 +478,7 @@ def _make_hits(ranked: list[_Ranked], docs: dict, spans: dict, layouts: dict,
         span = None
         if r.passage is not None and r.doc in spans and r.passage < len(spans[r.doc]):
             span = tuple(int(x) for x in spans[r.doc][r.passage])
-        snippet = make_snippet(doc.text, words, span)
+        snippet = make_snippet(doc.text, words, span, language=_language(doc.meta))
         at, layout = span[0] if span else snippet.at, layouts.get(r.doc)
         source = hit_source(doc.meta, layout, at)
         view = view_link(corpus, doc.external_id, layout, at, span or snippet.region) \

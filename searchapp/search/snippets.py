@@ -32,10 +32,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from searchapp.base import stems
+from searchapp.base.stems import STEMMERS
 from searchapp.base.text_width import chars_for, chars_within
 from searchapp.base.words import has_unspaced
 
 WIDTH = 300
+STEMMED_CHARS = 20_000  # of a text, read for words of a query word's stem in its language
 OPEN, CLOSE = "«", "»"
 _WORD = re.compile(r"\w+", re.UNICODE)
 _WORD_CHAR = re.compile(r"\w", re.UNICODE)
@@ -79,8 +82,13 @@ class Snippet:
         return {"text": self.text, "highlights": [list(h) for h in self.highlights]}
 
 
-def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
+def word_spans(text: str, words: Sequence[str], language: str | None = None
+               ) -> list[tuple[int, int]]:
     """Spans of the words of ``text`` that match one of ``words`` (after stemming).
+
+    ``language``: the text's language; where it has a Snowball stemmer (``base/stems``),
+    a word with the stem of a query word in that language is marked too, as the index
+    found it (``Datei`` for ``Dateien``; ``language_spans``).
 
     A long page is not stemmed word by word. A word stems to a wanted stem only if it
     is that stem plus one of a few endings, so each stem's words are listed once per
@@ -92,7 +100,11 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     Example:
         >>> word_spans("Updates were updated; an update.", ["update"])
         [(0, 7), (13, 20), (25, 31)]
+        >>> word_spans("Die Datei und die Dateien", ["dateien"], "de")
+        [(4, 9), (18, 25)]
     """
+    if language in STEMMERS:
+        return _merged(word_spans(text, words) + language_spans(text, words, language))
     runs = [w for w in words if w and has_unspaced(w)]
     if runs:  # found anywhere inside a longer run, merged with the spaced words' spans
         rest = word_spans(text, [w for w in words if w and not has_unspaced(w)])
@@ -110,6 +122,24 @@ def word_spans(text: str, words: Sequence[str]) -> list[tuple[int, int]]:
     for pattern in filter(None, map(_stem_pattern, wanted)):
         found += [m.span() for m in pattern.finditer(low) if _starts_word(low, m.start())]
     return sorted(found)  # a word has one stem: no span is found twice
+
+
+def language_spans(text: str, words: Sequence[str], language: str,
+                   limit: int = STEMMED_CHARS) -> list[tuple[int, int]]:
+    """Spans of the words of ``text`` (its first ``limit`` characters: a passage is far
+    shorter) whose Snowball stem in ``language`` is that of one of ``words``.
+
+    Example:
+        >>> language_spans("Los archivos y el archivo", ["archivo"], "es")
+        [(4, 12), (18, 25)]
+    """
+    stemmer = stems.stemmer(language)
+    wanted = set(stemmer.stemWords([w.lower() for w in words if w and not has_unspaced(w)]))
+    if not wanted:
+        return []
+    found = list(_WORD.finditer(text[:limit]))
+    got = stemmer.stemWords([m.group().lower() for m in found])
+    return [m.span() for m, s in zip(found, got, strict=True) if s in wanted]
 
 
 def _run_spans(text: str, runs: Sequence[str]) -> list[tuple[int, int]]:
@@ -256,12 +286,13 @@ def _endings(word_stem: str) -> str | None:
 
 
 def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None = None,
-                 width: int = WIDTH) -> Snippet:
-    """The snippet of ``text`` (or of its ``span``, a matched passage) for the query ``words``."""
+                 width: int = WIDTH, language: str | None = None) -> Snippet:
+    """The snippet of ``text`` (or of its ``span``, a matched passage) for the query ``words``;
+    ``language``: the text's, whose stems mark words too (``word_spans``)."""
     start, end = span if span is not None else (0, len(text))
     start, end = max(0, int(start)), min(len(text), int(end))
     if chars_within(text[start:start + width + 1], width) < end - start:
-        marks = word_spans(text[start:end], words)
+        marks = word_spans(text[start:end], words, language)
         chars = chars_for(text[start:end], width)  # about: to place the window
         centre = _densest(marks, chars) if marks else 0
         lo = start + max(0, min(centre - chars // 3, end - start - chars))
@@ -273,7 +304,7 @@ def make_snippet(text: str, words: Sequence[str], span: tuple[int, int] | None =
     region = text[start:end]
     body = region.strip()
     at = start + len(region) - len(region.lstrip())  # the body's offset in ``text``
-    marks = word_spans(body, words)
+    marks = word_spans(body, words, language)
     prefix = "…" if cut_left else ""
     spans = [(a + len(prefix), b + len(prefix)) for a, b in marks]
     return Snippet(prefix + body + ("…" if cut_right else ""), spans,

@@ -48,12 +48,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from searchapp.base.language import UNDETERMINED, likeliest
+from searchapp.base.language import likeliest
 from searchapp.base.scripts import script_of_language, script_of_text
 from searchapp.base.words import fold, has_unspaced, query_tokens
 from searchapp.context import App
 from searchapp.embedding.model_languages import model_languages
-from searchapp.store import fulltext, repo, vocabulary
+from searchapp.search.corpus_languages import corpus_languages
+from searchapp.store import fulltext, vocabulary
 from searchapp.vectors.handle import CorpusHandle
 
 TOP = 3  # vocabulary words searched per query word, at most
@@ -66,7 +67,6 @@ MEMO_KEY = "word table"
 MEMO_WORDS = 10_000  # query words whose neighbours a table keeps
 KNOWN_SHARE = 0.5  # this share of the query's words in the table: written in the corpus' language
 MAX_PAIRS = 16  # character pairs of an unspaced query looked up in the corpus' index, at most
-LANGUAGES_READ = 50  # the corpus' most frequent document languages read for its scripts
 SCRIPT_SHARE = 0.1  # a language of this share of the corpus' documents is one of its languages
 
 Encode = Callable[[Sequence[str]], np.ndarray]  # texts -> L2-normalised vectors (n, d)
@@ -250,26 +250,6 @@ def _told_in(app: App, handle: CorpusHandle, query: str, languages: dict[str, fl
     among = set(languages) | set(model_languages(handle.model.name, app.settings))
     told = likeliest(query, among)
     return told is None or told in _major(languages)
-
-
-def corpus_languages(app: App, handle: CorpusHandle) -> dict[str, float] | None:
-    """The corpus' document languages (their detected ``lang``) and the share of its
-    documents in each; None when no language is told for half of them (then the query's
-    words alone decide). Kept in the App's memo per generation.
-
-    Example:
-        >>> corpus_languages(app, handle)                                   # doctest: +SKIP
-        {'de': 0.95, 'en': 0.03}
-    """
-    def count() -> tuple[dict[str, float] | None]:
-        with app.db.session() as s:
-            counts = repo.top_values(s, handle.corpus_id, "lang", LANGUAGES_READ)
-        documents = max(handle.documents, 1)
-        told = {code: n / documents for code, n in counts if code != UNDETERMINED}
-        return (told if sum(told.values()) >= 0.5 else None,)
-
-    return app.memo.get_or_make(handle.corpus_id, handle.generation, ("corpus languages",),
-                                count)[0]
 
 
 def character_pairs(query: str) -> list[str]:

@@ -4,7 +4,10 @@ SQLite: one FTS5 table per corpus, ``documents_fts_{corpus id}`` (contentless: t
 text lives only in ``documents``, the table holds the search words
 ``base/words.search_text`` makes of it: width folded, Japanese, Chinese, Thai and the
 other unspaced scripts as character bigrams; porter stemming over unicode61, accents
-folded), created and dropped with its corpus (``create_corpus_index``,
+folded; and in a second column, ``stems``, the words' Snowball stems in the language the
+text is written in, ``base/stems.stem_stream``, empty for English, so a query's stems
+in a corpus' languages find the other forms of its words: ``fts_chunks``), created and
+dropped with its corpus (``create_corpus_index``,
 ``drop_corpus_index``). The store's three writes of documents keep it in the
 same transaction (``index_new`` after an insert, ``unindex`` before a delete;
 metadata updates leave the text alone), so a deleted document can never be
@@ -52,7 +55,7 @@ from itertools import islice
 
 from sqlalchemy import DDL, Connection, event, text
 
-from searchapp.base import words
+from searchapp.base import stems, words
 from searchapp.store import vocabulary
 from searchapp.store.schema import Document
 
@@ -77,7 +80,7 @@ STOPWORDS = frozenset([
 # itself lives in documents); nothing reads text back from it
 SQLITE_TOKENIZE = "porter unicode61 remove_diacritics 2"  # over ``words.search_text``
 SQLITE_CORPUS_DDL = f"""CREATE VIRTUAL TABLE IF NOT EXISTS {{fts}} USING fts5(
-        text, content='',
+        text, stems, content='',
         tokenize='{SQLITE_TOKENIZE}')"""
 SQLITE_CORPUS_DROP = "DROP TABLE IF EXISTS {fts}"
 # the rows written after id {after}: the documents an insert just added (ids only grow)
@@ -85,10 +88,14 @@ _TEXTS_NEW = """SELECT id, text FROM documents WHERE corpus_id = :corpus AND id 
     ORDER BY id"""
 _SQLITE_TEXTS_OF = """SELECT id, text FROM documents
     WHERE id IN (SELECT value FROM json_each(:ids)) ORDER BY id"""
-_SQLITE_INSERT = "INSERT INTO {fts} (rowid, text) VALUES (:id, :words)"
+# ``stems``: the words' stems in the text's own language (``base/stems.stem_stream``), '' for
+# English and text of no stemmed language; the words as written stay in ``text``
+_SQLITE_INSERT = "INSERT INTO {fts} (rowid, text, stems) VALUES (:id, :words, :stems)"
 # contentless: a row leaves the index by the words it was indexed with, made again from the
 # stored text before the row goes
-_SQLITE_DELETE = "INSERT INTO {fts} ({fts}, rowid, text) VALUES ('delete', :id, :words)"
+_SQLITE_DELETE = """INSERT INTO {fts} ({fts}, rowid, text, stems)
+    VALUES ('delete', :id, :words, :stems)"""
+STEMS = "stems"  # the column of a document's stems (SQLite; on PostgreSQL they follow its words)
 WRITE_PAGE = 500  # documents' search words made and written at a time
 POSTGRESQL_DDL = [  # written by the app (index_new): the database cannot cut the words
     "ALTER TABLE documents ADD COLUMN text_search tsvector",
@@ -179,18 +186,35 @@ def _write_words(conn: Connection, sql: str, rows, arrays: bool = False) -> None
     statement = text(sql)
     rows = iter(rows)
     while page := list(islice(rows, WRITE_PAGE)):
-        if arrays:
+        if arrays:  # PostgreSQL: one tsvector of the words, then their stems
             conn.execute(statement, {"ids": [int(i) for i, _ in page],
-                                     "words": [words.search_text(t) for _, t in page]})
+                                     "words": [_joined(*search_words(t)) for _, t in page]})
         else:
-            conn.execute(statement, [{"id": int(i), "words": words.search_text(t)}
-                                     for i, t in page])
+            made = [(int(i), *search_words(t)) for i, t in page]
+            conn.execute(statement, [{"id": i, "words": w, "stems": st} for i, w, st in made])
+
+
+def search_words(text_: str) -> tuple[str, str]:
+    """A document's (search words, stems): what its row of the index holds.
+
+    Example:
+        >>> search_words("Die Dateien werden neu gelesen.")
+        ('Die Dateien werden neu gelesen.', 'die datei werd neu geles')
+        >>> search_words("The files are read.")
+        ('The files are read.', '')
+    """
+    return words.search_text(text_), stems.stem_stream(text_)
+
+
+def _joined(words_: str, stems_: str) -> str:
+    """PostgreSQL's one text of a document's words and stems (its ``text_search`` column)."""
+    return f"{words_}\n{stems_}" if stems_ else words_
 
 
 def refill(conn: Connection) -> None:
     """Fill every corpus' (new, empty) FTS5 table, or on PostgreSQL the documents'
-    ``text_search`` column, from the stored documents (the upgrade to schema 13: search
-    words are derived data, made by today's ``words.search_text``), a page at a time.
+    ``text_search`` column, from the stored documents (the upgrade to schema 14: search
+    words and stems are derived data, made by today's ``search_words``), a page at a time.
 
     Example:
         >>> refill(conn)                                            # doctest: +SKIP
@@ -229,7 +253,7 @@ def _phrase(tokens: list[str], prefix: bool) -> str:
     return '"' + " ".join(tokens) + '"' + (" *" if prefix else "")
 
 
-def fts_chunks(query: str) -> list[str]:
+def fts_chunks(query: str, stem_languages: Sequence[str] = ()) -> list[str]:
     """The query's chunks as quoted FTS5 phrases (every word quoted: never read as syntax).
 
     A chunk with a run of an unspaced script longer than one bigram is its phrase and
@@ -245,10 +269,31 @@ def fts_chunks(query: str) -> list[str]:
         ['"東京 京都"', '"err 40417"', '"京" *', '"東京"', '"京都"']
         >>> fts_chunks("東京")
         ['"東京"']
+
+    ``stem_languages``: the corpus' languages whose stems its index keeps (``STEMS``): each
+    chunk's stems in each of them, where they differ from its words, is a phrase of the
+    index's stems column too (``Dateien`` finds ``Datei`` in German pages).
+
+        >>> fts_chunks("Dateien lesen", ["de"])
+        ['"dateien"', '"lesen"', 'stems : "datei"', 'stems : "les"']
     """
     chunks = _chunks(query)
     phrases = [_phrase(tokens, prefix) for tokens, prefix in chunks]
+    phrases += [f"{STEMS} : {_phrase(s, False)}" for s in _stemmed(chunks, stem_languages)]
     return phrases + [b for b in _loose([t for t, _ in chunks]) if b not in phrases]
+
+
+def _stemmed(chunks: list[tuple[list[str], bool]], languages: Sequence[str]) -> list[list[str]]:
+    """The chunks' stems in each language that differ from their words, each once, at most
+    ``MAX_QUERY_CHUNKS`` (a chunk ending in a prefix is left as it is)."""
+    out: dict[tuple[str, ...], None] = {}
+    for tokens, prefix in chunks:
+        if prefix:
+            continue
+        for _code, stemmed in stems.query_stems(tokens, languages):
+            if stemmed != tokens:
+                out[tuple(stemmed)] = None
+    return [list(s) for s in out][:MAX_QUERY_CHUNKS]
 
 
 def _loose(chunks: list[list[str]], quote: str = '"') -> list[str]:
@@ -259,12 +304,12 @@ def _loose(chunks: list[list[str]], quote: str = '"') -> list[str]:
     return list(loose)[:MAX_QUERY_CHUNKS]
 
 
-def fts_query(query: str) -> str:
+def fts_query(query: str, stem_languages: Sequence[str] = ()) -> str:
     """The FTS5 MATCH expression for a user's query ('' when no word is left)."""
-    return " OR ".join(fts_chunks(query))
+    return " OR ".join(fts_chunks(query, stem_languages))
 
 
-def ts_chunks(query: str) -> list[str]:
+def ts_chunks(query: str, stem_languages: Sequence[str] = ()) -> list[str]:
     """The query's chunks for PostgreSQL, each parsed there by ``phraseto_tsquery``.
 
     PostgreSQL's own parser reads each chunk as it read the documents (``ERR-40417``
@@ -274,12 +319,15 @@ def ts_chunks(query: str) -> list[str]:
     Example:
         >>> ts_chunks("the ERR-40417 billing")
         ['ERR-40417', 'billing']
+        >>> ts_chunks("Dateien lesen", ["de"])
+        ['Dateien', 'lesen', 'datei', 'les']
     """
     chunks = [c for c in query.split()[:MAX_QUERY_CHUNKS * 4]
               if any(w not in STOPWORDS for w in WORD.findall(c.lower()))][:MAX_QUERY_CHUNKS]
     out = [_pg_text(c) for c in chunks]
-    return [c for c in out if c] + _loose([words.query_tokens(c, STOPWORDS)[0] for c in chunks
-                                           if words.has_unspaced(c)], quote="")
+    stemmed = [" ".join(s) for s in _stemmed(_chunks(query), stem_languages)]
+    return [c for c in out if c] + stemmed + _loose(
+        [words.query_tokens(c, STOPWORDS)[0] for c in chunks if words.has_unspaced(c)], quote="")
 
 
 def _pg_text(chunk: str) -> str:
@@ -425,8 +473,8 @@ def expression_phrases(informative: list[str], chunks: list[str]) -> list[str]:
 
 
 def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
-                   where: tuple[str, dict] = ("1=1", {}), documents: int = 0, share: int = 1
-                   ) -> list[tuple[int, float]]:
+                   where: tuple[str, dict] = ("1=1", {}), documents: int = 0, share: int = 1,
+                   stem_languages: Sequence[str] = ()) -> list[tuple[int, float]]:
     """The ``n`` best (document id, score) of a corpus for ``query``, best first.
 
     Scores are BM25 on SQLite and ``ts_rank_cd`` on PostgreSQL: higher is better,
@@ -434,6 +482,8 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
     ``documents d`` (``searchapp.search.filters.where_sql``), applied inside the query, so
     n results come back whenever n matching documents exist. ``documents``: the corpus'
     size; ``share``: the table holds 1/share of it (a shard's, ``informative_chunks``).
+    ``stem_languages``: the corpus' languages whose stems the query's words are searched as
+    too (``fts_chunks``).
 
     Example:
         >>> lexical_search(conn, corpus_id, "ERR-40417", 10)       # doctest: +SKIP
@@ -442,7 +492,7 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
     where_sql, params = where
     params = {**params, "corpus": corpus_id, "n": int(n)}
     if conn.dialect.name == "sqlite":
-        chunks = fts_chunks(query)
+        chunks = fts_chunks(query, stem_languages)
         q = match_expression(informative_chunks(conn, corpus_id, chunks, documents, share),
                              chunks)
         if not q:
@@ -453,7 +503,7 @@ def lexical_search(conn: Connection, corpus_id: int, query: str, n: int,
         sql = _SQLITE_SEARCH.format(where=where_sql, fts=fts_table(corpus_id))
         params["q"] = q
     elif conn.dialect.name == "postgresql":
-        q = ts_chunks(query)
+        q = ts_chunks(query, stem_languages)
         tsquery = " || ".join(f"phraseto_tsquery('english', :c{i})" for i in range(len(q)))
         sql = _PG_SEARCH.format(where=where_sql, tsquery=tsquery)
         params.update({f"c{i}": chunk for i, chunk in enumerate(q)})
@@ -483,7 +533,8 @@ def _sqlite_top(conn: Connection, corpus_id: int, q: str, n: int, where: tuple[s
 
 
 def count_matches(conn: Connection, corpus_id: int, query: str, cap: int,
-                  where: tuple[str, dict] = ("1=1", {})) -> int:
+                  where: tuple[str, dict] = ("1=1", {}), stem_languages: Sequence[str] = ()
+                  ) -> int:
     """How many of the corpus' documents hold at least one of the query's words or
     phrases (and pass ``where``), counted up to ``cap``: the "N matches" a results
     page shows. Common words count here too (they are matches, only poor rankers).
@@ -497,7 +548,7 @@ def count_matches(conn: Connection, corpus_id: int, query: str, cap: int,
     where_sql, params = where
     params = {**params, "corpus": corpus_id, "cap": int(cap)}
     if conn.dialect.name == "sqlite":
-        q = fts_query(query)
+        q = fts_query(query, stem_languages)
         if not q:
             return 0
         fts = fts_table(corpus_id)  # the corpus' own table holds only its documents
@@ -505,7 +556,7 @@ def count_matches(conn: Connection, corpus_id: int, query: str, cap: int,
                f"ON d.id = f.rowid WHERE {fts} MATCH :q AND ({where_sql}) LIMIT :cap)")
         params["q"] = q
     elif conn.dialect.name == "postgresql":
-        chunks = ts_chunks(query)
+        chunks = ts_chunks(query, stem_languages)
         if not chunks:
             return 0
         tsquery = " || ".join(f"phraseto_tsquery('english', :c{i})" for i in range(len(chunks)))

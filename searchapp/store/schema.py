@@ -51,7 +51,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 NEVER_REUSE_IDS = {"sqlite_autoincrement": True}
 
 

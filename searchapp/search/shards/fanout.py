@@ -83,13 +83,15 @@ class ShardSet:
         first (``Shard.neighbours``)."""
         return _merged(self.ask("neighbours", (np.asarray(vector, np.float32), n)), n)
 
-    def lexical(self, query: str, n: int) -> list[tuple[int, float]] | None:
+    def lexical(self, query: str, n: int, stem_languages: Sequence[str] = ()
+                ) -> list[tuple[int, float]] | None:
         """The ``n`` best (document id, BM25 score) of all shards' full text, best first,
         scored with the statistics of the whole corpus (``shard_words.merged``); None when
-        the shards were served without it (then the database's full text)."""
+        the shards were served without it (then the database's full text).
+        ``stem_languages``: the corpus' languages whose stems are searched too."""
         from searchapp.search.shards.shard_words import merged
 
-        answers = self.ask("lexical", (query, n))
+        answers = self.ask("lexical", (query, n, tuple(stem_languages)))
         if any(a is not None and not a[0] for a in answers):
             return None
         return merged([a[1] for a in answers if a is not None], n)

@@ -97,8 +97,8 @@ class ShardServer:
     def neighbours(self, vector: np.ndarray, n: int):
         return self.shard.neighbours(vector, n)
 
-    def lexical(self, query: str, n: int):
-        return self.shard.lexical(query, n)
+    def lexical(self, query: str, n: int, stem_languages: tuple[str, ...] = ()):
+        return self.shard.lexical(query, n, stem_languages)
 
     def score(self, vector: np.ndarray, docs: list[int], weight: float):
         return self.shard.score(vector, docs, weight)

@@ -27,7 +27,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -181,12 +181,13 @@ class Shard:
             return []
         return nearest_documents(self.index, None, np.asarray(vector, np.float32), n)
 
-    def lexical(self, query: str, n: int) -> tuple[bool, dict]:
+    def lexical(self, query: str, n: int, stem_languages: Sequence[str] = ()
+                ) -> tuple[bool, dict]:
         """(whether the shard keeps its full text, its candidates for ``query`` with their
         BM25 parts: ``ShardWords.candidates``): the lexical side of a sharded search."""
         if self.words is None:
             return False, {}
-        return True, self.words.candidates(query, n, self.spec.shards)
+        return True, self.words.candidates(query, n, self.spec.shards, stem_languages)
 
     def score(self, vector: np.ndarray, docs: Iterable[int], weight: float
               ) -> dict[int, Candidate]:

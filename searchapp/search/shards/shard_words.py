@@ -10,15 +10,15 @@ both: on two real manuals the shards' BM25 found the right page far more often
 unless served with ``words=False`` (``searchapp shards serve --full-text database``).
 
 The table has the tokenizer of the app's SQLite index (``fulltext.SQLITE_TOKENIZE``)
-over the same search words (``words.search_text``: widths folded, unspaced scripts
-as bigrams), and queries go through ``fulltext.lexical_search`` (phrases, common
-words left out of large corpora), so a shard holding the whole corpus ranks it
-exactly as the app on SQLite does. Unlike the app's table it stores the words: a
-document deleted from the database can still be taken out by its row id. BM25
-wants the whole corpus' statistics, which no shard holds: ``candidates`` offers a
-shard's best documents with its counts and each document's share per phrase, and
-``merged`` scores them all by the counts of every shard, as one index would (only
-a document's length is still measured against its own shard's mean).
+over the same search words and stems (``fulltext.search_words``: widths folded, unspaced
+scripts as bigrams; each word's stem in its text's language), and queries go through
+``fulltext.lexical_search`` (phrases, common words left out of large corpora), so a
+shard holding the whole corpus ranks it exactly as the app on SQLite does. Unlike the
+app's table it stores the words: a document deleted from the database can still be taken
+out by its row id. BM25 wants the whole corpus' statistics, which no shard holds:
+``candidates`` offers a shard's best documents with its counts and each document's share
+per phrase, and ``merged`` scores them all by the counts of every shard, as one index
+would (only a document's length is still measured against its own shard's mean).
 The file is derived data (never synced: a restarted replica builds it again); in WAL
 mode, so queries read while a catch-up writes.
 
@@ -44,10 +44,9 @@ from pathlib import Path
 
 from sqlalchemy import create_engine, event, text
 
-from searchapp.base import words as search_words
 from searchapp.store import fulltext
 
-_DDL = "CREATE VIRTUAL TABLE {fts} USING fts5(text, tokenize='{tokenize}')"
+_DDL = "CREATE VIRTUAL TABLE {fts} USING fts5(text, stems, tokenize='{tokenize}')"
 # "+rowid": the ids filter the phrase's matches; as a constraint given to FTS5, each id
 # would be a lookup of its own that counts the phrase's documents again (3.0 ms a query
 # instead of 8.8, against 2.3 for the shard's plain top; 100,000 documents)
@@ -87,10 +86,12 @@ class ShardWords:
             return
         with self.engine.begin() as conn:
             self.count -= _delete(conn, self._table, [i for i, _ in rows])
-            insert = text(f"INSERT INTO {self._table} (rowid, text) VALUES (:id, :words)")
+            insert = text(f"INSERT INTO {self._table} (rowid, text, stems) "
+                          "VALUES (:id, :words, :stems)")
             for start in range(0, len(rows), _WRITE_PAGE):
-                conn.execute(insert, [{"id": int(i), "words": search_words.search_text(t)}
-                                      for i, t in rows[start:start + _WRITE_PAGE]])
+                made = [(int(i), *fulltext.search_words(t))
+                        for i, t in rows[start:start + _WRITE_PAGE]]
+                conn.execute(insert, [{"id": i, "words": w, "stems": st} for i, w, st in made])
         self.count += len(rows)
         self._checkpoint()
 
@@ -106,15 +107,18 @@ class ShardWords:
             with self.engine.begin() as conn:
                 self.count -= _delete(conn, self._table, doc_ids)
 
-    def top(self, query: str, n: int, shards: int = 1) -> list[tuple[int, float]]:
+    def top(self, query: str, n: int, shards: int = 1, stem_languages: Sequence[str] = ()
+            ) -> list[tuple[int, float]]:
         """The shard's ``n`` best (document id, BM25 score by its own statistics) for
         ``query``, best first; it is one of ``shards`` (its common phrases are those of
         the whole corpus: ``fulltext.informative_chunks``)."""
         with self.engine.connect() as conn:
             return fulltext.lexical_search(conn, self.corpus_id, query, n,
-                                           documents=self.count * shards, share=shards)
+                                           documents=self.count * shards, share=shards,
+                                           stem_languages=stem_languages)
 
-    def candidates(self, query: str, n: int, shards: int = 1) -> dict:
+    def candidates(self, query: str, n: int, shards: int = 1,
+                   stem_languages: Sequence[str] = ()) -> dict:
         """The shard's best ``WIDTH * n`` documents for ``query`` with what scoring them by
         the whole corpus' statistics takes (``merged``): per phrase of the query, how many
         of the shard's documents hold it and each candidate's BM25 share of it without
@@ -128,7 +132,7 @@ class ShardWords:
             (2, {'"lease"': 1}, [11])
         """
         found = {"documents": self.count, "held": {}, "weights": {}, "parts": {}}
-        chunks = fulltext.fts_chunks(query)
+        chunks = fulltext.fts_chunks(query, stem_languages)
         with self.engine.connect() as conn:
             informative = fulltext.informative_chunks(conn, self.corpus_id, chunks,
                                                       self.count * shards, shards)
