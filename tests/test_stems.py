@@ -23,7 +23,7 @@ from searchapp.base import stems, words
 from searchapp.intake.ingest import read_table
 from searchapp.intake.table_upload import upload
 from searchapp.jobs.worker import run_until_done
-from searchapp.search.corpus_languages import stem_languages
+from searchapp.search.corpus_languages import query_stem_languages, stem_languages
 from searchapp.search.service import search
 from searchapp.search.snippets import make_snippet, word_spans
 from searchapp.store import fulltext, repo
@@ -190,7 +190,13 @@ def test_search_finds_other_forms_of_a_word_in_the_corpus_languages_and_marks_th
     from searchapp.context import App
 
     pages_corpus(app)
-    assert stem_languages(app, open_corpus(app, "pages")) == ("de", "es")
+    handle = open_corpus(app, "pages")
+    assert stem_languages(app, handle) == ("de", "es")
+    # a query's words are stemmed in the corpus' language it is written in; English: none
+    assert query_stem_languages(app, handle, "Verzeichnisse auflisten") == ("de",)
+    assert query_stem_languages(app, handle, "eliminar ficheros") == ("es",)
+    assert query_stem_languages(app, handle, "list directory contents") == ()
+    assert query_stem_languages(app, handle, "1234") == ("de", "es")  # not told: all
     hits = search(app, "pages", "Verzeichnisse", k=5, mode="lexical")
     assert {h.id for h in hits} == {"cp", "ls"}
     cp = next(h for h in hits if h.id == "cp")

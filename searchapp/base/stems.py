@@ -13,9 +13,11 @@ A document is stemmed in the language ``language.detect`` tells from its text al
 from its metadata: the index is contentless, and a document leaves it by the very words it
 was indexed with, so those must be made again from the stored text whatever its metadata
 has become since. The language is told from a sample (``SAMPLE_CHARS``: about 0.06 ms for a
-question, 0.4 ms for a long page) and only when the detector is sure (``MIN_CONFIDENCE``:
-of 5,000 English TREC questions none is then told another language); English text, text
-whose language is not told and languages without a Snowball stemmer get no stems. English
+question, 0.4 ms for a long page) where the detector tells one (``MIN_CONFIDENCE``, as the
+``lang`` ingest gives a document: of 5,000 English TREC questions one is then told Dutch);
+English text, text whose language is not told and languages without a Snowball stemmer get
+no stems. A query's words are stemmed in the corpus' language it is written in
+(``search/corpus_languages.query_stem_languages``), never an English query's. English
 is stemmed by the index itself (porter) and never here, so an English corpus indexes
 exactly as before.
 
@@ -51,7 +53,7 @@ STEMMERS = {
     "tr": "turkish",
 }
 SAMPLE_CHARS = 1_000  # of a text, read to tell its language (start, middle and end)
-MIN_CONFIDENCE = 0.8  # the detector's probability below which a text gets no stems
+MIN_CONFIDENCE = 0.5  # the detector's below which a text gets no stems (as ingest's ``lang``)
 WORD = re.compile(r"[^\W_]+", re.UNICODE)  # as FTS5's unicode61 cuts: letters and digits
 _local = threading.local()
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from searchapp.context import App
-from searchapp.search.corpus_languages import stem_languages
+from searchapp.search.corpus_languages import query_stem_languages
 from searchapp.search.fusion import Fusion, rrf_scores
 from searchapp.search.modes import mode_named
 from searchapp.search.service import semantic_candidates, validate_query
@@ -60,7 +60,7 @@ def candidate_lists(app: App, handle: CorpusHandle, queries: Sequence[str], dept
     encoder = app.encoder(handle.model.name) if semantic else None
     if encoder is not None and len(texts) > 1:
         encoder.query_runtime()  # the fast query path, built once before the first query
-    out, stemmed = [], stem_languages(app, handle)
+    out = []
     with app.db.reader() as conn:
         for i, text in enumerate(texts):
             sem = np.zeros(0, np.int64)
@@ -72,7 +72,8 @@ def candidate_lists(app: App, handle: CorpusHandle, queries: Sequence[str], dept
             if lexical:
                 lex = np.array([d for d, _ in fulltext.lexical_search(
                     conn, handle.corpus_id, text, depth, ("1=1", {}),
-                    documents=handle.documents, stem_languages=stemmed)], dtype=np.int64)
+                    documents=handle.documents,
+                    stem_languages=query_stem_languages(app, handle, text))], dtype=np.int64)
             out.append(QueryLists(text, sem, lex))
             report(i + 1, len(texts), f"Searching judged query {i + 1} of {len(texts)}")
     return out

@@ -4,19 +4,22 @@ A corpus' languages are its documents' detected ``lang`` (``base/language``, tol
 ingest) and the share of its documents in each, counted once per generation (the App's
 memo). Two readers: hybrid search's words side (``translated_words``: is a query written
 in the corpus' language?) and every full-text search of the corpus, which searches a
-query's words also as their stems in each ``stem_languages`` of the corpus
-(``store/fulltext.fts_chunks``; the index keeps each document's stems in its own language).
+query's words also as their stems in the corpus' language it is written in
+(``query_stem_languages``, ``store/fulltext.fts_chunks``; the index keeps each document's
+stems in its own language).
 
 Example:
     >>> corpus_languages(app, handle)                                   # doctest: +SKIP
     {'de': 0.95, 'en': 0.03}
     >>> stem_languages(app, handle)                                     # doctest: +SKIP
     ('de',)
+    >>> query_stem_languages(app, handle, "list directory contents")    # doctest: +SKIP
+    ()
 """
 
 from __future__ import annotations
 
-from searchapp.base.language import UNDETERMINED
+from searchapp.base.language import UNDETERMINED, likeliest
 from searchapp.base.stems import STEMMERS
 from searchapp.context import App
 from searchapp.store import repo
@@ -61,3 +64,21 @@ def stem_languages(app: App, handle: CorpusHandle) -> tuple[str, ...]:
     least = STEM_SHARE * max(handle.documents, 1)
     kept = [code for code, n in language_counts(app, handle) if code in STEMMERS and n >= least]
     return tuple(kept[:MAX_STEM_LANGUAGES])
+
+
+def query_stem_languages(app: App, handle: CorpusHandle, query: str) -> tuple[str, ...]:
+    """The languages whose stems ``query``'s words are searched as: of the corpus'
+    ``stem_languages``, the one the query is told to be written in (``language.likeliest``
+    among them and English); none for an English query, all of them when it cannot be told.
+
+    Measured on the translated manual pages (``benchmarks/languages.py``, BM25): stemming an
+    English query in German, French or Spanish too cost 0.006-0.013 MRR@10 (its English
+    words' German stems match other words there); told first, English queries lose nothing.
+    """
+    languages = stem_languages(app, handle)
+    if not languages:
+        return ()
+    told = likeliest(query, {*languages, "en"})
+    if told is None:
+        return languages
+    return (told,) if told in languages else ()

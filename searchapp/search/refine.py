@@ -25,7 +25,7 @@ import numpy as np
 
 from searchapp.context import App
 from searchapp.errors import InvalidParameterError
-from searchapp.search.corpus_languages import stem_languages
+from searchapp.search.corpus_languages import query_stem_languages
 from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.filters import Condition, check_columns, parse_condition
 from searchapp.search.query_filters import understand
@@ -66,7 +66,7 @@ def word_matches(app: App, corpus: str | CorpusHandle, query: str,
     dialect = app.db.engine.dialect.name
     plan = understand(query, handle.meta_columns, handle.corpus_id, dialect)
     flt = combined_filter(conditions + plan.conditions, plan.text_conditions, dialect)
-    stemmed = stem_languages(app, handle)
+    stemmed = query_stem_languages(app, handle, plan.parsed.text)
     with app.db.reader() as conn:
         return fulltext.count_matches(conn, handle.corpus_id, plan.parsed.text, cap,
                                       flt or ("1=1", {}), stem_languages=stemmed)

@@ -48,7 +48,7 @@ from searchapp.context import App
 from searchapp.errors import InvalidParameterError, check_range
 from searchapp.search import rerank as reranking
 from searchapp.search import translated_words
-from searchapp.search.corpus_languages import stem_languages
+from searchapp.search.corpus_languages import query_stem_languages
 from searchapp.search.coverage import SearchResults, collecting
 from searchapp.search.evidence import DOCUMENT_WEIGHT, split_scores
 from searchapp.search.filters import Condition, check_columns, parse_condition, where_sql
@@ -288,7 +288,7 @@ def _lexical(app: App, handle: CorpusHandle, query: str, n: int,
         if found is not None:
             return found
     with times.stage("fulltext"):
-        stemmed = stem_languages(app, handle)  # the corpus' languages' stems of its words too
+        stemmed = query_stem_languages(app, handle, query)  # its words' stems in its language
     with times.stage("fulltext"), app.db.reader() as conn:
         return fulltext.lexical_search(conn, handle.corpus_id, query, n, flt or ("1=1", {}),
                                        documents=handle.documents, stem_languages=stemmed)
@@ -302,9 +302,9 @@ def _shards_lexical(app: App, handle: CorpusHandle, query: str, n: int,
     A filter is evaluated in the database on the shards' candidates, as the app's
     SQLite index does with its own (``fulltext._sqlite_top``)."""
     if flt is None:
-        return handle.shards.lexical(query, n, stem_languages(app, handle))
+        return handle.shards.lexical(query, n, query_stem_languages(app, handle, query))
     wide = fulltext.TOP_WIDTH * n
-    top = handle.shards.lexical(query, wide, stem_languages(app, handle))
+    top = handle.shards.lexical(query, wide, query_stem_languages(app, handle, query))
     if top is None:
         return None
     with app.db.reader() as conn:
