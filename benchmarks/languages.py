@@ -29,7 +29,11 @@ Systems, all through the app's own ``searchapp.search.service.search`` on a temp
 ``hybrid``, and ``use-multilingual-v3`` (``semantic``) and its ``hybrid``: each corpus is
 created and embedded with its model as a user's would be (``table_upload.upload(model=...)``,
 the worker's jobs). BM25 is the same for both models' corpora; it is measured on the bundled
-model's.
+model's. Three switched-off variants read the same corpora: the multilingual hybrid with its
+query words' translations off (``SEARCHAPP_TRANSLATE_WORDS=0``), and BM25 and that hybrid
+with the query's stems off (``SEARCHAPP_SEARCH_STEMS=0``: the index keeps its documents'
+stems, so this isolates the query side; the index as it was before stems is the previous
+commit's run of this script on the same pages).
 
 Caveats: some translated pages are only partly translated (English paragraphs left in), and the
 Japanese pages are older versions of the English ones; the command name is often in the

@@ -197,6 +197,7 @@ def test_search_finds_other_forms_of_a_word_in_the_corpus_languages_and_marks_th
     assert query_stem_languages(app, handle, "eliminar ficheros") == ("es",)
     assert query_stem_languages(app, handle, "list directory contents") == ()
     assert query_stem_languages(app, handle, "1234") == ("de", "es")  # not told: all
+    assert query_stem_languages(app, handle, "directories") == ("de", "es")  # one word: all
     hits = search(app, "pages", "Verzeichnisse", k=5, mode="lexical")
     assert {h.id for h in hits} == {"cp", "ls"}
     cp = next(h for h in hits if h.id == "cp")
@@ -222,15 +223,32 @@ def test_a_snippet_marks_the_words_of_a_query_word_stem_in_the_text_language():
         "Die «Datei» und die «Dateien», nicht aber das Datum."
 
 
-def test_a_shard_finds_other_forms_of_a_word_as_the_app_index_does():
-    from searchapp.search.shards.shard_words import ShardWords
+def test_a_shard_finds_other_forms_of_a_word_as_the_app_index_does(tmp_path):
+    from searchapp.search.shards.shard_words import ShardWords, merged
 
-    shard = ShardWords(corpus_id=7)
-    shard.add([(i, t) for i, (_, t) in enumerate(PAGES, start=1)])
-    assert sorted(shard.candidates("Dateien", 5, stem_languages=("de",))["parts"]) == [1, 3]
-    assert sorted(shard.candidates("Dateien", 5)["parts"]) == [3]
-    shard.delete([1])
-    assert [d for d, _ in shard.top("Dateien", 5, stem_languages=("de",))] == [3]
+    db = Database(f"sqlite:///{tmp_path / 'app.db'}")
+    with db.session() as s:
+        corpus = repo.get_or_create_corpus(s, "de", "m")
+        repo.add_documents(s, corpus, [repo.NewDocument(i, t) for i, t in PAGES])
+        corpus_id = corpus.id
+    with db.reader() as conn:
+        rows = [(int(i), t) for i, t in conn.execute(text("SELECT id, text FROM documents ORDER BY id"))]
+    shard = ShardWords(corpus_id=corpus_id)
+    shard.add(rows)
+    for query in ("Dateien", "Verzeichnis Quellen", "eliminar ficheros"):
+        languages = ("de", "es")  # one shard holding the corpus: the app's scores exactly
+        with db.reader() as conn:
+            app_top = fulltext.lexical_search(conn, corpus_id, query, 5, stem_languages=languages)
+        shard_top = merged([shard.candidates(query, 5, 1, languages)], 5)
+        assert [(d, round(x, 6)) for d, x in shard_top] == \
+            [(d, round(x, 6)) for d, x in app_top], query
+    ids = {external: i for (i, _), (external, _) in zip(rows, PAGES, strict=True)}
+    assert sorted(shard.candidates("Dateien", 5, stem_languages=("de",))["parts"]) == \
+        sorted([ids["cp"], ids["tar"]])
+    assert sorted(shard.candidates("Dateien", 5)["parts"]) == [ids["tar"]]
+    shard.delete([ids["cp"]])
+    assert [d for d, _ in shard.top("Dateien", 5, stem_languages=("de",))] == [ids["tar"]]
+    db.dispose()
 
 
 def test_postgresql_finds_other_forms_of_a_word_by_their_stems(postgres_url):
