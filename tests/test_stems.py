@@ -232,7 +232,8 @@ def test_a_shard_finds_other_forms_of_a_word_as_the_app_index_does(tmp_path):
         repo.add_documents(s, corpus, [repo.NewDocument(i, t) for i, t in PAGES])
         corpus_id = corpus.id
     with db.reader() as conn:
-        rows = [(int(i), t) for i, t in conn.execute(text("SELECT id, text FROM documents ORDER BY id"))]
+        rows = [(int(i), t) for i, t in
+                conn.execute(text("SELECT id, text FROM documents ORDER BY id"))]
     shard = ShardWords(corpus_id=corpus_id)
     shard.add(rows)
     for query in ("Dateien", "Verzeichnis Quellen", "eliminar ficheros"):
