@@ -23,7 +23,9 @@ exactly as before.
 
 Snowball's stemmers are BSD-3-Clause; PyStemmer (MIT) runs them in C, about a million words
 a second (``benchmarks/stemming.py``). A ``Stemmer`` object is not safe to share between
-threads, so each thread has its own.
+threads, so each thread has its own. Both libraries are pinned: a new version of either (or
+of the detector) may give a stored text other stems, so it comes with a schema upgrade that
+fills the index again (``store/upgrades.py``, as version 14 did).
 
 Example:
     >>> stem_stream("Die Dateien werden gelesen und die Verzeichnisse neu erstellt.")
