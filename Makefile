@@ -42,8 +42,13 @@ run: $(VENV)/.installed
 worker: $(VENV)/.installed
 	$(BIN)/searchapp worker
 
+# The suite's files are shared out over TEST_WORKERS processes (pytest-xdist), a file's tests
+# on one of them so its module fixtures (a served app, a trained model) are built once: on
+# CI's 2 cores the suite spends much of its time waiting on servers, browsers and workers.
+TEST_WORKERS ?= 2
+
 test: lint
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 test-slow: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest -m slow
