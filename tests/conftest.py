@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,18 @@ PG_MODE = os.environ.get("SEARCHAPP_TEST_DATABASE", "sqlite") == "postgres"
 settings.register_profile("repeatable", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
+
+
+@pytest.fixture(autouse=True)
+def main_module_kept():
+    """``sys.modules["__main__"]`` as the test found it: Streamlit's in-process script runner
+    (AppTest) leaves the app's script there, and a process started afterwards by the
+    forkserver or spawn method would run that script again while it starts (tests/racers.py's
+    racers died so, when a UI test had run before them in the same process)."""
+    main = sys.modules.get("__main__")
+    yield
+    if main is not None:
+        sys.modules["__main__"] = main
 
 
 @pytest.fixture(scope="session", autouse=True)
