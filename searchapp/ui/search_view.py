@@ -137,7 +137,11 @@ def search_section(app: App, corpus: str, meta_columns: list[str]) -> None:
         st.error(md_escape(problem), icon=":material/error:")
         return
     k = int(request.k)
-    with user_errors():
+    # What the search shows goes in one slot that each run first empties: Streamlit drops the
+    # elements a run no longer draws only if no other run has started when it ends, and the
+    # sidebar's jobs fragment starts one every 2 s (a chip taken out, or the hits past a
+    # shorter list's end, stayed on screen until the next click on a busy machine).
+    with st.empty().container(), user_errors():
         if like or dups:
             _related(app, corpus, like, dups, request, page, k)
         elif request.submitted or request.query:
