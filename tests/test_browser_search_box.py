@@ -95,7 +95,12 @@ def test_a_filter_chip_removed_and_a_facet_clicked(served, page):
     page.get_by_role("button", name="type:pdf").click()  # the chip
     want = {"lease-a", "lease-b", "lease-draft"}
     assert shown(page, "lease", want, "at least") >= want
-    # a condition, not a count at once: the rerun draws the hits before it drops the chip
+    # The page drawn for the query the chip left: no chip. Read after a reload, since on a
+    # loaded machine Streamlit's front end can keep the last run's chip on the live page when
+    # the sidebar's jobs fragment starts a run as this one ends (an open race, docs/browser.md
+    # "Known issue").
+    page.reload()
+    assert shown(page, "lease", want, "at least") >= want
     expect(page.locator(".st-key-search-chip-0")).to_have_count(0, timeout=WAIT)
     # the facets beside the hits: a type clicked goes into the query
     page.get_by_role("button", name="md (").first.click()
