@@ -139,10 +139,26 @@ def test_bad_pairs_files(text, message):
 
 
 @pytest.mark.slow
-def test_mrpc_matches_the_sentence_transformers_reference(app, bundled_encoder, shared_data):
+def test_mrpc_matches_the_sentence_transformers_reference(app, bundled_encoder, bundled_path,
+                                                          shared_data):
+    """Our calibration on MRPC against sentence-transformers' vectors of the same pairs,
+    scored by the same metric in the same run (a number written down once drifts with the
+    CPU and torch: 85.50 when this test was written, 85.25 for both on stop 58's machine)."""
+    sentence_transformers = pytest.importorskip("sentence_transformers")
+    from searchapp.evaluation.metrics import pair_metrics
+
     app.install_encoder(MODEL, bundled_encoder)
     pairs = cal.read_labelled_pairs(shared_data / "mrpc" / "mrpc-train-dev.tsv.gz")
     result = cal.calibrate(app, MODEL, pairs)
     assert len(pairs) == 3792
-    assert result.ap == pytest.approx(85.50, abs=0.1)  # sentence-transformers on this machine
-    assert result.threshold == pytest.approx(0.573, abs=0.01)
+
+    peer = sentence_transformers.SentenceTransformer(str(bundled_path), device="cpu")
+    first, second = (peer.encode(texts, batch_size=64, normalize_embeddings=True)
+                     for texts in (pairs.first, pairs.second))
+    reference = pair_metrics((first * second).sum(axis=1), pairs.labels)
+    assert 80 < reference["ap"] < 90, reference  # the peer itself is sane
+    assert result.ap == pytest.approx(reference["ap"], abs=0.1)
+    # the best-F1 cut sits on a flat stretch of the curve: a score moved by 0.002 moves it
+    # by 0.01 or more (0.5823 against 0.5958 here), so the F1 it reaches is what is compared
+    assert result.f1 == pytest.approx(reference["f1"], abs=0.3)
+    assert abs(result.threshold - reference["threshold"]) < 0.03
